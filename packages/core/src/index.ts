@@ -1,0 +1,2 @@
+// The public API of @ax/core: pure domain logic, no I/O, no clock of its own.
+export * from './schedule/index.js';

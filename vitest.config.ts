@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Tests import workspace packages from their sources, so `vitest` needs no prior build for
+// in-process tests. Tests that spawn real service processes run their built `dist/` output,
+// which is why the root `test` script builds first.
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [{ find: /^@ax\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` }],
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', 'test/chaos/**'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
