@@ -16,5 +16,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The JSON report feeds the one-line summary that CI prints (scripts/test-summary.mjs).
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-report.json' },
   },
 });
