@@ -1,0 +1,74 @@
+import os from 'node:os';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { REDACTED, createLogger, withLogContext } from './logger.js';
+
+function capture(level?: 'info' | 'debug' | 'warn') {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  return { lines, logger: createLogger({ service: 'broker', destination, ...(level ? { level } : {}) }) };
+}
+
+describe('createLogger', () => {
+  it('writes JSON lines with service, pid, hostname, a string level and an ISO time', () => {
+    const { lines, logger } = capture();
+    logger.info({ n: 1 }, 'hello');
+    logger.debug('hidden at info');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'info', service: 'broker', pid: process.pid, hostname: os.hostname(), n: 1, msg: 'hello' });
+    expect(String(lines[0]?.time)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('honours the level', () => {
+    const { lines, logger } = capture('warn');
+    logger.info('no');
+    logger.warn('yes');
+    expect(lines.map((l) => l.msg)).toEqual(['yes']);
+  });
+
+  it('redacts authorization headers, exec headers and env, tokens and passwords', () => {
+    const { lines, logger } = capture();
+    logger.info(
+      {
+        req: { headers: { authorization: 'Bearer abc', cookie: 'sid=1', accept: 'json' } },
+        task: { name: 't1', exec: { kind: 'http', url: 'https://x', headers: { 'X-Key': 'k' }, env: { PW: 'p' } } },
+        exec: { headers: { a: 'b' }, env: { A: 'B' } },
+        token: 't',
+        body: { password: 'p', token: 'x' },
+      },
+      'request',
+    );
+    const line = JSON.stringify(lines[0]);
+    for (const secret of ['Bearer abc', 'sid=1', '"X-Key"', '"PW"', '"A":"B"', '"t"', '"p"', '"x"']) {
+      expect(line).not.toContain(secret);
+    }
+    expect(lines[0]).toMatchObject({
+      req: { headers: { authorization: REDACTED, cookie: REDACTED, accept: 'json' } },
+      task: { name: 't1', exec: { kind: 'http', url: 'https://x', headers: REDACTED, env: REDACTED } },
+      exec: { headers: REDACTED, env: REDACTED },
+      token: REDACTED,
+      body: { password: REDACTED, token: REDACTED },
+    });
+  });
+
+  it('serialises errors under err with message and stack', () => {
+    const { lines, logger } = capture();
+    logger.error({ err: new Error('bad') }, 'failed');
+    expect(lines[0]).toMatchObject({ err: { type: 'Error', message: 'bad' } });
+    expect(String((lines[0]?.err as { stack?: string }).stack)).toContain('Error: bad');
+  });
+});
+
+describe('withLogContext', () => {
+  it('binds the standard fields and leaves out unset ones', () => {
+    const { lines, logger } = capture();
+    withLogContext(logger, { taskName: 'nightly', instanceId: 42n, executionId: undefined, traceId: 'tr-1', loop: 'dispatch' }).info('go');
+    expect(lines[0]).toMatchObject({ taskName: 'nightly', instanceId: '42', traceId: 'tr-1', loop: 'dispatch', service: 'broker' });
+    expect(lines[0]).not.toHaveProperty('executionId');
+  });
+});
