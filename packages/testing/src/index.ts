@@ -1,1 +1,10 @@
-export {};
+// The public API of @ax/testing: fixtures for test files (a fresh database, namespaces with
+// Redis and AMQP cleanup, a manual clock, polling, real processes).
+export * from './amqp.js';
+export * from './clock.js';
+export * from './database.js';
+export * from './mariadb-server.js';
+export * from './namespace.js';
+export * from './processes.js';
+export * from './redis.js';
+export * from './wait.js';

@@ -1,0 +1,196 @@
+/**
+ * The mysql2 pool every service uses, and the transaction helper.
+ *
+ * Pool settings (DESIGN §2, R6):
+ * - `timezone: 'Z'`: mysql2 reads DATETIME values as UTC and writes `Date`s as UTC.
+ * - every new connection runs `SET time_zone = '+00:00'` before anything else, so `NOW(3)`,
+ *   `CURRENT_TIMESTAMP(3)` defaults and deadline comparisons are UTC whatever the server's
+ *   `default-time-zone` is. The statement is queued from the pool's `connection` event, which
+ *   mysql2 emits synchronously before it hands the connection to its first user; mysql2 runs a
+ *   connection's commands in order, so no query can overtake it. If it fails, the connection
+ *   is failed with a {@link SessionInitError}: the queued query rejects with it instead of
+ *   running in the wrong time zone, and the pool drops the connection.
+ * - `dateStrings: false`: DATETIME and DATE columns come back as `Date` (a DATE is UTC midnight).
+ * - `supportBigNumbers: true, bigNumberStrings: true`: BIGINT (ids, `COUNT(*)`) and DECIMAL
+ *   values always come back as decimal *strings*. Ids are opaque strings in the API
+ *   (`instanceId` is a string on the wire) and a BIGINT past 2^53 can never be silently
+ *   rounded; one type per column beats "number unless it is big". Convert counts with
+ *   `Number(row.n)`. `insertId` of a result header stays a number below 2^32.
+ * - `jsonStrings: true`: JSON columns come back as text on MySQL too; decode with
+ *   `decodeJson` (json.ts), the one place that knows.
+ * - `charset: utf8mb4_unicode_ci`, the collation of the schema, available on both engines.
+ */
+import mysql from 'mysql2/promise';
+import type { Pool, PoolConnection } from 'mysql2/promise';
+import type { PoolConnection as CorePoolConnection, QueryError } from 'mysql2';
+import { SessionInitError, StoreError } from './errors.js';
+import { parseMysqlUrl, redactMysqlUrl } from './url.js';
+
+/** Connection collation; the schema's tables use the same. */
+export const CONNECTION_CHARSET = 'UTF8MB4_UNICODE_CI';
+
+const SESSION_VARIABLE_NAME = /^[a-z_][a-z0-9_]*$/;
+
+export interface CreatePoolOptions {
+  /** Most connections open at once. Default `10`. */
+  connectionLimit?: number;
+  /** Requests that may wait for a free connection before failing; `0` = unlimited. Default `0`. */
+  queueLimit?: number;
+  /** Milliseconds allowed for TCP connect plus handshake. Default `10_000`. */
+  connectTimeoutMs?: number;
+  /** Milliseconds an idle connection is kept before it is closed. Default `60_000`. */
+  idleTimeoutMs?: number;
+  /**
+   * Use this database instead of the URL's; `null` connects without a default database.
+   * Default: the URL's database.
+   */
+  database?: string | null;
+  /**
+   * Extra session variables set on every new connection together with `time_zone`, e.g.
+   * `{ innodb_lock_wait_timeout: 5 }`. Names must be lower-case identifiers; values are sent
+   * as placeholders. Default `{}`. `time_zone` itself cannot be overridden.
+   */
+  sessionVariables?: Readonly<Record<string, string | number>>;
+  /**
+   * Called when a new connection's session set-up fails (the connection is then destroyed and
+   * whatever waited on it fails). Default: none; the failing query reports the problem.
+   */
+  onSessionInitError?: (err: Error) => void;
+}
+
+/** A mysql2 promise pool that knows which database it points at. */
+export interface StorePool extends Pool {
+  /** Database of the pool's connections (`null` if none). */
+  readonly databaseName: string | null;
+  /** The URL it was created from, password replaced by `***`. */
+  readonly redactedUrl: string;
+}
+
+function sessionInit(vars: Readonly<Record<string, string | number>>): {
+  sql: string;
+  values: Array<string | number>;
+} {
+  const assignments = ["time_zone = '+00:00'"]; // R6: the session is UTC whatever the server says
+  const values: Array<string | number> = [];
+  for (const [name, value] of Object.entries(vars)) {
+    if (!SESSION_VARIABLE_NAME.test(name) || name === 'time_zone') {
+      throw new StoreError(`session variable ${JSON.stringify(name)} cannot be set by the pool`);
+    }
+    assignments.push(`${name} = ?`);
+    values.push(value);
+  }
+  return { sql: `SET ${assignments.join(', ')}`, values };
+}
+
+/**
+ * Creates the pool for `url` (`mysql://user:password@host:port/database`). Nothing connects
+ * until the first query. End it with `await pool.end()`.
+ */
+export function createPool(url: string, opts: CreatePoolOptions = {}): StorePool {
+  const parts = parseMysqlUrl(url);
+  const database = opts.database === undefined ? parts.database : opts.database;
+  const init = sessionInit(opts.sessionVariables ?? {});
+  const connectionLimit = opts.connectionLimit ?? 10;
+  const pool = mysql.createPool({
+    host: parts.host,
+    port: parts.port,
+    user: parts.user,
+    password: parts.password,
+    ...(database === null ? {} : { database }),
+    charset: CONNECTION_CHARSET,
+    timezone: 'Z',
+    dateStrings: false,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    jsonStrings: true,
+    decimalNumbers: false,
+    multipleStatements: false,
+    connectionLimit,
+    maxIdle: connectionLimit,
+    idleTimeout: opts.idleTimeoutMs ?? 60_000,
+    queueLimit: opts.queueLimit ?? 0,
+    waitForConnections: true,
+    connectTimeout: opts.connectTimeoutMs ?? 10_000,
+    enableKeepAlive: true,
+  });
+  // Registered before the pool is returned, hence before any connection can exist.
+  pool.pool.on('connection', (conn: CorePoolConnection) => {
+    conn.query(init.sql, init.values, (err: QueryError | null) => {
+      if (err === null) return;
+      const failure = new SessionInitError(
+        `session set-up of a new connection failed (${init.sql}): ${err.message}`,
+        { cause: err },
+      );
+      opts.onSessionInitError?.(failure);
+      // Failing the socket makes mysql2 fail every command queued on this connection with
+      // `failure` (instead of running it outside UTC) and drop the connection from the pool.
+      (conn as unknown as { stream: { destroy(e: Error): void } }).stream.destroy(failure);
+    });
+  });
+  Object.defineProperties(pool, {
+    databaseName: { value: database, enumerable: true },
+    redactedUrl: { value: redactMysqlUrl(url), enumerable: true },
+  });
+  return pool as StorePool;
+}
+
+/** Isolation levels accepted by {@link withTransaction}. */
+export type IsolationLevel =
+  | 'READ UNCOMMITTED'
+  | 'READ COMMITTED'
+  | 'REPEATABLE READ'
+  | 'SERIALIZABLE';
+
+const ISOLATION_LEVELS: ReadonlySet<string> = new Set<IsolationLevel>([
+  'READ UNCOMMITTED',
+  'READ COMMITTED',
+  'REPEATABLE READ',
+  'SERIALIZABLE',
+]);
+
+export interface TransactionOptions {
+  /** Isolation of this transaction only. Default: the server's (REPEATABLE READ on both). */
+  isolationLevel?: IsolationLevel;
+}
+
+/**
+ * Runs `fn` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when
+ * it (or the COMMIT) throws, and the error is rethrown unchanged. The connection is always
+ * given back; it is destroyed instead of released when its state is unknown (BEGIN or
+ * ROLLBACK failed), which makes the server roll back whatever was open.
+ */
+export async function withTransaction<T>(
+  pool: Pool,
+  fn: (conn: PoolConnection) => Promise<T>,
+  opts: TransactionOptions = {},
+): Promise<T> {
+  if (opts.isolationLevel !== undefined && !ISOLATION_LEVELS.has(opts.isolationLevel)) {
+    throw new StoreError(`unknown isolation level ${JSON.stringify(opts.isolationLevel)}`);
+  }
+  const conn = await pool.getConnection();
+  let healthy = false;
+  try {
+    if (opts.isolationLevel !== undefined) {
+      await conn.query(`SET TRANSACTION ISOLATION LEVEL ${opts.isolationLevel}`);
+    }
+    await conn.beginTransaction();
+    healthy = true;
+    try {
+      const result = await fn(conn);
+      await conn.commit();
+      return result;
+    } catch (err) {
+      try {
+        await conn.rollback();
+      } catch {
+        // The original error is the one the caller must see; a connection that cannot roll
+        // back is destroyed below, and the server rolls back on disconnect.
+        healthy = false;
+      }
+      throw err;
+    }
+  } finally {
+    if (healthy) conn.release();
+    else conn.destroy();
+  }
+}

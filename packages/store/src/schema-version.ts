@@ -1,0 +1,65 @@
+/**
+ * R22: each build accepts a range of schema versions (the highest applied migration), so
+ * services can be upgraded one at a time while migrations expand first and contract later.
+ * Raise SCHEMA_VERSION_MAX with every new migration this build knows how to use; raise
+ * SCHEMA_VERSION_MIN only when the code stops working on an older schema.
+ */
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { isNoSuchTableError, SchemaVersionError } from './errors.js';
+
+/** Oldest schema version this build works with. */
+export const SCHEMA_VERSION_MIN = 1;
+/** Newest schema version this build works with (= its highest migration). */
+export const SCHEMA_VERSION_MAX = 1;
+
+/** Anything that can run a query: a pool or one of its connections. */
+export type Queryable = Pick<Connection, 'query'>;
+
+export interface SchemaVersionRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * The highest applied migration version, or `null` when `schema_migrations` is missing or
+ * empty (a database nobody migrated).
+ */
+export async function readSchemaVersion(db: Queryable): Promise<number | null> {
+  try {
+    const [rows] = await db.query<Array<RowDataPacket & { v: number | string | null }>>(
+      'SELECT MAX(version) AS v FROM schema_migrations',
+    );
+    const v = rows[0]?.v;
+    return v === null || v === undefined ? null : Number(v);
+  } catch (err) {
+    if (isNoSuchTableError(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * Throws {@link SchemaVersionError} unless the database's schema version lies in `range`
+ * (default: this build's). Every service calls it at start-up, before its loops run.
+ * @returns the schema version found.
+ */
+export async function assertSchemaSupported(
+  db: Queryable,
+  range: SchemaVersionRange = { min: SCHEMA_VERSION_MIN, max: SCHEMA_VERSION_MAX },
+): Promise<number> {
+  const version = await readSchemaVersion(db);
+  if (version === null) {
+    throw new SchemaVersionError(
+      `database has no ax schema (no applied migrations); this build supports versions ` +
+        `${range.min}–${range.max}; run \`pnpm migrate\``,
+      null,
+    );
+  }
+  if (version < range.min || version > range.max) {
+    throw new SchemaVersionError(
+      `database schema version ${version} is outside the range ${range.min}–${range.max} ` +
+        `this build supports; run \`pnpm migrate\` or upgrade`,
+      version,
+    );
+  }
+  return version;
+}
