@@ -1,0 +1,43 @@
+/** Worker state and control: `heartbeat` (worker → brokers) and `cancel` (broker → worker control queue, R12). */
+import { z } from 'zod';
+import { envelopeShape, idSchema, instantSchema, MAX_ITEMS_PER_MESSAGE } from './envelope.js';
+
+/** `heartbeat`: the worker's registry snapshot, every 5 s (§5, R14). */
+export const heartbeatMessageSchema = z.object({
+  ...envelopeShape,
+  kind: z.literal('heartbeat'),
+  workerId: idSchema,
+  host: z.string(),
+  tags: z.array(z.string()),
+  cores: z.int().min(1),
+  slots: z.int().min(0),
+  /** Executions running (slots in use). */
+  running: z.int().min(0),
+  /** The executions it runs: its lease (R14). */
+  runningExecutionIds: z.array(idSchema),
+  avgDurationMs5m: z.number().min(0),
+  draining: z.boolean(),
+  /** Software version of the worker. */
+  version: z.string(),
+  startedAt: instantSchema,
+  /** When it was sent, by the worker's clock. */
+  at: instantSchema,
+  /** Last measured offset of the worker's clock against Redis `TIME`, ms. */
+  clockOffsetMs: z.number().optional(),
+});
+
+/** `cancel`: stop these executions (kill them if running; drop them if not started). */
+export const cancelMessageSchema = z.object({
+  ...envelopeShape,
+  kind: z.literal('cancel'),
+  /** The worker addressed (its control queue). */
+  workerId: idSchema.optional(),
+  executionIds: z.array(idSchema).min(1).max(MAX_ITEMS_PER_MESSAGE),
+  /** A reason label, e.g. `CANCELED_BY_USER`, `COVERED`, `SUPERSEDED`. */
+  reason: z.string().min(1).max(200),
+});
+
+/** A `heartbeat` message. */
+export type HeartbeatMessage = z.output<typeof heartbeatMessageSchema>;
+/** A `cancel` message. */
+export type CancelMessage = z.output<typeof cancelMessageSchema>;

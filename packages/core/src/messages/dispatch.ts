@@ -1,0 +1,63 @@
+/** `dispatch` (broker → worker queue `<ns>.worker.<id>`): instances for one worker to run (§4, R10). */
+import { z } from 'zod';
+import { execSchema } from '../task/exec-schema.js';
+import { batchOf, bizDateSchema, envelopeShape, idSchema, instantSchema } from './envelope.js';
+
+/**
+ * One instance to run. `exec` is the task's executor as defined: templates NOT yet expanded
+ * (the worker expands them with `expandExecTemplates`) and secrets as `secretRef`s (resolved on
+ * the worker).
+ */
+export const dispatchItemSchema = z
+  .object({
+    /** This attempt's execution (UUIDv7); results are fenced by it. */
+    executionId: idSchema,
+    instanceId: idSchema,
+    taskName: z.string().min(1),
+    taskId: idSchema,
+    /** The slot's expected time. */
+    expectedTime: instantSchema,
+    bizDate: bizDateSchema,
+    /** 1-based attempt number of this run. */
+    attempt: z.int().min(1),
+    maxAttempts: z.int().min(1),
+    /** 1 for the first run of the slot, +1 per rerun (R18). */
+    runNo: z.int().min(1),
+    priority: z.int().min(0).max(9),
+    params: z.record(z.string(), z.unknown()),
+    exec: execSchema,
+    timeoutSeconds: z.int().min(1),
+    /** The worker ACKs only while its clock says `now ≤ ackDeadline − 1 s`, else refuses EXPIRED (R8). */
+    ackDeadline: instantSchema,
+    traceId: z.string().min(1),
+    /** Broadcast shard (R21). */
+    shardIndex: z.int().min(0).optional(),
+    shardTotal: z.int().min(1).optional(),
+    /** `<taskName>:<expectedTime>:<runNo>` (R18), sent as the HTTP `Idempotency-Key`. */
+    idempotencyKey: z.string().min(1),
+  })
+  .superRefine((item, ctx) => {
+    if ((item.shardIndex === undefined) !== (item.shardTotal === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['shardIndex'], message: 'shardIndex and shardTotal go together' });
+    } else if (item.shardIndex !== undefined && item.shardTotal !== undefined && item.shardIndex >= item.shardTotal) {
+      ctx.addIssue({ code: 'custom', path: ['shardIndex'], message: `must be below shardTotal ${item.shardTotal}, got ${item.shardIndex}` });
+    }
+  });
+
+/** A dispatch message: one or more instances for `workerId`. */
+export const dispatchMessageSchema = z.object({
+  ...envelopeShape,
+  kind: z.literal('dispatch'),
+  workerId: idSchema,
+  items: batchOf(dispatchItemSchema),
+});
+
+/** One instance of a dispatch. */
+export type DispatchItem = z.output<typeof dispatchItemSchema>;
+/** A dispatch message. */
+export type DispatchMessage = z.output<typeof dispatchMessageSchema>;
+
+/** The HTTP `Idempotency-Key` of a run of a slot (R18): equal across retries, new per rerun. */
+export function idempotencyKeyOf(taskName: string, expectedTime: string, runNo: number): string {
+  return `${taskName}:${expectedTime}:${runNo}`;
+}

@@ -1,0 +1,34 @@
+// The message catalog (zod) and codec.
+export {
+  MAX_ITEMS_PER_MESSAGE,
+  MAX_MESSAGE_BYTES,
+  MESSAGE_VERSION,
+  OUTPUT_TAIL_MAX_BYTES,
+  SUPPORTED_MESSAGE_VERSIONS,
+} from './envelope.js';
+export { dispatchItemSchema, dispatchMessageSchema, idempotencyKeyOf } from './dispatch.js';
+export type { DispatchItem, DispatchMessage } from './dispatch.js';
+export {
+  REFUSAL_REASONS,
+  RESULT_OUTCOMES,
+  ackItemSchema,
+  ackMessageSchema,
+  refusalItemSchema,
+  refusalMessageSchema,
+  resultItemSchema,
+  resultMessageSchema,
+} from './worker-replies.js';
+export type {
+  AckItem,
+  AckMessage,
+  RefusalItem,
+  RefusalMessage,
+  RefusalReason,
+  ResultItem,
+  ResultMessage,
+  ResultOutcome,
+} from './worker-replies.js';
+export { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
+export type { CancelMessage, HeartbeatMessage } from './control.js';
+export { MESSAGE_KINDS, MESSAGE_SCHEMAS, encodeMessage, messageSchema, parseMessage } from './codec.js';
+export type { Message, MessageKind, MessageOf, ParsedMessage } from './codec.js';

@@ -1,0 +1,108 @@
+/** What workers send back on `<ns>.events` (§4, §5): `ack`, `refusal`, `result`; batched (R10). */
+import { z } from 'zod';
+import { describeValue } from '../task/issues.js';
+import { batchOf, envelopeShape, idSchema, instantSchema, OUTPUT_TAIL_MAX_BYTES } from './envelope.js';
+
+/** "Received, will run" for one execution (not "done"). */
+export const ackItemSchema = z.object({
+  executionId: idSchema,
+  instanceId: idSchema,
+  /** When the worker ACKed, by its clock. */
+  at: instantSchema,
+});
+
+/** `ack` (worker → broker). */
+export const ackMessageSchema = z.object({
+  ...envelopeShape,
+  kind: z.literal('ack'),
+  workerId: idSchema,
+  items: batchOf(ackItemSchema),
+});
+
+/** Why a worker did not take a dispatch. `EXPIRED`/`CLOCK_SKEW` re-route without an attempt (R16). */
+export const REFUSAL_REASONS = ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE'] as const;
+/** A refusal reason. */
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** One refused execution. */
+export const refusalItemSchema = z.object({
+  executionId: idSchema,
+  instanceId: idSchema,
+  reason: z.enum(REFUSAL_REASONS),
+  /** When it was refused, by the worker's clock. */
+  at: instantSchema.optional(),
+  /** Free text, e.g. the measured clock offset. */
+  detail: z.string().max(1_000).optional(),
+});
+
+/** `refusal` (worker → broker): dispatches the worker will not run; their slots are released. */
+export const refusalMessageSchema = z.object({
+  ...envelopeShape,
+  kind: z.literal('refusal'),
+  workerId: idSchema,
+  items: batchOf(refusalItemSchema),
+});
+
+/** How an execution ended. */
+export const RESULT_OUTCOMES = ['SUCCESS', 'FAILED', 'TIMEOUT', 'CANCELED', 'WORKER_RESTART'] as const;
+/** An execution outcome. */
+export type ResultOutcome = (typeof RESULT_OUTCOMES)[number];
+
+/** The outcome of one execution. */
+export const resultItemSchema = z
+  .object({
+    executionId: idSchema,
+    instanceId: idSchema,
+    outcome: z.enum(RESULT_OUTCOMES),
+    /** Process exit code (shell), HTTP status (http); null when killed by a signal. */
+    exitCode: z.int().nullable().optional(),
+    /** The end of the output, at most `OUTPUT_TAIL_MAX_BYTES` bytes of UTF-8. */
+    outputTail: z
+      .string()
+      .refine((tail) => Buffer.byteLength(tail, 'utf8') <= OUTPUT_TAIL_MAX_BYTES, {
+        error: (iss) => `must be at most ${OUTPUT_TAIL_MAX_BYTES} bytes, got ${Buffer.byteLength(String(iss.input), 'utf8')}`,
+      })
+      .optional(),
+    /** True when output was cut to fit the tail. */
+    outputTruncated: z.boolean().optional(),
+    /** One line on why it failed. */
+    error: z.string().max(4_096).optional(),
+    /** `data` of a synchronous HTTP result or an async report. */
+    data: z.record(z.string(), z.unknown()).optional(),
+    startedAt: instantSchema.optional(),
+    endedAt: instantSchema,
+    /**
+     * True when an HTTP endpoint answered 202: accepted, NOT final. The worker slot is freed;
+     * the instance stays RUNNING until the business reports (R15). Requires outcome SUCCESS.
+     */
+    async: z.boolean().optional(),
+  })
+  .superRefine((item, ctx) => {
+    if (item.async === true && item.outcome !== 'SUCCESS') {
+      ctx.addIssue({ code: 'custom', path: ['async'], message: `async results must have outcome SUCCESS, got ${describeValue(item.outcome)}` });
+    }
+  });
+
+/** `result` (worker → broker, or admin-api for an async report, R15). */
+export const resultMessageSchema = z.object({
+  ...envelopeShape,
+  kind: z.literal('result'),
+  /** The worker that ran it (for an async report: the execution's recorded worker). */
+  workerId: idSchema,
+  /** Who sent it: the worker (default) or admin-api relaying an async report. */
+  origin: z.enum(['worker', 'report']).optional(),
+  items: batchOf(resultItemSchema),
+});
+
+/** One ACKed execution. */
+export type AckItem = z.output<typeof ackItemSchema>;
+/** An `ack` message. */
+export type AckMessage = z.output<typeof ackMessageSchema>;
+/** One refused execution. */
+export type RefusalItem = z.output<typeof refusalItemSchema>;
+/** A `refusal` message. */
+export type RefusalMessage = z.output<typeof refusalMessageSchema>;
+/** One execution outcome. */
+export type ResultItem = z.output<typeof resultItemSchema>;
+/** A `result` message. */
+export type ResultMessage = z.output<typeof resultMessageSchema>;

@@ -1,0 +1,3 @@
+// Retry timing and attempt budgets.
+export { MAX_RETRY_DELAY_MS, attemptsLeft, maxAttemptsOf, retryDelayMs } from './backoff.js';
+export type { BackoffPolicy } from './backoff.js';

@@ -1,0 +1,9 @@
+// Worker selection: eligibility, load score, strategies.
+export { eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible } from './worker-snapshot.js';
+export type { Ineligibility, RouteRequest, WorkerSnapshot } from './worker-snapshot.js';
+export { DURATION_WEIGHT, OCCUPANCY_WEIGHT, loadScore } from './load-score.js';
+export { hash53, rankByRendezvous, rendezvousWeight } from './rendezvous-hash.js';
+export { broadcastTargets, pickByHash, pickByLoad, pickRoundRobin } from './strategies.js';
+export type { BroadcastTarget, RoundRobinPick } from './strategies.js';
+export { routeInstance } from './route.js';
+export type { RouteContext, RouteDecision } from './route.js';

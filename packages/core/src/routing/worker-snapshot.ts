@@ -1,0 +1,86 @@
+/** What the broker knows about a worker when routing (from the Redis registry, R9, R14). */
+
+/** A worker as the router sees it. */
+export interface WorkerSnapshot {
+  /** Worker id (`AX_WORKER_ID`); also its queue name suffix. */
+  id: string;
+  /** Tags it carries; a task runs only on workers carrying all of the task's tags. */
+  tags: readonly string[];
+  /** CPU cores (the load score divides `running` by it; ≤ 0 counts as 1). */
+  cores: number;
+  /** Concurrent executions it accepts. */
+  slots: number;
+  /** Slots reserved on it right now: dispatched and running executions (R9). */
+  running: number;
+  /** Average execution duration over the last 5 minutes, milliseconds (0 when none ran). */
+  avgDurationMs5m: number;
+  /** True once drained (admin API) or shutting down: no new work. */
+  draining: boolean;
+  /** Host name, for display. */
+  host?: string;
+  /** Software version, for display. */
+  version?: string;
+}
+
+/** What a routing decision needs to know about the instance. */
+export interface RouteRequest {
+  /** The task's tags; the worker must carry every one. */
+  tags: readonly string[];
+  /** Workers not to use: e.g. the one that stayed silent on the previous dispatch (§4). */
+  exclude?: ReadonlySet<string> | readonly string[];
+}
+
+/** Why a worker cannot take the instance. */
+export type Ineligibility = 'EXCLUDED' | 'DRAINING' | 'MISSING_TAGS' | 'NO_FREE_SLOT';
+
+function isExcluded(id: string, exclude: RouteRequest['exclude']): boolean {
+  if (exclude === undefined) return false;
+  return exclude instanceof Set ? exclude.has(id) : (exclude as readonly string[]).includes(id);
+}
+
+/** Free slots of a worker (never negative). */
+export function freeSlots(worker: WorkerSnapshot): number {
+  return Math.max(0, worker.slots - worker.running);
+}
+
+/** Why `worker` cannot take the instance, or null when it can. */
+export function ineligibility(worker: WorkerSnapshot, request: RouteRequest): Ineligibility | null {
+  if (isExcluded(worker.id, request.exclude)) return 'EXCLUDED';
+  if (worker.draining) return 'DRAINING';
+  if (!request.tags.every((tag) => worker.tags.includes(tag))) return 'MISSING_TAGS';
+  if (freeSlots(worker) <= 0) return 'NO_FREE_SLOT';
+  return null;
+}
+
+/** True when `worker` carries every tag, has a free slot, is not draining and not excluded. */
+export function isEligible(worker: WorkerSnapshot, request: RouteRequest): boolean {
+  return ineligibility(worker, request) === null;
+}
+
+/** The eligible workers, in input order. */
+export function eligibleWorkers(workers: readonly WorkerSnapshot[], request: RouteRequest): WorkerSnapshot[] {
+  return workers.filter((worker) => isEligible(worker, request));
+}
+
+/**
+ * One sentence explaining why no worker can take the instance, for the `NO_WORKER` event,
+ * e.g. `no eligible worker among 3 (tags: etl): 2 missing tags, 1 draining`.
+ */
+export function explainNoWorker(workers: readonly WorkerSnapshot[], request: RouteRequest): string {
+  const tags = request.tags.length > 0 ? ` (tags: ${request.tags.join(', ')})` : '';
+  if (workers.length === 0) return `no eligible worker: no worker is registered${tags}`;
+  const counts = new Map<Ineligibility, number>();
+  for (const worker of workers) {
+    const why = ineligibility(worker, request);
+    if (why !== null) counts.set(why, (counts.get(why) ?? 0) + 1);
+  }
+  const words: Record<Ineligibility, string> = {
+    MISSING_TAGS: 'without the tags',
+    NO_FREE_SLOT: 'without a free slot',
+    DRAINING: 'draining',
+    EXCLUDED: 'excluded',
+  };
+  const order: Ineligibility[] = ['MISSING_TAGS', 'NO_FREE_SLOT', 'DRAINING', 'EXCLUDED'];
+  const parts = order.filter((why) => counts.has(why)).map((why) => `${counts.get(why)} ${words[why]}`);
+  return `no eligible worker among ${workers.length}${tags}: ${parts.join(', ')}`;
+}

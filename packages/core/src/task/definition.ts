@@ -1,0 +1,194 @@
+/**
+ * The task definition (ADMIN-API.md "Task definition"): the request body of create/replace and
+ * each document of a YAML import. Only `name`, `schedule` and `exec` are required; everything
+ * else has the default the contract lists. Unknown top-level fields are refused so that typos
+ * (`shedule`) are caught instead of silently ignored.
+ */
+import { z } from 'zod';
+import { ValidationError, type Issue } from '../errors.js';
+import { EXEC_FIELDS, execSchema } from './exec-schema.js';
+import { convertZodIssue, describeValue, issueAt, type PathSegments } from './issues.js';
+import { structureProblems } from './json-guard.js';
+import { SCHEDULE_FIELDS, scheduleSchema } from './schedule-schema.js';
+
+/** `^[a-z0-9][a-z0-9_.-]{0,127}$`: lower case, digits, `_ . -`, at most 128 characters. */
+export const TASK_NAME_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,127}$/;
+
+/** Worker tags: no commas or spaces (workers list them in `AX_WORKER_TAGS`, comma separated). */
+export const TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:=/-]{0,63}$/;
+
+/** The retry policy a task gets when it names none, and that fills a partial `retry`. */
+export const DEFAULT_RETRY = Object.freeze({ max: 0, backoffSeconds: 30, factor: 2, jitterSeconds: 10 });
+
+/** `catch_up.max` when a `catch_up` misfire policy names no cap. */
+export const DEFAULT_CATCH_UP_MAX = 10;
+
+/** How long a `WAITING` instance waits for its upstream before `UPSTREAM_MISSING` (DESIGN R19). */
+export const DEFAULT_DEPENDENCY_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * Largest `timeoutSeconds`: the longest delay a Node.js timer can hold (2^31−1 ms ≈ 24.8 days);
+ * beyond it `setTimeout` would fire at once.
+ */
+export const MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/** Largest `retry.max` (automatic retries of one run). */
+export const MAX_RETRIES = 100;
+
+/** Largest `catch_up.max` (missed slots created at once). */
+export const MAX_CATCH_UP = 1_000;
+
+const nameSchema = z.string().regex(TASK_NAME_PATTERN, {
+  error: (iss) =>
+    `must match ^[a-z0-9][a-z0-9_.-]{0,127}$ (lower case letters, digits, _ . -; at most 128 characters), got ${describeValue(iss.input)}`,
+});
+
+const tagSchema = z.string().regex(TAG_PATTERN, {
+  error: (iss) => `must be a tag of letters, digits and _ . : = / - (at most 64 characters), got ${describeValue(iss.input)}`,
+});
+
+/** `retry`: a partial object takes its missing fields from `DEFAULT_RETRY`. */
+export const retrySchema = z
+  .strictObject({
+    /** Automatic retries after the first attempt (so `maxAttempts = max + 1`). */
+    max: z.int().min(0).max(MAX_RETRIES).default(DEFAULT_RETRY.max),
+    /** Delay before the first retry, seconds. */
+    backoffSeconds: z.number().min(0).max(86_400).default(DEFAULT_RETRY.backoffSeconds),
+    /** Each further retry waits `factor` times longer. */
+    factor: z.number().min(1).max(100).default(DEFAULT_RETRY.factor),
+    /** Up to this many random seconds are added to each delay. */
+    jitterSeconds: z.number().min(0).max(86_400).default(DEFAULT_RETRY.jitterSeconds),
+  })
+  .default(() => ({ ...DEFAULT_RETRY }));
+
+const misfireVariants = [
+  z.strictObject({ policy: z.literal('skip') }),
+  z.strictObject({ policy: z.literal('fire_once') }),
+  z.strictObject({ policy: z.literal('catch_up'), max: z.int().min(1).max(MAX_CATCH_UP).default(DEFAULT_CATCH_UP_MAX) }),
+] as const;
+
+/** `misfire`: `skip` | `fire_once` (default) | `catch_up` with `max` (default 10). */
+export const misfireSchema = z.discriminatedUnion('policy', misfireVariants).default(() => ({ policy: 'fire_once' as const }));
+
+/** What happens when a slot comes due while an earlier instance still runs (DESIGN R4). */
+export const BLOCK_STRATEGIES = ['parallel', 'serial', 'discard', 'cover'] as const;
+/** How the broker picks workers (DESIGN §4, R21). */
+export const ROUTE_STRATEGIES = ['load', 'round_robin', 'consistent_hash', 'broadcast'] as const;
+
+/** The task definition schema (input → output with defaults filled). */
+export const taskDefinitionSchema = z.strictObject({
+  name: nameSchema,
+  description: z.string().max(4_000).default(''),
+  owner: z.string().max(200).default(''),
+  schedule: scheduleSchema,
+  exec: execSchema,
+  params: z.record(z.string(), z.unknown()).default(() => ({})),
+  tags: z
+    .array(tagSchema)
+    .max(32)
+    .default(() => [])
+    .transform((tags) => [...new Set(tags)]),
+  priority: z.int().min(0).max(9).default(5),
+  timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).default(3_600),
+  retry: retrySchema,
+  misfire: misfireSchema,
+  block: z.enum(BLOCK_STRATEGIES).default('serial'),
+  maxLatenessSeconds: z.int().min(1).nullable().default(null),
+  route: z.enum(ROUTE_STRATEGIES).default('load'),
+  bizDateOffsetDays: z.int().min(-366).max(366).default(0),
+  enabled: z.boolean().default(true),
+  /** Extension (DESIGN R19): seconds a `WAITING` instance waits for its upstream. */
+  dependencyTimeoutSeconds: z.int().min(1).max(366 * 86_400).default(DEFAULT_DEPENDENCY_TIMEOUT_SECONDS),
+});
+
+/** A task definition with every default applied (what the services work with). */
+export type TaskDefinition = z.output<typeof taskDefinitionSchema>;
+/** A task definition as written by people and tools (only `name`, `schedule`, `exec` required). */
+export type TaskDefinitionInput = z.input<typeof taskDefinitionSchema>;
+/** `retry` after defaults. */
+export type RetryPolicy = TaskDefinition['retry'];
+/** `misfire` after defaults. */
+export type MisfirePolicy = TaskDefinition['misfire'];
+/** `block` strategy. */
+export type BlockStrategy = (typeof BLOCK_STRATEGIES)[number];
+/** `route` strategy. */
+export type RouteStrategy = (typeof ROUTE_STRATEGIES)[number];
+
+/** Every field a task definition may carry. */
+export const TASK_DEFINITION_FIELDS: readonly string[] = Object.keys(taskDefinitionSchema.shape);
+
+/**
+ * Fields of the task *resource* (responses) that are not part of the definition. A client that
+ * GETs a task, edits it and PUTs it back sends them; `allowResourceFields` drops them.
+ */
+export const TASK_RESOURCE_FIELDS: readonly string[] = ['version', 'createdAt', 'updatedAt', 'nextFireTime', 'lastFireTime'];
+
+/** Options of `parseTaskDefinition`. */
+export interface ParseTaskOptions {
+  /**
+   * Drop the read-only resource fields (`TASK_RESOURCE_FIELDS`, e.g. `version`) instead of
+   * refusing them as unknown. Default false. The caller reads `version` itself when it needs it.
+   */
+  allowResourceFields?: boolean;
+}
+
+/** The result of a parse: the value, or every issue found. */
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };
+
+function knownFieldsAt(input: unknown): (path: PathSegments) => readonly string[] {
+  const pick = (value: unknown, key: string): unknown =>
+    value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return (path) => {
+    if (path.length === 0) return TASK_DEFINITION_FIELDS;
+    if (path.length !== 1) return [];
+    const section = pick(input, String(path[0]));
+    const type = String(pick(section, 'type'));
+    switch (path[0]) {
+      case 'schedule':
+        return SCHEDULE_FIELDS[type] ?? [];
+      case 'exec':
+        return EXEC_FIELDS[type] ?? [];
+      case 'retry':
+        return Object.keys(DEFAULT_RETRY);
+      case 'misfire':
+        return ['policy', 'max'];
+      default:
+        return [];
+    }
+  };
+}
+
+/**
+ * Validates a task definition and applies its defaults. Never throws.
+ *
+ * Issues name the field and the value, e.g.
+ * `{path: 'schedule.timezone', message: 'schedule.timezone: unknown time zone "Mars/Olympus"'}`.
+ */
+export function parseTaskDefinition(input: unknown, options: ParseTaskOptions = {}): ValidationResult<TaskDefinition> {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    return { ok: false, issues: [issueAt([], `a task definition must be an object, got ${describeValue(input)}`)] };
+  }
+  const structural = structureProblems(input);
+  if (structural.length > 0) {
+    return { ok: false, issues: structural.map((p) => issueAt(p.path, p.detail)) };
+  }
+  let candidate = input as Record<string, unknown>;
+  if (options.allowResourceFields === true) {
+    candidate = Object.fromEntries(Object.entries(candidate).filter(([key]) => !TASK_RESOURCE_FIELDS.includes(key)));
+  }
+  const parsed = taskDefinitionSchema.safeParse(candidate, { reportInput: true });
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const known = knownFieldsAt(candidate);
+  return { ok: false, issues: parsed.error.issues.flatMap((issue) => convertZodIssue(issue, known)) };
+}
+
+/**
+ * Like `parseTaskDefinition`, for callers that prefer an exception.
+ *
+ * @throws ValidationError carrying every issue.
+ */
+export function parseTaskDefinitionOrThrow(input: unknown, options: ParseTaskOptions = {}): TaskDefinition {
+  const result = parseTaskDefinition(input, options);
+  if (!result.ok) throw new ValidationError(result.issues, 'task definition');
+  return result.value;
+}

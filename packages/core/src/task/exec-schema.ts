@@ -1,0 +1,124 @@
+/**
+ * The `exec` field of a task definition (ADMIN-API.md): `shell`, `http` or `plugin`.
+ * Header and env values are either a literal string or `{"secretRef":"ENV_NAME"}`, resolved on
+ * the worker from its environment and never stored in clear.
+ */
+import { z } from 'zod';
+import { describeValue } from './issues.js';
+import { templateProblems, templateProblemsIn } from './template.js';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** RFC 9110 token characters: what an HTTP header name may contain. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Plugin module names: no path separators, so a name can never leave the plugin directory. */
+const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** Headers ax sets itself on HTTP executions; a task may not override them (case-insensitive). */
+export const RESERVED_HEADER_NAMES: readonly string[] = [
+  'content-type',
+  'idempotency-key',
+  'x-ax-timestamp',
+  'x-ax-signature',
+  'x-ax-worker',
+];
+
+/** HTTP methods an `http` task may use. */
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** `{"secretRef":"ENV_NAME"}`: the value of that environment variable on the worker. */
+export const secretRefSchema = z.strictObject({
+  secretRef: z.string().regex(ENV_NAME, {
+    error: (iss) => `must be an environment variable name (letters, digits, _), got ${describeValue(iss.input)}`,
+  }),
+});
+
+/** A header or env value: a literal string or a secret reference. */
+export const secretableValueSchema = z.union([z.string(), secretRefSchema], {
+  error: (iss) => `must be a string or {"secretRef":"ENV_NAME"}, got ${describeValue(iss.input)}`,
+});
+
+const envNameSchema = z.string().regex(ENV_NAME, {
+  error: (iss) => `environment variable name ${describeValue(iss.input)} is invalid (letters, digits, _; not starting with a digit)`,
+});
+
+const headerNameSchema = z
+  .string()
+  .regex(HEADER_NAME, { error: (iss) => `header name ${describeValue(iss.input)} is not a valid HTTP token` })
+  .refine((name) => !RESERVED_HEADER_NAMES.includes(name.toLowerCase()), {
+    error: (iss) => `header ${describeValue(iss.input)} is set by ax and cannot be overridden`,
+  });
+
+/**
+ * `{"type":"shell","command":["python3","run.py","--date","{{bizDate}}"],"env":{},"cwd":"/srv"}`.
+ * `command` is an argv (program first, never empty); it runs without a shell unless
+ * `shell: true` (default false), in which case the arguments are joined for `/bin/sh -c`.
+ */
+export const shellExecSchema = z.strictObject({
+  type: z.literal('shell'),
+  command: z
+    .array(
+      z.string().superRefine((arg, ctx) => {
+        for (const message of templateProblems(arg)) ctx.addIssue({ code: 'custom', message, input: arg });
+      }),
+    )
+    .min(1)
+    .superRefine((argv, ctx) => {
+      if (argv[0] === '') ctx.addIssue({ code: 'custom', path: [0], message: 'the program (first element) must not be empty', input: argv[0] });
+    }),
+  env: z.record(envNameSchema, secretableValueSchema).optional(),
+  cwd: z.string().min(1).optional(),
+  shell: z.boolean().default(false),
+});
+
+/**
+ * `{"type":"http","url":"http://orders.internal:8080/ax/order_stat"}`: the worker sends the
+ * instance JSON with `method` (default POST), signed with HMAC, plus `headers`.
+ */
+export const httpExecSchema = z.strictObject({
+  type: z.literal('http'),
+  url: z.url({
+    protocol: /^https?$/,
+    error: (iss) => `must be an http:// or https:// URL, got ${describeValue(iss.input)}`,
+  }),
+  method: z.enum(HTTP_METHODS).default('POST'),
+  headers: z.record(headerNameSchema, secretableValueSchema).optional(),
+});
+
+/** `{"type":"plugin","name":"archive_files","config":{}}`; `config` defaults to `{}`. */
+export const pluginExecSchema = z.strictObject({
+  type: z.literal('plugin'),
+  name: z.string().regex(PLUGIN_NAME, {
+    error: (iss) => `must be a plugin name (letters, digits, _ . -; at most 128 characters), got ${describeValue(iss.input)}`,
+  }),
+  config: z
+    .record(z.string(), z.unknown())
+    .superRefine((config, ctx) => {
+      for (const problem of templateProblemsIn(config)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+    })
+    .default(() => ({})),
+});
+
+/** Any executor, told apart by `type`. */
+export const execSchema = z.discriminatedUnion('type', [shellExecSchema, httpExecSchema, pluginExecSchema]);
+
+/** Field names of each exec type (used to suggest a field for a typo). */
+export const EXEC_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  shell: Object.keys(shellExecSchema.shape),
+  http: Object.keys(httpExecSchema.shape),
+  plugin: Object.keys(pluginExecSchema.shape),
+};
+
+/** A header or env value as stored: literal or secret reference. */
+export type SecretableValue = z.output<typeof secretableValueSchema>;
+/** `{"secretRef":"ENV_NAME"}`. */
+export type SecretRef = z.output<typeof secretRefSchema>;
+/** A `shell` executor after defaults. */
+export type ShellExec = z.output<typeof shellExecSchema>;
+/** An `http` executor after defaults. */
+export type HttpExec = z.output<typeof httpExecSchema>;
+/** A `plugin` executor after defaults. */
+export type PluginExec = z.output<typeof pluginExecSchema>;
+/** Any executor after defaults. */
+export type Exec = z.output<typeof execSchema>;
+/** Any executor as written (defaults not yet applied). */
+export type ExecInput = z.input<typeof execSchema>;

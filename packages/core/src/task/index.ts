@@ -1,0 +1,50 @@
+// Task definitions: schema, defaults, YAML job files, templates, redaction.
+export {
+  BLOCK_STRATEGIES,
+  DEFAULT_CATCH_UP_MAX,
+  DEFAULT_DEPENDENCY_TIMEOUT_SECONDS,
+  DEFAULT_RETRY,
+  MAX_CATCH_UP,
+  MAX_RETRIES,
+  MAX_TIMEOUT_SECONDS,
+  ROUTE_STRATEGIES,
+  TAG_PATTERN,
+  TASK_DEFINITION_FIELDS,
+  TASK_NAME_PATTERN,
+  TASK_RESOURCE_FIELDS,
+  misfireSchema,
+  parseTaskDefinition,
+  parseTaskDefinitionOrThrow,
+  retrySchema,
+  taskDefinitionSchema,
+} from './definition.js';
+export type {
+  BlockStrategy,
+  MisfirePolicy,
+  ParseTaskOptions,
+  RetryPolicy,
+  RouteStrategy,
+  TaskDefinition,
+  TaskDefinitionInput,
+  ValidationResult,
+} from './definition.js';
+export {
+  EXEC_FIELDS,
+  HTTP_METHODS,
+  RESERVED_HEADER_NAMES,
+  execSchema,
+  httpExecSchema,
+  pluginExecSchema,
+  secretRefSchema,
+  secretableValueSchema,
+  shellExecSchema,
+} from './exec-schema.js';
+export type { Exec, ExecInput, HttpExec, PluginExec, SecretRef, SecretableValue, ShellExec } from './exec-schema.js';
+export { describeValue, formatPath } from './issues.js';
+export { MAX_JSON_DEPTH, structureProblems } from './json-guard.js';
+export type { StructureProblem } from './json-guard.js';
+export { REDACTED, redactTaskSecrets } from './redact.js';
+export { expandExecTemplates, expandTemplate, expandTemplateValue, templateProblems } from './template.js';
+export type { TemplateContext } from './template.js';
+export { MAX_TASK_YAML_BYTES, TASK_YAML_MAX_ALIAS_COUNT, parseTaskYaml } from './yaml-import.js';
+export type { TaskYamlIssue, TaskYamlResult } from './yaml-import.js';

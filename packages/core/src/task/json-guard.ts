@@ -1,0 +1,45 @@
+/**
+ * Structural guards run before schema validation of untrusted JSON/YAML data: no `__proto__`
+ * keys (they could replace an object's prototype when copied), and a bounded nesting depth
+ * (so later recursive walks cannot overflow the stack).
+ */
+import type { PathSegments } from './issues.js';
+
+/** Deepest nesting of objects/arrays accepted in a task definition or message. */
+export const MAX_JSON_DEPTH = 32;
+
+/** A structural problem and where it is. */
+export interface StructureProblem {
+  path: PathSegments;
+  detail: string;
+}
+
+/**
+ * Walks `value` (iteratively: deep input cannot overflow the stack) and reports every
+ * `__proto__` key and the first place nested deeper than `maxDepth`.
+ */
+export function structureProblems(value: unknown, maxDepth: number = MAX_JSON_DEPTH): StructureProblem[] {
+  const problems: StructureProblem[] = [];
+  const stack: Array<{ value: unknown; path: PathSegments }> = [{ value, path: [] }];
+  let reportedDepth = false;
+  while (stack.length > 0) {
+    const { value: current, path } = stack.pop() as { value: unknown; path: PathSegments };
+    if (current === null || typeof current !== 'object') continue;
+    if (path.length > maxDepth) {
+      if (!reportedDepth) problems.push({ path, detail: `nested deeper than ${maxDepth} levels` });
+      reportedDepth = true;
+      continue;
+    }
+    if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
+      continue;
+    }
+    const keys = Object.keys(current);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      if (key === '__proto__') problems.push({ path: [...path, key], detail: 'the key "__proto__" is not allowed' });
+      else stack.push({ value: (current as Record<string, unknown>)[key], path: [...path, key] });
+    }
+  }
+  return problems;
+}
