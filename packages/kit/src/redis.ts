@@ -129,6 +129,8 @@ export function redisKeys(namespace: string) {
     fireLock: (taskName: string, expectedMs: number): string => `${ns}:fire:${taskName}:${expectedMs}`,
     /** A worker's registry entry (hash with capacity and the execution ids it runs; TTL = lease TTL): `<ns>:worker:<id>`. */
     worker: (workerId: string): string => `${ns}:worker:${workerId}`,
+    /** An operator's drain mark on a worker (no new work routed to it): `<ns>:drain:<id>`. */
+    drain: (workerId: string): string => `${ns}:drain:${workerId}`,
     /** Set of registered worker ids: `<ns>:workers`. */
     workers: `${ns}:workers`,
     /** A worker's slot reservation counter (R9): `<ns>:slots:<id>`. */

@@ -60,3 +60,5 @@ export {
 export type { MysqlDriverError } from './errors.js';
 
 export { listTables, showCreateTables } from './queries/schema.js';
+export { appendEvents } from './queries/events.js';
+export type { NewEvent } from './queries/events.js';

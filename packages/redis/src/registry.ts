@@ -1,0 +1,98 @@
+/**
+ * The worker registry in Redis (DESIGN §5, R14): each worker keeps one entry, refreshed with
+ * every heartbeat and expiring after the lease TTL, that lists the executions it runs. That
+ * list is the lease: a broker declares an execution lost only when the entry is gone or no
+ * longer lists it. Workers write their own entry; brokers and admin-api read.
+ *
+ * Layout: `<ns>:worker:<id>` holds the JSON of {@link WorkerRegistration} with a PX TTL;
+ * `<ns>:workers` is the set of ids (pruned by readers when an entry has expired);
+ * `<ns>:drain:<id>` marks a worker drained by an operator (the worker reports it back as
+ * `draining`, and routers treat either as "no new work").
+ */
+import type { HeartbeatMessage } from '@ax/core';
+import type { Redis, RedisKeys } from '@ax/kit';
+
+/** A worker's registry entry: its last heartbeat, minus the message envelope. */
+export type WorkerRegistration = Omit<HeartbeatMessage, 'v' | 'kind'>;
+
+/** Writes (or refreshes) a worker's entry with a TTL of `ttlMs` (the lease TTL, 15 s by default). */
+export async function publishRegistration(
+  redis: Redis,
+  keys: RedisKeys,
+  registration: WorkerRegistration,
+  ttlMs: number,
+): Promise<void> {
+  await redis
+    .multi()
+    .set(keys.worker(registration.workerId), JSON.stringify(registration), 'PX', ttlMs)
+    .sadd(keys.workers, registration.workerId)
+    .exec();
+}
+
+/** Removes a worker's entry at once (deregistration on SIGTERM, or leaving on clock skew). */
+export async function removeRegistration(redis: Redis, keys: RedisKeys, workerId: string): Promise<void> {
+  await redis.multi().del(keys.worker(workerId)).srem(keys.workers, workerId).exec();
+}
+
+/** One worker's entry, or null when it has expired or never existed. */
+export async function readRegistration(redis: Redis, keys: RedisKeys, workerId: string): Promise<WorkerRegistration | null> {
+  const [raw, drained] = await Promise.all([redis.get(keys.worker(workerId)), redis.exists(keys.drain(workerId))]);
+  return raw === null ? null : withDrain(parseRegistration(raw), drained === 1);
+}
+
+/**
+ * Every live worker, sorted by id. Ids whose entry has expired are removed from the set; an
+ * entry that does not parse is skipped (a newer worker version may write fields we ignore, but
+ * never a shape we cannot read without changing the protocol version).
+ */
+export async function readRegistry(redis: Redis, keys: RedisKeys): Promise<WorkerRegistration[]> {
+  const ids = (await redis.smembers(keys.workers)).sort();
+  if (ids.length === 0) return [];
+  const pipeline = redis.pipeline();
+  pipeline.mget(ids.map((id) => keys.worker(id)));
+  for (const id of ids) pipeline.exists(keys.drain(id));
+  const replies = (await pipeline.exec()) ?? [];
+  const raws = (replies[0]?.[1] ?? []) as Array<string | null>;
+  const live: WorkerRegistration[] = [];
+  const gone: string[] = [];
+  ids.forEach((id, i) => {
+    const raw = raws[i];
+    if (raw == null) {
+      gone.push(id);
+      return;
+    }
+    const registration = parseRegistration(raw);
+    if (registration) live.push(withDrain(registration, replies[i + 1]?.[1] === 1) as WorkerRegistration);
+  });
+  if (gone.length > 0) await redis.srem(keys.workers, ...gone);
+  return live;
+}
+
+/** Marks a worker drained (no new work is routed to it) or undrained. */
+export async function setDrained(redis: Redis, keys: RedisKeys, workerId: string, drained: boolean): Promise<void> {
+  if (drained) await redis.set(keys.drain(workerId), '1');
+  else await redis.del(keys.drain(workerId));
+}
+
+/** True when an operator drained this worker. */
+export async function isDrained(redis: Redis, keys: RedisKeys, workerId: string): Promise<boolean> {
+  return (await redis.exists(keys.drain(workerId))) === 1;
+}
+
+function parseRegistration(raw: string): WorkerRegistration | null {
+  try {
+    const value = JSON.parse(raw) as unknown;
+    if (typeof value !== 'object' || value === null) return null;
+    const r = value as Partial<WorkerRegistration>;
+    if (typeof r.workerId !== 'string' || !Array.isArray(r.runningExecutionIds) || !Array.isArray(r.tags)) return null;
+    return value as WorkerRegistration;
+  } catch {
+    // A corrupt entry is treated like a missing one; the worker rewrites it within 5 s.
+    return null;
+  }
+}
+
+function withDrain(registration: WorkerRegistration | null, drained: boolean): WorkerRegistration | null {
+  if (registration === null) return null;
+  return drained ? { ...registration, draining: true } : registration;
+}
