@@ -62,3 +62,5 @@ export type { MysqlDriverError } from './errors.js';
 export { listTables, showCreateTables } from './queries/schema.js';
 export { appendEvents } from './queries/events.js';
 export type { NewEvent } from './queries/events.js';
+export { alertDedupKey, raiseAlert } from './queries/alerts.js';
+export type { AlertKind, NewAlert } from './queries/alerts.js';
