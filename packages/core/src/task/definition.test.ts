@@ -162,11 +162,13 @@ describe('parseTaskDefinition defaults', () => {
 describe('parseTaskDefinition refusals', () => {
   it.each([
     ['name', { ...minimal, name: 'Order' }, 'name: must match ^[a-z0-9][a-z0-9_.-]{0,127}$'],
+    ['name with a space', { ...minimal, name: 'order stat' }, 'got "order stat"'],
     ['name too long', { ...minimal, name: `a${'b'.repeat(128)}` }, 'name: must match'],
     ['name leading dot', { ...minimal, name: '.hidden' }, 'got ".hidden"'],
     ['priority', { ...minimal, priority: 12 }, 'priority: must be at most 9, got 12'],
     ['priority negative', { ...minimal, priority: -1 }, 'priority: must be at least 0, got -1'],
     ['priority fraction', { ...minimal, priority: 2.5 }, 'priority: expected an integer, got 2.5'],
+    ['timeout negative', { ...minimal, timeoutSeconds: -5 }, 'timeoutSeconds: must be at least 1, got -5'],
     ['timeout zero', { ...minimal, timeoutSeconds: 0 }, 'timeoutSeconds: must be at least 1, got 0'],
     ['timeout string', { ...minimal, timeoutSeconds: '120' }, 'timeoutSeconds: expected a number, got "120"'],
     ['lateness zero', { ...minimal, maxLatenessSeconds: 0 }, 'maxLatenessSeconds: must be at least 1, got 0'],
