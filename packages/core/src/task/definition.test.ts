@@ -162,7 +162,7 @@ describe('parseTaskDefinition defaults', () => {
 describe('parseTaskDefinition refusals', () => {
   it.each([
     ['name', { ...minimal, name: 'Order' }, 'name: must match ^[a-z0-9][a-z0-9_.-]{0,127}$'],
-    ['name with a space', { ...minimal, name: 'order stat' }, 'got "order stat"'],
+    ['name with a space', { ...minimal, name: 'order stat' }, 'name: must match ^[a-z0-9][a-z0-9_.-]{0,127}$ (lower case letters, digits, _ . -; at most 128 characters), got "order stat"'],
     ['name too long', { ...minimal, name: `a${'b'.repeat(128)}` }, 'name: must match'],
     ['name leading dot', { ...minimal, name: '.hidden' }, 'got ".hidden"'],
     ['priority', { ...minimal, priority: 12 }, 'priority: must be at most 9, got 12'],
