@@ -13,6 +13,7 @@ export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/chaos/**'],
+    benchmark: { include: ['bench/**/*.bench.ts'] },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
