@@ -64,3 +64,98 @@ export { appendEvents } from './queries/events.js';
 export type { NewEvent } from './queries/events.js';
 export { alertDedupKey, raiseAlert } from './queries/alerts.js';
 export type { AlertKind, NewAlert } from './queries/alerts.js';
+
+export {
+  TASK_COLUMNS,
+  TaskExistsError,
+  TaskVersionConflictError,
+  deleteTask,
+  disableTask,
+  enableTask,
+  getTask,
+  getTaskById,
+  insertTask,
+  listEdges,
+  listTasks,
+  replaceTask,
+  setTaskEnabled,
+  taskFromRow,
+} from './queries/tasks.js';
+export type { ListTasksOptions, TaskEdgeRow, TaskRecord } from './queries/tasks.js';
+export {
+  SERIAL_WAITING_STATES,
+  SLOT_INSERT_CHUNK,
+  advanceWatermarks,
+  createSlotInstances,
+  existingSlotTimes,
+  recordMisfireDecision,
+  slotKey,
+} from './queries/instances-create.js';
+export type { SlotOutcome, SlotRange, SlotToCreate, WatermarkMove } from './queries/instances-create.js';
+
+// Broker queries: state transitions, dispatch, replies, timed transitions, alert delivery.
+export { NOW, increment, nowPlusMs, transitionInstance } from './queries/transitions.js';
+export type { InstanceColumn, InstanceTransition, SqlExpr } from './queries/transitions.js';
+export {
+  activeRunsOfTasks,
+  claimDuePending,
+  insertExecutions,
+  isDispatchPaused,
+  loadTasksById,
+  lockTasksForBlockCheck,
+  recordNoWorker,
+  rerunBatchLoads,
+  setDispatchPaused,
+  setExecutionState,
+  startAckDeadlines,
+} from './queries/dispatch.js';
+export type { ActiveRun, ClaimedInstance, NewExecution, RerunBatchLoad } from './queries/dispatch.js';
+export {
+  insertDeadLetter,
+  lockExecutions,
+  markExecutionAcked,
+  readExecutions,
+  recordExecutionOutcome,
+} from './queries/results.js';
+export type { ExecutionOutcome, ExecutionWithInstance } from './queries/results.js';
+export { extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue } from './queries/timers.js';
+export type { LongRunning, TimedInstance } from './queries/timers.js';
+export { listUndeliveredAlerts, markAlertDelivered } from './queries/alerts-delivery.js';
+export type { PendingAlert } from './queries/alerts-delivery.js';
+
+// Admin API queries (tokens, audit, edges, instances, reruns, claims, stats, dead letters, flags).
+export { findApiTokenByHash, getApiToken, insertApiToken, listApiTokens, revokeApiToken, touchApiToken, upsertApiToken } from './queries/tokens.js';
+export type { ApiTokenRecord } from './queries/tokens.js';
+export { insertAuditEntry, listAuditEntries } from './queries/audit.js';
+export type { AuditEntry, ListAuditOptions, NewAuditEntry } from './queries/audit.js';
+export { bumpDagVersion, deleteEdge, insertEdge, lockDag } from './queries/edges.js';
+export {
+  INSTANCE_COLUMNS,
+  bizDateText,
+  getExecution,
+  getInstance,
+  instanceFromRow,
+  instancesAtSlots,
+  instancesOfBizDate,
+  listExecutions,
+  listInstanceEvents,
+  listInstances,
+} from './queries/instances-read.js';
+export type { EventRecord, ExecutionRecord, InstanceRecord, ListInstancesOptions } from './queries/instances-read.js';
+export {
+  TRIGGER_IDEMPOTENCY_WINDOW_HOURS,
+  bindIdempotencyKey,
+  cancelInstance,
+  insertManualInstance,
+  reserveIdempotencyKey,
+} from './queries/instances-manual.js';
+export type { CancelOutcome, ManualInstance } from './queries/instances-manual.js';
+export { insertRerunBatch, rerunInstance } from './queries/reruns.js';
+export type { NewRerunBatch, RerunTarget } from './queries/reruns.js';
+export { claimRun, isExecutionLive } from './queries/claims.js';
+export type { ClaimOutcome } from './queries/claims.js';
+export { dayStats } from './queries/stats.js';
+export type { DayStats } from './queries/stats.js';
+export { listDeadLetters } from './queries/dead-letters.js';
+export type { DeadLetterRecord } from './queries/dead-letters.js';
+export { DISPATCH_PAUSED_FLAG, getSystemFlag, setSystemFlag } from './queries/flags.js';

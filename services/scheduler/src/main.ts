@@ -1,1 +1,57 @@
-export {};
+/**
+ * The scheduler process: parse env → build pool and Redis → refuse an unsupported schema
+ * (R22) → start the engine's loops → health server (`/healthz`, `/readyz` with MySQL and
+ * Redis, `/metrics`) → stop cleanly on SIGTERM.
+ */
+import {
+  closeRedis,
+  createLogger,
+  createMetrics,
+  createRedis,
+  createShutdown,
+  loadConfigOrExit,
+  startHealthServer,
+  systemClock,
+  toError,
+} from '@ax/kit';
+import { assertSchemaSupported, createPool } from '@ax/store';
+import { createSchedulerEngine } from './engine.js';
+import { schedulerEnvFields, toSchedulerConfig } from './env.js';
+import { createSchedulerMetrics } from './metrics.js';
+
+async function main(): Promise<void> {
+  const env = loadConfigOrExit(schedulerEnvFields);
+  const config = toSchedulerConfig(env);
+  const logger = createLogger({ service: 'scheduler', level: env.logLevel, base: { schedulerId: config.schedulerId } });
+  const shutdown = createShutdown({ logger, graceMs: env.shutdownGraceSeconds * 1000 });
+  const metrics = createSchedulerMetrics(createMetrics({ service: 'scheduler' }));
+  const pool = createPool(env.mysqlUrl, { connectionLimit: 10 });
+  shutdown.register('mysql', () => pool.end());
+  const redis = createRedis(env.redisUrl, { logger, name: 'ax-scheduler' });
+  shutdown.register('redis', () => closeRedis(redis));
+  const version = await assertSchemaSupported(pool);
+  logger.info({ schemaVersion: version, database: pool.databaseName }, 'schema supported');
+
+  const health = await startHealthServer({
+    port: env.httpPort,
+    registry: metrics.metrics.registry,
+    logger,
+    readiness: [
+      { name: 'mysql', check: async () => void (await pool.query('SELECT 1')) },
+      { name: 'redis', check: async () => void (await redis.ping()) },
+    ],
+  });
+  shutdown.register('health server', () => health.close());
+
+  const engine = createSchedulerEngine({ pool, redis, clock: systemClock, config, logger, metrics });
+  await engine.start();
+  shutdown.register('engine', () => engine.stop());
+  shutdown.register('drain', () => health.setDraining());
+  logger.info({ port: health.port, namespace: config.namespace }, 'scheduler started');
+}
+
+main().catch((error: unknown) => {
+  // Before the shutdown coordinator exists there is nothing to close: report and exit 1.
+  process.stderr.write(`ax scheduler: ${toError(error).message}\n`);
+  process.exit(1);
+});

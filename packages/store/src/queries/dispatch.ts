@@ -1,0 +1,268 @@
+/**
+ * The broker's dispatch queries (DESIGN §4): claiming due PENDING instances so that several
+ * brokers share the work (`FOR UPDATE SKIP LOCKED`), the block-strategy check (R4), the
+ * execution rows, the ACK deadline (R8) and the global pause flag.
+ */
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { decodeJson } from '../json.js';
+import type { Queryable } from '../schema-version.js';
+import { TASK_COLUMNS, taskFromRow, type TaskRecord } from './tasks.js';
+
+/** A claimed instance, with what the broker needs to decide and to build the dispatch item. */
+export interface ClaimedInstance {
+  readonly id: string;
+  readonly taskId: string;
+  readonly taskName: string;
+  readonly expectedTime: Date;
+  readonly runNo: number;
+  readonly bizDate: string;
+  readonly trigger: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly params: Record<string, unknown>;
+  /** The worker of the previous dispatch (excluded after an ACK timeout), or null. */
+  readonly workerId: string | null;
+  readonly rerouteCount: number;
+  readonly rerunBatchId: string | null;
+  /** Milliseconds from the slot's expected time to the claim, on the database clock (R5). */
+  readonly lateMs: number;
+  /** Milliseconds since `due_at`, on the database clock (R11 alert threshold). */
+  readonly waitingMs: number;
+  /** The database clock at the claim. */
+  readonly dbNow: Date;
+}
+
+type ClaimRow = RowDataPacket & {
+  id: string;
+  task_id: string;
+  task_name: string;
+  expected_time: Date;
+  run_no: number;
+  biz_date: Date;
+  trigger: string;
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  params: unknown;
+  worker_id: string | null;
+  reroute_count: number;
+  rerun_batch_id: string | null;
+  late_us: string | number;
+  waiting_us: string | number;
+  db_now: Date;
+};
+
+function isoDate(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+/**
+ * Locks up to `limit` due PENDING instances (`due_at <= NOW(3)`), highest priority first, then
+ * oldest due; rows locked by another broker's transaction are skipped. Call inside a transaction.
+ */
+export async function claimDuePending(conn: Queryable, limit: number): Promise<ClaimedInstance[]> {
+  const [rows] = await conn.query<ClaimRow[]>(
+    `SELECT id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
+            params, worker_id, reroute_count, rerun_batch_id,
+            TIMESTAMPDIFF(MICROSECOND, expected_time, NOW(3)) AS late_us,
+            TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS waiting_us,
+            NOW(3) AS db_now
+       FROM task_instance
+      WHERE state = 'PENDING' AND due_at <= NOW(3)
+      ORDER BY priority DESC, due_at ASC
+      LIMIT ?
+      FOR UPDATE SKIP LOCKED`,
+    [limit],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    taskId: String(r.task_id),
+    taskName: r.task_name,
+    expectedTime: r.expected_time,
+    runNo: Number(r.run_no),
+    bizDate: isoDate(r.biz_date),
+    trigger: r.trigger,
+    attempt: Number(r.attempt),
+    maxAttempts: Number(r.max_attempts),
+    priority: Number(r.priority),
+    params: decodeJson<Record<string, unknown>>(r.params),
+    workerId: r.worker_id,
+    rerouteCount: Number(r.reroute_count),
+    rerunBatchId: r.rerun_batch_id === null ? null : String(r.rerun_batch_id),
+    lateMs: Math.floor(Number(r.late_us) / 1000),
+    waitingMs: Math.floor(Number(r.waiting_us) / 1000),
+    dbNow: r.db_now,
+  }));
+}
+
+/** Tasks by id (a plain read; the definition is re-validated by `taskFromRow`). */
+export async function loadTasksById(db: Queryable, ids: readonly string[]): Promise<Map<string, TaskRecord>> {
+  const out = new Map<string, TaskRecord>();
+  if (ids.length === 0) return out;
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [[...new Set(ids)]]);
+  for (const row of rows) {
+    const record = taskFromRow(row);
+    out.set(record.id, record);
+  }
+  return out;
+}
+
+/**
+ * Locks the task rows (in id order) of tasks whose block strategy is checked at claim (R4), so
+ * two brokers claiming different instances of one serial task decide one after the other.
+ */
+export async function lockTasksForBlockCheck(conn: Queryable, taskIds: readonly string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  const ids = [...new Set(taskIds)].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+  await conn.query(`SELECT id FROM task WHERE id IN (?) ORDER BY id FOR UPDATE`, [ids]);
+}
+
+/** An instance holding a run of its task (R4). */
+export interface ActiveRun {
+  readonly id: string;
+  readonly taskName: string;
+  readonly state: 'DISPATCHED' | 'RUNNING';
+  readonly workerId: string | null;
+  readonly executionId: string | null;
+}
+
+/** The DISPATCHED or RUNNING instances of these tasks (the R4 check at claim). */
+export async function activeRunsOfTasks(db: Queryable, taskNames: readonly string[]): Promise<ActiveRun[]> {
+  if (taskNames.length === 0) return [];
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT id, task_name, state, worker_id, current_execution_id FROM task_instance
+      WHERE task_name IN (?) AND state IN ('DISPATCHED', 'RUNNING')`,
+    [[...new Set(taskNames)]],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    taskName: String(r.task_name),
+    state: r.state as 'DISPATCHED' | 'RUNNING',
+    workerId: (r.worker_id as string | null) ?? null,
+    executionId: (r.current_execution_id as string | null) ?? null,
+  }));
+}
+
+/** One `task_execution` row to create at dispatch. */
+export interface NewExecution {
+  readonly executionId: string;
+  readonly instanceId: string;
+  readonly attempt: number;
+  readonly runNo: number;
+  readonly workerId: string;
+  readonly shardIndex?: number | null;
+  readonly shardTotal?: number | null;
+}
+
+/** Inserts execution rows in state DISPATCHED (dispatched_at = the database clock). */
+export async function insertExecutions(db: Queryable, executions: readonly NewExecution[]): Promise<void> {
+  if (executions.length === 0) return;
+  const rows = executions.map((e) => [e.executionId, e.instanceId, e.attempt, e.runNo, e.shardIndex ?? null, e.shardTotal ?? null, e.workerId]);
+  await db.query(
+    `INSERT INTO task_execution (execution_id, instance_id, attempt, run_no, shard_index, shard_total, worker_id, state, dispatched_at)
+     VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?, 'DISPATCHED', NOW(3))").join(', ')}`,
+    rows.flat(),
+  );
+}
+
+/**
+ * R8, "the ACK deadline starts when the publish is confirmed": after the confirm, the deadline
+ * of the still-DISPATCHED, still-current executions becomes `GREATEST(messageDeadline,
+ * NOW(3) + ackTimeoutMs)`. Before it (set at claim) it is generous, so a publish held during
+ * an AMQP outage never expires in the database first. Returns rows changed.
+ */
+export async function startAckDeadlines(
+  db: Queryable,
+  items: ReadonlyArray<{ instanceId: string; executionId: string }>,
+  messageDeadline: Date,
+  ackTimeoutMs: number,
+): Promise<number> {
+  if (items.length === 0) return 0;
+  const [result] = await db.query<ResultSetHeader>(
+    `UPDATE task_instance
+        SET ack_deadline = GREATEST(?, NOW(3) + INTERVAL ? MICROSECOND)
+      WHERE state = 'DISPATCHED' AND (id, current_execution_id) IN (${items.map(() => '(?, ?)').join(', ')})`,
+    [messageDeadline, ackTimeoutMs * 1000, ...items.flatMap((i) => [i.instanceId, i.executionId])],
+  );
+  return result.affectedRows;
+}
+
+/** Sets the state (and reason) of execution rows. */
+export async function setExecutionState(
+  db: Queryable,
+  executionIds: readonly string[],
+  state: string,
+  reason: string | null,
+  opts: { onlyFrom?: readonly string[]; ended?: boolean } = {},
+): Promise<number> {
+  if (executionIds.length === 0) return 0;
+  const params: unknown[] = [state, reason, executionIds];
+  let where = 'execution_id IN (?)';
+  if (opts.onlyFrom !== undefined) {
+    where += ' AND state IN (?)';
+    params.push(opts.onlyFrom);
+  }
+  const [result] = await db.query<ResultSetHeader>(
+    `UPDATE task_execution SET state = ?, reason = ?${opts.ended ? ', ended_at = COALESCE(ended_at, NOW(3))' : ''} WHERE ${where}`,
+    params,
+  );
+  return result.affectedRows;
+}
+
+/**
+ * Appends one `NO_WORKER` event per instance (R11): only when the instance has none yet.
+ * Returns the ids that got one now.
+ */
+export async function recordNoWorker(db: Queryable, instanceIds: readonly string[], message: string): Promise<string[]> {
+  if (instanceIds.length === 0) return [];
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT DISTINCT instance_id FROM event_log WHERE instance_id IN (?) AND type = 'NO_WORKER'`,
+    [instanceIds],
+  );
+  const seen = new Set(rows.map((r) => String(r.instance_id)));
+  const fresh = instanceIds.filter((id) => !seen.has(id));
+  if (fresh.length > 0) {
+    await db.query(
+      `INSERT INTO event_log (instance_id, type, message) VALUES ${fresh.map(() => "(?, 'NO_WORKER', ?)").join(', ')}`,
+      fresh.flatMap((id) => [id, message.slice(0, 2_048)]),
+    );
+  }
+  return fresh;
+}
+
+/** Whether an admin paused all dispatching (`system_flag` `dispatch_paused`). */
+export async function isDispatchPaused(db: Queryable): Promise<boolean> {
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT value FROM system_flag WHERE name = 'dispatch_paused'`);
+  const row = rows[0];
+  return row !== undefined && decodeJson(row.value) === true;
+}
+
+/** Sets or clears the global pause (admin API; tests). */
+export async function setDispatchPaused(db: Queryable, paused: boolean, by: string | null = null): Promise<void> {
+  await db.query(
+    `INSERT INTO system_flag (name, value, updated_by) VALUES ('dispatch_paused', ?, ?)
+     ON DUPLICATE KEY UPDATE value = VALUES(value), updated_by = VALUES(updated_by)`,
+    [paused ? 'true' : 'false', by],
+  );
+}
+
+/** A rerun batch's concurrency limit and how many of its instances hold a run now (R20). */
+export interface RerunBatchLoad {
+  readonly concurrency: number | null;
+  readonly active: number;
+}
+
+/** Limits and active runs of rerun batches, checked at claim (R20). */
+export async function rerunBatchLoads(db: Queryable, batchIds: readonly string[]): Promise<Map<string, RerunBatchLoad>> {
+  const out = new Map<string, RerunBatchLoad>();
+  if (batchIds.length === 0) return out;
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT b.id, b.concurrency,
+            (SELECT COUNT(*) FROM task_instance i WHERE i.rerun_batch_id = b.id AND i.state IN ('DISPATCHED', 'RUNNING')) AS active
+       FROM rerun_batch b WHERE b.id IN (?) ORDER BY b.id FOR UPDATE`,
+    [[...new Set(batchIds)]],
+  );
+  for (const r of rows) out.set(String(r.id), { concurrency: r.concurrency == null ? null : Number(r.concurrency), active: Number(r.active) });
+  return out;
+}

@@ -1,0 +1,277 @@
+/**
+ * Reading `task_instance`, `task_execution` and `event_log` for people (admin API): one
+ * instance, filtered lists newest first, the run log and the events of an instance.
+ */
+import type { RowDataPacket } from 'mysql2';
+import type { InstanceState } from '@ax/core';
+import { decodeJson, decodeJsonNullable } from '../json.js';
+import type { Queryable } from '../schema-version.js';
+
+/** An instance as stored. */
+export interface InstanceRecord {
+  readonly id: string;
+  readonly taskId: string;
+  readonly taskName: string;
+  readonly expectedTime: Date;
+  /** `YYYY-MM-DD`. */
+  readonly bizDate: string;
+  readonly trigger: string;
+  readonly runNo: number;
+  readonly state: InstanceState;
+  readonly reason: string | null;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly params: Record<string, unknown>;
+  readonly workerId: string | null;
+  readonly currentExecutionId: string | null;
+  readonly rerunBatchId: string | null;
+  readonly dueAt: Date;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly endedAt: Date | null;
+}
+
+/** The columns of an instance row, in select order. */
+export const INSTANCE_COLUMNS = `id, task_id, task_name, expected_time, biz_date, \`trigger\`, run_no, state, reason, attempt,
+  max_attempts, priority, params, worker_id, current_execution_id, rerun_batch_id, due_at, created_at, started_at, ended_at`;
+
+/** `YYYY-MM-DD` of a DATE column read as UTC midnight. */
+export function bizDateText(value: Date | string): string {
+  return typeof value === 'string' ? value.slice(0, 10) : value.toISOString().slice(0, 10);
+}
+
+/** A row → a record. */
+export function instanceFromRow(row: RowDataPacket): InstanceRecord {
+  const r = row as RowDataPacket & Record<string, unknown>;
+  return {
+    id: String(r['id']),
+    taskId: String(r['task_id']),
+    taskName: String(r['task_name']),
+    expectedTime: r['expected_time'] as Date,
+    bizDate: bizDateText(r['biz_date'] as Date),
+    trigger: String(r['trigger']),
+    runNo: Number(r['run_no']),
+    state: String(r['state']) as InstanceState,
+    reason: (r['reason'] as string | null) ?? null,
+    attempt: Number(r['attempt']),
+    maxAttempts: Number(r['max_attempts']),
+    priority: Number(r['priority']),
+    params: decodeJson<Record<string, unknown>>(r['params']),
+    workerId: (r['worker_id'] as string | null) ?? null,
+    currentExecutionId: (r['current_execution_id'] as string | null) ?? null,
+    rerunBatchId: r['rerun_batch_id'] == null ? null : String(r['rerun_batch_id']),
+    dueAt: r['due_at'] as Date,
+    createdAt: r['created_at'] as Date,
+    startedAt: (r['started_at'] as Date | null) ?? null,
+    endedAt: (r['ended_at'] as Date | null) ?? null,
+  };
+}
+
+/** One instance, or null. `forUpdate` locks the row (inside a transaction). */
+export async function getInstance(db: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<InstanceRecord | null> {
+  if (!/^\d{1,20}$/.test(id)) return null;
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${INSTANCE_COLUMNS} FROM task_instance WHERE id = ?${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
+  const row = rows[0];
+  return row === undefined ? null : instanceFromRow(row);
+}
+
+/** Filters and page of {@link listInstances}. */
+export interface ListInstancesOptions {
+  taskName?: string;
+  states?: readonly string[];
+  bizDate?: string;
+  /** Instances whose expected time is at or after this. */
+  from?: Date;
+  /** Instances whose expected time is before this. */
+  to?: Date;
+  /** Keyset cursor: instances with a smaller id. */
+  beforeId?: string;
+  limit: number;
+}
+
+/** Instances newest first (by id: creation order). */
+export async function listInstances(db: Queryable, opts: ListInstancesOptions): Promise<InstanceRecord[]> {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (opts.taskName !== undefined) {
+    where.push('task_name = ?');
+    values.push(opts.taskName);
+  }
+  if (opts.states !== undefined && opts.states.length > 0) {
+    where.push('state IN (?)');
+    values.push(opts.states);
+  }
+  if (opts.bizDate !== undefined) {
+    where.push('biz_date = ?');
+    values.push(opts.bizDate);
+  }
+  if (opts.from !== undefined) {
+    where.push('expected_time >= ?');
+    values.push(opts.from);
+  }
+  if (opts.to !== undefined) {
+    where.push('expected_time < ?');
+    values.push(opts.to);
+  }
+  if (opts.beforeId !== undefined) {
+    where.push('id < ?');
+    values.push(opts.beforeId);
+  }
+  values.push(opts.limit);
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${INSTANCE_COLUMNS} FROM task_instance ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY id DESC LIMIT ?`,
+    values,
+  );
+  return rows.map(instanceFromRow);
+}
+
+/** Every instance of these tasks (`null` = of every task) on a business date, oldest slot first. */
+export async function instancesOfBizDate(
+  db: Queryable,
+  taskNames: readonly string[] | null,
+  bizDate: string,
+  opts: { forUpdate?: boolean; states?: readonly string[] } = {},
+): Promise<InstanceRecord[]> {
+  if (taskNames !== null && taskNames.length === 0) return [];
+  const where = ['biz_date = ?'];
+  const values: unknown[] = [bizDate];
+  if (taskNames !== null) {
+    where.push('task_name IN (?)');
+    values.push(taskNames);
+  }
+  if (opts.states !== undefined && opts.states.length > 0) {
+    where.push('state IN (?)');
+    values.push(opts.states);
+  }
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${INSTANCE_COLUMNS} FROM task_instance WHERE ${where.join(' AND ')}
+      ORDER BY expected_time, id${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    values,
+  );
+  return rows.map(instanceFromRow);
+}
+
+/** Instances of one task at these slot times (epoch ms), keyed by ms. */
+export async function instancesAtSlots(
+  db: Queryable,
+  taskName: string,
+  expectedMs: readonly number[],
+  opts: { forUpdate?: boolean } = {},
+): Promise<Map<number, InstanceRecord>> {
+  const out = new Map<number, InstanceRecord>();
+  for (let i = 0; i < expectedMs.length; i += 500) {
+    const chunk = expectedMs.slice(i, i + 500).map((ms) => new Date(ms));
+    const [rows] = await db.query<RowDataPacket[]>(
+      `SELECT ${INSTANCE_COLUMNS} FROM task_instance WHERE task_name = ? AND expected_time IN (?)${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+      [taskName, chunk],
+    );
+    for (const row of rows) {
+      const rec = instanceFromRow(row);
+      out.set(rec.expectedTime.getTime(), rec);
+    }
+  }
+  return out;
+}
+
+/** One attempt's dispatch as stored (the run log). */
+export interface ExecutionRecord {
+  readonly executionId: string;
+  readonly instanceId: string;
+  readonly attempt: number;
+  readonly runNo: number;
+  readonly shardIndex: number | null;
+  readonly shardTotal: number | null;
+  readonly workerId: string;
+  readonly state: string;
+  readonly reason: string | null;
+  readonly dispatchedAt: Date;
+  readonly ackedAt: Date | null;
+  readonly startedAt: Date | null;
+  readonly endedAt: Date | null;
+  readonly exitCode: number | null;
+  readonly outputTail: string | null;
+  readonly outputTruncated: boolean;
+  readonly error: string | null;
+  readonly result: unknown;
+}
+
+const EXECUTION_COLUMNS = `execution_id, instance_id, attempt, run_no, shard_index, shard_total, worker_id, state, reason,
+  dispatched_at, acked_at, started_at, ended_at, exit_code, output_tail, output_truncated, error, result`;
+
+function executionFromRow(row: RowDataPacket): ExecutionRecord {
+  const r = row as RowDataPacket & Record<string, unknown>;
+  return {
+    executionId: String(r['execution_id']),
+    instanceId: String(r['instance_id']),
+    attempt: Number(r['attempt']),
+    runNo: Number(r['run_no']),
+    shardIndex: r['shard_index'] == null ? null : Number(r['shard_index']),
+    shardTotal: r['shard_total'] == null ? null : Number(r['shard_total']),
+    workerId: String(r['worker_id']),
+    state: String(r['state']),
+    reason: (r['reason'] as string | null) ?? null,
+    dispatchedAt: r['dispatched_at'] as Date,
+    ackedAt: (r['acked_at'] as Date | null) ?? null,
+    startedAt: (r['started_at'] as Date | null) ?? null,
+    endedAt: (r['ended_at'] as Date | null) ?? null,
+    exitCode: r['exit_code'] == null ? null : Number(r['exit_code']),
+    outputTail: (r['output_tail'] as string | null) ?? null,
+    outputTruncated: Number(r['output_truncated']) === 1,
+    error: (r['error'] as string | null) ?? null,
+    result: decodeJsonNullable(r['result']),
+  };
+}
+
+/** The executions of an instance, oldest first. */
+export async function listExecutions(db: Queryable, instanceId: string): Promise<ExecutionRecord[]> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${EXECUTION_COLUMNS} FROM task_execution WHERE instance_id = ? ORDER BY id`,
+    [instanceId],
+  );
+  return rows.map(executionFromRow);
+}
+
+/** One execution by its execution id, or null. */
+export async function getExecution(db: Queryable, executionId: string): Promise<ExecutionRecord | null> {
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${EXECUTION_COLUMNS} FROM task_execution WHERE execution_id = ?`, [executionId]);
+  const row = rows[0];
+  return row === undefined ? null : executionFromRow(row);
+}
+
+/** An event as stored. */
+export interface EventRecord {
+  readonly id: string;
+  readonly type: string;
+  readonly at: Date;
+  readonly executionId: string | null;
+  readonly workerId: string | null;
+  readonly message: string | null;
+  readonly data: Record<string, unknown> | null;
+}
+
+/** The events of an instance in order (at most `limit`, the latest ones). */
+export async function listInstanceEvents(db: Queryable, instanceId: string, limit = 1000): Promise<EventRecord[]> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT id, type, at, execution_id, worker_id, message, data FROM
+       (SELECT id, type, at, execution_id, worker_id, message, data FROM event_log WHERE instance_id = ? ORDER BY id DESC LIMIT ?) e
+      ORDER BY id`,
+    [instanceId, limit],
+  );
+  return rows.map((row) => {
+    const r = row as RowDataPacket & Record<string, unknown>;
+    return {
+      id: String(r['id']),
+      type: String(r['type']),
+      at: r['at'] as Date,
+      executionId: (r['execution_id'] as string | null) ?? null,
+      workerId: (r['worker_id'] as string | null) ?? null,
+      message: (r['message'] as string | null) ?? null,
+      data: decodeJsonNullable<Record<string, unknown>>(r['data']),
+    };
+  });
+}

@@ -1,0 +1,350 @@
+/**
+ * `task`: task definitions (ADMIN-API.md "Task definition") and the scheduler's bookkeeping
+ * columns (watermark `last_fire_time`, `next_fire_time`, misfire counters).
+ *
+ * The mapping between a row and a `TaskDefinition` lives here and nowhere else
+ * ({@link taskFromRow}, {@link definitionColumns}). Definition writes bump `version`
+ * (optimistic concurrency: a replace names the version it read and loses with
+ * {@link TaskVersionConflictError} when someone else wrote first). The caller publishes
+ * `<ns>:task-changed` (payload: the task name) after every committed definition change, so
+ * every scheduler re-reads it at once.
+ */
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
+import { StoreError, isDuplicateKeyError } from '../errors.js';
+import { decodeJson, encodeJson } from '../json.js';
+import type { Queryable } from '../schema-version.js';
+
+/** A task as stored: its definition plus the resource fields. */
+export interface TaskRecord {
+  /** Immutable row id (decimal string, like every BIGINT id). */
+  readonly id: string;
+  readonly definition: TaskDefinition;
+  readonly version: number;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  /** Watermark: every slot up to here has its row or was decided by the misfire/serial policy (R2). */
+  readonly lastFireTime: Date | null;
+  readonly nextFireTime: Date | null;
+  readonly skippedCount: number;
+  readonly coalescedCount: number;
+}
+
+/** A replace or delete named a version that is no longer current. */
+export class TaskVersionConflictError extends StoreError {
+  constructor(
+    readonly taskName: string,
+    readonly expectedVersion: number,
+    readonly actualVersion: number | null,
+  ) {
+    super(
+      actualVersion === null
+        ? `task ${JSON.stringify(taskName)} does not exist`
+        : `task ${JSON.stringify(taskName)} is at version ${actualVersion}, not ${expectedVersion}`,
+    );
+    this.name = 'TaskVersionConflictError';
+  }
+}
+
+/** A create named a task that exists already. */
+export class TaskExistsError extends StoreError {
+  constructor(readonly taskName: string) {
+    super(`task ${JSON.stringify(taskName)} already exists`);
+    this.name = 'TaskExistsError';
+  }
+}
+
+/** The columns of a task row, in select order. */
+export const TASK_COLUMNS = `id, name, description, owner, schedule, timezone, exec, params, tags, priority,
+  timeout_s, retry, misfire, block_strategy, max_lateness_s, route, biz_date_offset_days,
+  dependency_timeout_s, enabled, version, last_fire_time, next_fire_time, skipped_count,
+  coalesced_count, created_at, updated_at`;
+
+type TaskRow = RowDataPacket & {
+  id: string;
+  name: string;
+  description: string;
+  owner: string;
+  schedule: unknown;
+  timezone: string;
+  exec: unknown;
+  params: unknown;
+  tags: unknown;
+  priority: number;
+  timeout_s: number;
+  retry: unknown;
+  misfire: unknown;
+  block_strategy: string;
+  max_lateness_s: number | null;
+  route: string;
+  biz_date_offset_days: number;
+  dependency_timeout_s: number;
+  enabled: number;
+  version: number;
+  last_fire_time: Date | null;
+  next_fire_time: Date | null;
+  skipped_count: string;
+  coalesced_count: string;
+  created_at: Date;
+  updated_at: Date;
+};
+
+/**
+ * A row → a record. The definition is re-validated through core's schema, so a row written by
+ * an older build gets today's defaults and a corrupt row fails loudly here, not deep in a loop.
+ */
+export function taskFromRow(row: RowDataPacket): TaskRecord {
+  const r = row as TaskRow;
+  const schedule = decodeJson<Record<string, unknown>>(r.schedule);
+  const definition = parseTaskDefinitionOrThrow({
+    name: r.name,
+    description: r.description,
+    owner: r.owner,
+    schedule: { ...schedule, timezone: r.timezone },
+    exec: decodeJson(r.exec),
+    params: decodeJson(r.params),
+    tags: decodeJson(r.tags),
+    priority: Number(r.priority),
+    timeoutSeconds: Number(r.timeout_s),
+    retry: decodeJson(r.retry),
+    misfire: decodeJson(r.misfire),
+    block: r.block_strategy,
+    maxLatenessSeconds: r.max_lateness_s === null ? null : Number(r.max_lateness_s),
+    route: r.route,
+    bizDateOffsetDays: Number(r.biz_date_offset_days),
+    enabled: Number(r.enabled) === 1,
+    dependencyTimeoutSeconds: Number(r.dependency_timeout_s),
+  });
+  return {
+    id: String(r.id),
+    definition,
+    version: Number(r.version),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    lastFireTime: r.last_fire_time,
+    nextFireTime: r.next_fire_time,
+    skippedCount: Number(r.skipped_count),
+    coalescedCount: Number(r.coalesced_count),
+  };
+}
+
+/** The definition columns of a row (without `name`), in {@link DEFINITION_COLUMN_NAMES} order. */
+function definitionColumns(def: TaskDefinition): Array<string | number | null> {
+  return [
+    def.description,
+    def.owner,
+    encodeJson(def.schedule),
+    def.schedule.type,
+    def.schedule.timezone,
+    encodeJson(def.exec),
+    encodeJson(def.params),
+    encodeJson(def.tags),
+    def.priority,
+    def.timeoutSeconds,
+    encodeJson(def.retry),
+    encodeJson(def.misfire),
+    def.block,
+    def.maxLatenessSeconds,
+    def.route,
+    def.bizDateOffsetDays,
+    def.dependencyTimeoutSeconds,
+    def.enabled ? 1 : 0,
+  ];
+}
+
+const DEFINITION_COLUMN_NAMES = [
+  'description',
+  'owner',
+  'schedule',
+  'schedule_type',
+  'timezone',
+  'exec',
+  'params',
+  'tags',
+  'priority',
+  'timeout_s',
+  'retry',
+  'misfire',
+  'block_strategy',
+  'max_lateness_s',
+  'route',
+  'biz_date_offset_days',
+  'dependency_timeout_s',
+  'enabled',
+] as const;
+
+/** One task by name, or null. `forUpdate` locks the row (inside a transaction). */
+export async function getTask(db: Queryable, name: string, opts: { forUpdate?: boolean } = {}): Promise<TaskRecord | null> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${TASK_COLUMNS} FROM task WHERE name = ?${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    [name],
+  );
+  const row = rows[0];
+  return row === undefined ? null : taskFromRow(row);
+}
+
+/** One task by id, or null. */
+export async function getTaskById(db: Queryable, id: string): Promise<TaskRecord | null> {
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = ?`, [id]);
+  const row = rows[0];
+  return row === undefined ? null : taskFromRow(row);
+}
+
+/** Filters and page of {@link listTasks}. */
+export interface ListTasksOptions {
+  /** Only enabled (true) or disabled (false) tasks. Default: both. */
+  enabled?: boolean;
+  /** Only tasks carrying this tag. */
+  tag?: string;
+  /** Substring of the name or description. */
+  q?: string;
+  /** Only these names. */
+  names?: readonly string[];
+  /** Names after this one (keyset cursor: the last name of the previous page). */
+  afterName?: string;
+  /** Page size. Default: no limit. */
+  limit?: number;
+}
+
+/** Tasks ordered by name. */
+export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Promise<TaskRecord[]> {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (opts.enabled !== undefined) {
+    where.push('enabled = ?');
+    values.push(opts.enabled ? 1 : 0);
+  }
+  if (opts.tag !== undefined) {
+    where.push('JSON_CONTAINS(tags, ?)');
+    values.push(encodeJson(opts.tag));
+  }
+  if (opts.q !== undefined && opts.q !== '') {
+    const like = `%${opts.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    where.push('(name LIKE ? OR description LIKE ?)');
+    values.push(like, like);
+  }
+  if (opts.names !== undefined) {
+    if (opts.names.length === 0) return [];
+    where.push('name IN (?)');
+    values.push(opts.names);
+  }
+  if (opts.afterName !== undefined) {
+    where.push('name > ?');
+    values.push(opts.afterName);
+  }
+  const limit = opts.limit === undefined ? '' : ' LIMIT ?';
+  if (opts.limit !== undefined) values.push(opts.limit);
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${TASK_COLUMNS} FROM task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY name${limit}`,
+    values,
+  );
+  return rows.map(taskFromRow);
+}
+
+/**
+ * Creates a task at version 1. `createdAt` (default: the database clock) is also the anchor of
+ * a `fixed_rate` schedule without `startAt` (R1).
+ * @throws TaskExistsError when the name is taken.
+ */
+export async function insertTask(db: Queryable, def: TaskDefinition, opts: { createdAt?: Date } = {}): Promise<TaskRecord> {
+  const cols = ['name', ...DEFINITION_COLUMN_NAMES, 'version', 'created_at', 'updated_at'];
+  const at = opts.createdAt ?? null;
+  try {
+    await db.query<ResultSetHeader>(
+      `INSERT INTO task (${cols.join(', ')})
+       VALUES (?, ${DEFINITION_COLUMN_NAMES.map(() => '?').join(', ')}, 1,
+               COALESCE(?, CURRENT_TIMESTAMP(3)), COALESCE(?, CURRENT_TIMESTAMP(3)))`,
+      [def.name, ...definitionColumns(def), at, at],
+    );
+  } catch (err) {
+    if (isDuplicateKeyError(err)) throw new TaskExistsError(def.name);
+    throw err;
+  }
+  const created = await getTask(db, def.name);
+  if (created === null) throw new StoreError(`task ${def.name} vanished right after its insert`);
+  return created;
+}
+
+/**
+ * Replaces the definition of `def.name` when its current version is `expectedVersion`, and
+ * bumps the version. The watermark stays: the new schedule continues from it.
+ * @throws TaskVersionConflictError when the task is gone or at another version.
+ */
+export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVersion: number): Promise<TaskRecord> {
+  const before = await getTask(db, def.name);
+  // A new schedule (or a re-enable) takes effect from now: the slots of the new schedule
+  // before the edit are not missed slots (misfire) and not holes to fill (R2).
+  const restart =
+    before !== null &&
+    (JSON.stringify(before.definition.schedule) !== JSON.stringify(def.schedule) || (!before.definition.enabled && def.enabled));
+  const [result] = await db.query<ResultSetHeader>(
+    `UPDATE task SET ${DEFINITION_COLUMN_NAMES.map((c) => `${c} = ?`).join(', ')},
+            version = version + 1, updated_at = CURRENT_TIMESTAMP(3)${restart ? `,
+            last_fire_time = CASE WHEN last_fire_time IS NULL OR last_fire_time < CURRENT_TIMESTAMP(3)
+                                  THEN CURRENT_TIMESTAMP(3) ELSE last_fire_time END` : ''}
+      WHERE name = ? AND version = ?`,
+    [...definitionColumns(def), def.name, expectedVersion],
+  );
+  if (result.affectedRows !== 1) {
+    const current = await getTask(db, def.name);
+    throw new TaskVersionConflictError(def.name, expectedVersion, current?.version ?? null);
+  }
+  const updated = await getTask(db, def.name);
+  if (updated === null) throw new TaskVersionConflictError(def.name, expectedVersion, null);
+  return updated;
+}
+
+/**
+ * Switches scheduling on or off (bumps the version, so a scheduler holding the old definition
+ * can no longer insert its slots, R3). Enabling moves the watermark to now: the slots of the
+ * paused period are neither misfires nor holes. Returns the task, or null when it does not exist. A
+ * no-op switch (already in that state) changes nothing.
+ */
+export async function setTaskEnabled(db: Queryable, name: string, enabled: boolean): Promise<TaskRecord | null> {
+  await db.query<ResultSetHeader>(
+    // last_fire_time is assigned before enabled: both engines evaluate SET left to right.
+    `UPDATE task SET last_fire_time = CASE WHEN enabled = 0 AND (last_fire_time IS NULL OR last_fire_time < CURRENT_TIMESTAMP(3))
+                                  THEN CURRENT_TIMESTAMP(3) ELSE last_fire_time END,
+            enabled = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+      WHERE name = ? AND enabled <> ?`,
+    [enabled ? 1 : 0, name, enabled ? 1 : 0],
+  );
+  return getTask(db, name);
+}
+
+/** {@link setTaskEnabled} true. */
+export function enableTask(db: Queryable, name: string): Promise<TaskRecord | null> {
+  return setTaskEnabled(db, name, true);
+}
+
+/** {@link setTaskEnabled} false. */
+export function disableTask(db: Queryable, name: string): Promise<TaskRecord | null> {
+  return setTaskEnabled(db, name, false);
+}
+
+/**
+ * Deletes a task (its edges go with it by foreign key; instances stay, R3). With
+ * `expectedVersion`, only that version. Returns whether a row was deleted.
+ */
+export async function deleteTask(db: Queryable, name: string, expectedVersion?: number): Promise<boolean> {
+  const [result] = await db.query<ResultSetHeader>(
+    `DELETE FROM task WHERE name = ?${expectedVersion === undefined ? '' : ' AND version = ?'}`,
+    expectedVersion === undefined ? [name] : [name, expectedVersion],
+  );
+  return result.affectedRows === 1;
+}
+
+/** A task's parents (`task_edge`) with their rules. */
+export interface TaskEdgeRow {
+  readonly parent: string;
+  readonly child: string;
+  readonly rule: 'ALL_SUCCESS' | 'ALL_DONE';
+}
+
+/** Every DAG edge (the scheduler keeps them with the definitions). */
+export async function listEdges(db: Queryable): Promise<TaskEdgeRow[]> {
+  const [rows] = await db.query<Array<RowDataPacket & { parent_task: string; child_task: string; rule: string }>>(
+    'SELECT parent_task, child_task, rule FROM task_edge ORDER BY child_task, parent_task',
+  );
+  return rows.map((r) => ({ parent: r.parent_task, child: r.child_task, rule: r.rule === 'ALL_DONE' ? 'ALL_DONE' : 'ALL_SUCCESS' }));
+}

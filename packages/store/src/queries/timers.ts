@@ -1,0 +1,116 @@
+/**
+ * Timed transitions as predicates on the database clock (R6, R7): every broker scans them and
+ * applies conditional UPDATEs, so no in-process timer owns a transition. Each scan locks what
+ * it found with `FOR UPDATE SKIP LOCKED`: call inside a transaction.
+ */
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import type { Queryable } from '../schema-version.js';
+
+/** An instance found by a timer scan. */
+export interface TimedInstance {
+  readonly id: string;
+  readonly taskId: string;
+  readonly taskName: string;
+  readonly bizDate: string;
+  readonly workerId: string | null;
+  readonly executionId: string | null;
+  /** State of the current execution row (`ASYNC` = accepted by an HTTP endpoint, R15). */
+  readonly executionState: string | null;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly rerouteCount: number;
+  readonly lostCount: number;
+}
+
+type Row = RowDataPacket & Record<string, unknown>;
+
+function toTimed(r: Row): TimedInstance {
+  return {
+    id: String(r.id),
+    taskId: String(r.task_id),
+    taskName: String(r.task_name),
+    bizDate: r.biz_date instanceof Date ? r.biz_date.toISOString().slice(0, 10) : String(r.biz_date),
+    workerId: (r.worker_id as string | null) ?? null,
+    executionId: (r.current_execution_id as string | null) ?? null,
+    executionState: (r.exec_state as string | null) ?? null,
+    attempt: Number(r.attempt),
+    maxAttempts: Number(r.max_attempts),
+    rerouteCount: Number(r.reroute_count),
+    lostCount: Number(r.lost_count),
+  };
+}
+
+async function scan(conn: Queryable, where: string, params: unknown[], limit: number): Promise<TimedInstance[]> {
+  const [rows] = await conn.query<Row[]>(
+    `SELECT i.id, i.task_id, i.task_name, i.biz_date, i.worker_id, i.current_execution_id, i.attempt, i.max_attempts,
+            i.reroute_count, i.lost_count,
+            (SELECT e.state FROM task_execution e WHERE e.execution_id = i.current_execution_id) AS exec_state
+       FROM task_instance i
+      WHERE ${where}
+      ORDER BY i.id
+      LIMIT ?
+      FOR UPDATE SKIP LOCKED`,
+    [...params, limit],
+  );
+  return rows.map(toTimed);
+}
+
+/** RETRY_WAIT instances whose `due_at` has passed. */
+export function scanRetryDue(conn: Queryable, limit: number): Promise<TimedInstance[]> {
+  return scan(conn, `i.state = 'RETRY_WAIT' AND i.due_at <= NOW(3)`, [], limit);
+}
+
+/** DISPATCHED instances whose ACK deadline passed more than `graceMs` ago (R8: 3 s). */
+export function scanAckExpired(conn: Queryable, graceMs: number, limit: number): Promise<TimedInstance[]> {
+  return scan(conn, `i.state = 'DISPATCHED' AND i.ack_deadline + INTERVAL ? MICROSECOND < NOW(3)`, [graceMs * 1000], limit);
+}
+
+/** RUNNING instances whose lease passed more than `graceMs` ago (R14; async attempt deadlines too). */
+export function scanLeaseExpired(conn: Queryable, graceMs: number, limit: number): Promise<TimedInstance[]> {
+  return scan(conn, `i.state = 'RUNNING' AND i.lease_until + INTERVAL ? MICROSECOND < NOW(3)`, [graceMs * 1000], limit);
+}
+
+/**
+ * Moves the lease (or attempt deadline) of a RUNNING instance to now + `ms`, fenced by its
+ * execution. Not a state change; true when the row matched.
+ */
+export async function extendLease(db: Queryable, instanceId: string, executionId: string, ms: number): Promise<boolean> {
+  const [result] = await db.query<ResultSetHeader>(
+    `UPDATE task_instance SET lease_until = NOW(3) + INTERVAL ? MICROSECOND
+      WHERE id = ? AND state = 'RUNNING' AND current_execution_id = ?`,
+    [Math.round(ms) * 1000, instanceId, executionId],
+  );
+  return result.affectedRows === 1;
+}
+
+/** A RUNNING instance past 80 % of its task's timeout without a LONG_RUNNING alert yet. */
+export interface LongRunning {
+  readonly id: string;
+  readonly taskName: string;
+  readonly workerId: string | null;
+  readonly executionId: string | null;
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * RUNNING instances whose attempt passed `fraction` (0.8) of the task's `timeout_s` on the
+ * database clock and that have no `LONG_RUNNING` alert yet (DESIGN §7).
+ */
+export async function scanLongRunning(db: Queryable, fraction: number, limit: number): Promise<LongRunning[]> {
+  const [rows] = await db.query<Row[]>(
+    `SELECT i.id, i.task_name, i.worker_id, i.current_execution_id, t.timeout_s
+       FROM task_instance i JOIN task t ON t.id = i.task_id
+      WHERE i.state = 'RUNNING' AND i.started_at IS NOT NULL
+        AND i.started_at + INTERVAL (t.timeout_s * ?) MICROSECOND < NOW(3)
+        AND NOT EXISTS (SELECT 1 FROM alert_log a WHERE a.dedup_key = CONCAT('LONG_RUNNING:instance:', i.id))
+      LIMIT ?`,
+    [Math.round(fraction * 1_000_000), limit],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    taskName: String(r.task_name),
+    workerId: (r.worker_id as string | null) ?? null,
+    executionId: (r.current_execution_id as string | null) ?? null,
+    timeoutSeconds: Number(r.timeout_s),
+  }));
+}

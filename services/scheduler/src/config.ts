@@ -1,0 +1,70 @@
+/**
+ * The resolved configuration of the scheduler engine. `env.ts` builds it from the environment;
+ * tests build it with {@link resolveSchedulerConfig} and a few overrides. Nothing in here is a
+ * test switch: every field is an operating parameter with a production default.
+ */
+
+/** Operating parameters of a scheduler engine. */
+export interface SchedulerConfig {
+  /** `AX_NAMESPACE`: prefix of Redis keys and channels. Default `ax`. */
+  readonly namespace: string;
+  /** Identity in logs, alerts and Redis (`<host>-<pid>` by default). */
+  readonly schedulerId: string;
+  /** `AX_FIRE_LOCK_TTL_MS`: TTL of a slot's Redis fire lock; also the age after which a missing slot is re-inserted (R2). Default 30000. */
+  readonly fireLockTtlMs: number;
+  /** `AX_MISFIRE_THRESHOLD_MS`: lateness after which a slot counts as missed. Default 5000. */
+  readonly misfireThresholdMs: number;
+  /** `AX_SCHEDULER_SKEW_LIMIT_MS`: offset from MySQL `NOW(3)` above which firing stops. Default 2000. */
+  readonly skewLimitMs: number;
+  /** `AX_SCHEDULER_HORIZON_MS`: how far ahead the time wheel holds fires. Default 60000. */
+  readonly horizonMs: number;
+  /** Most fires per task put on the wheel by one refill. Default 600. */
+  readonly maxQueuedPerTask: number;
+  /** `AX_SCHEDULER_TICK_MS`: period of the fire loop. Default 100. */
+  readonly tickIntervalMs: number;
+  /** `AX_SCHEDULER_REFILL_MS`: period of refill + re-scan (R2). Default 1000. */
+  readonly refillIntervalMs: number;
+  /** `AX_SCHEDULER_RESYNC_MS`: period of the full re-read of definitions (pub/sub fallback). Default 30000. */
+  readonly resyncIntervalMs: number;
+  /** `AX_SCHEDULER_DAG_SCAN_MS`: period of the DAG readiness and dependency-timeout scan (event fallback). Default 5000. */
+  readonly dagScanIntervalMs: number;
+  /** `AX_SCHEDULER_SKEW_CHECK_MS`: period of the clock-skew check. Default 60000. */
+  readonly skewCheckIntervalMs: number;
+  /** `AX_RETENTION_DAYS`: days of final history kept. Default 30. */
+  readonly retentionDays: number;
+  /** `AX_SCHEDULER_RETENTION_MS`: period of the purge. Default 3600000. */
+  readonly retentionIntervalMs: number;
+  /** Instances purged per batch (one transaction). Default 500. */
+  readonly retentionBatchSize: number;
+  /** Most missed slots counted for one misfire decision (beyond it the counters stop at the cap). Default 100000. */
+  readonly maxMisfireSlots: number;
+  /** `AX_DEPENDENCY_TIMEOUT_S` fallback; tasks carry their own `dependencyTimeoutSeconds`. Default 86400. */
+  readonly dependencyTimeoutSeconds: number;
+}
+
+/** Defaults of everything but the identity. */
+export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, 'schedulerId' | 'namespace'> = Object.freeze({
+  fireLockTtlMs: 30_000,
+  misfireThresholdMs: 5_000,
+  skewLimitMs: 2_000,
+  horizonMs: 60_000,
+  maxQueuedPerTask: 600,
+  tickIntervalMs: 100,
+  refillIntervalMs: 1_000,
+  resyncIntervalMs: 30_000,
+  dagScanIntervalMs: 5_000,
+  skewCheckIntervalMs: 60_000,
+  retentionDays: 30,
+  retentionIntervalMs: 3_600_000,
+  retentionBatchSize: 500,
+  maxMisfireSlots: 100_000,
+  dependencyTimeoutSeconds: 86_400,
+});
+
+/** A full configuration from the identity and any overrides. */
+export function resolveSchedulerConfig(
+  base: { namespace: string; schedulerId: string },
+  overrides: Partial<SchedulerConfig> = {},
+): SchedulerConfig {
+  return { ...DEFAULT_SCHEDULER_CONFIG, ...base, ...overrides };
+}

@@ -1,0 +1,126 @@
+/** What the engine's parts share: dependencies, configuration and the in-memory state. */
+import type { Pool } from 'mysql2/promise';
+import { bizDateOf, type Clock } from '@ax/core';
+import type { Logger, Redis, RedisKeys } from '@ax/kit';
+import { createSlotInstances, isRetryableMysqlError, slotKey, withTransaction, type SlotOutcome, type SlotToCreate } from '@ax/store';
+import type { SchedulerConfig } from './config.js';
+import type { SchedulerMetrics } from './metrics.js';
+import type { CachedTask, TaskCache } from './task-cache.js';
+import type { TimeWheel } from './time-wheel.js';
+
+/** The dependencies an engine is built from. */
+export interface SchedulerDeps {
+  readonly pool: Pool;
+  readonly redis: Redis;
+  readonly clock: Clock;
+  readonly config: SchedulerConfig;
+  readonly logger: Logger;
+  /** Default: a fresh registry. */
+  readonly metrics?: SchedulerMetrics;
+}
+
+/** Mutable state of one engine. */
+export interface EngineState {
+  /** Start of the current live period: slots before `liveSinceMs − misfire threshold` that nobody fired are misfires. */
+  liveSinceMs: number;
+  /** Time of the last `tick` (null before the first). */
+  lastTickMs: number | null;
+  /** Firing stopped by clock skew (R-clock, §9). */
+  firingPaused: boolean;
+  /** Per task: definition version and the end of what is on the wheel. */
+  readonly queued: Map<string, { version: number; untilMs: number }>;
+}
+
+export interface EngineContext {
+  readonly pool: Pool;
+  readonly redis: Redis;
+  readonly clock: Clock;
+  readonly config: SchedulerConfig;
+  readonly logger: Logger;
+  readonly metrics: SchedulerMetrics;
+  readonly keys: RedisKeys;
+  readonly cache: TaskCache;
+  readonly wheel: TimeWheel;
+  readonly state: EngineState;
+}
+
+/** Attempts of a slot-creating transaction that hit a deadlock or lock timeout. */
+const CREATE_ATTEMPTS = 4;
+/** Slots per transaction. */
+const CHUNK = 500;
+/** Transactions run at once for a large batch of non-serial slots. */
+const PARALLEL_TRANSACTIONS = 2;
+
+/** The slot of `task` at `expectedMs` (R1 fields: biz_date, state, attempts). */
+export function slotOf(task: CachedTask, expectedMs: number, trigger: 'schedule' | 'dependency' = 'schedule'): SlotToCreate {
+  const def = task.definition;
+  return {
+    taskId: task.id,
+    taskName: task.name,
+    version: task.version,
+    expectedMs,
+    bizDate: bizDateOf(expectedMs, def.schedule.timezone, def.bizDateOffsetDays),
+    trigger,
+    state: task.parents.length > 0 && trigger === 'schedule' ? 'WAITING' : 'PENDING',
+    maxAttempts: def.retry.max + 1,
+    serial: def.block === 'serial',
+  };
+}
+
+/**
+ * Creates slots in transactions of at most 500 (retrying deadlocks; up to 2 at once when no
+ * slot is `serial`), records metrics and
+ * publishes `<ns>:instances-ready` after the commit when a PENDING instance was created.
+ * `label` is the metrics trigger label.
+ */
+export async function createSlots(ctx: EngineContext, slots: readonly SlotToCreate[], label: string): Promise<Map<string, SlotOutcome>> {
+  const all = new Map<string, SlotOutcome>();
+  let readyCreated = 0;
+  const chunks: SlotToCreate[][] = [];
+  for (let i = 0; i < slots.length; i += CHUNK) chunks.push(slots.slice(i, i + CHUNK));
+  const runChunk = async (chunk: SlotToCreate[]): Promise<void> => {
+    let outcomes: Map<string, SlotOutcome> | undefined;
+    for (let attempt = 1; outcomes === undefined; attempt += 1) {
+      try {
+        outcomes = await withTransaction(ctx.pool, (conn) => createSlotInstances(conn, chunk));
+      } catch (error) {
+        if (attempt >= CREATE_ATTEMPTS || !isRetryableMysqlError(error)) throw error;
+        ctx.logger.debug({ err: error, attempt }, 'slot insert retried');
+      }
+    }
+    const committedMs = ctx.clock.nowMs();
+    for (const s of chunk) {
+      const key = slotKey(s.taskName, s.expectedMs);
+      const o = outcomes.get(key);
+      if (o === undefined) continue;
+      all.set(key, o);
+      if (o.kind === 'created') {
+        ctx.metrics.fires.inc({ trigger: label });
+        ctx.metrics.fireLag.observe(Math.max(0, committedMs - s.expectedMs) / 1000);
+        if (s.state === 'PENDING') readyCreated += 1;
+      } else if (o.kind === 'coalesced') {
+        ctx.metrics.coalesced.inc({ cause: 'serial' });
+      } else if (o.kind === 'refused') {
+        ctx.metrics.refused.inc();
+      }
+    }
+  };
+  // Serial slots of one task must be decided in one transaction (R4): keep them together by
+  // running serial chunks one at a time; parallel-only batches use a few connections at once.
+  const concurrency = slots.some((s) => s.serial) ? 1 : PARALLEL_TRANSACTIONS;
+  const failures: unknown[] = [];
+  for (let i = 0; i < chunks.length; i += concurrency) {
+    const results = await Promise.allSettled(chunks.slice(i, i + concurrency).map(runChunk));
+    for (const r of results) if (r.status === 'rejected') failures.push(r.reason);
+  }
+  if (readyCreated > 0) {
+    try {
+      await ctx.redis.publish(ctx.keys.channels.instancesReady, JSON.stringify({ count: readyCreated }));
+    } catch (error) {
+      // Brokers also poll: a lost wake-up only delays dispatch.
+      ctx.logger.warn({ err: error }, 'publishing instances-ready failed');
+    }
+  }
+  if (failures.length > 0) throw failures[0];
+  return all;
+}

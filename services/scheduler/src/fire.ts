@@ -1,0 +1,57 @@
+/**
+ * Firing (DESIGN §3, R2): due wheel entries take their Redis fire lock
+ * (`SET <ns>:fire:<task>:<expectedMs> NX PX <fire lock TTL>`, pipelined; a Redis error counts
+ * as won) and the won ones are inserted in batches guarded by the unique slot key and the
+ * task's version (R3). A lost lock means another scheduler fires the slot; if it dies first,
+ * the re-scan of refill.ts inserts the slot after the lock TTL.
+ */
+import type { EngineContext } from './context.js';
+import { createSlots, slotOf } from './context.js';
+import type { WheelEntry } from './time-wheel.js';
+import type { SlotToCreate } from '@ax/store';
+
+/** Fires `entries`; returns how many instances were created. */
+export async function fireEntries(ctx: EngineContext, entries: readonly WheelEntry[]): Promise<number> {
+  const slots: SlotToCreate[] = [];
+  for (const e of entries) {
+    const task = ctx.cache.get(e.taskName);
+    if (task === undefined || task.version !== e.version || !task.definition.enabled) continue;
+    slots.push(slotOf(task, e.expectedMs));
+  }
+  if (slots.length === 0) return 0;
+  const won = await takeFireLocks(ctx, slots);
+  if (won.length === 0) return 0;
+  const outcomes = await createSlots(ctx, won, 'schedule');
+  let created = 0;
+  for (const o of outcomes.values()) if (o.kind === 'created') created += 1;
+  return created;
+}
+
+/** The slots whose fire lock this scheduler won (or could not ask Redis about). */
+async function takeFireLocks(ctx: EngineContext, slots: readonly SlotToCreate[]): Promise<SlotToCreate[]> {
+  const pipeline = ctx.redis.pipeline();
+  for (const s of slots) {
+    pipeline.set(ctx.keys.fireLock(s.taskName, s.expectedMs), ctx.config.schedulerId, 'PX', ctx.config.fireLockTtlMs, 'NX');
+  }
+  let results: Array<[Error | null, unknown]> | null;
+  try {
+    results = await pipeline.exec();
+  } catch (error) {
+    ctx.logger.warn({ err: error, slots: slots.length }, 'fire lock pipeline failed; the unique key decides (R2)');
+    ctx.metrics.lockErrors.inc(slots.length);
+    return [...slots];
+  }
+  const won: SlotToCreate[] = [];
+  slots.forEach((s, i) => {
+    const r = results?.[i];
+    if (r === undefined || r[0] !== null) {
+      ctx.metrics.lockErrors.inc();
+      won.push(s);
+    } else if (r[1] === 'OK') {
+      won.push(s);
+    } else {
+      ctx.metrics.lockContention.inc();
+    }
+  });
+  return won;
+}

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { systemClock } from '@ax/kit';
+import { disableTask } from '@ax/store';
+import { ManualClock, waitForResult } from '@ax/testing';
+import { createHarness, type Harness } from '../test/harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe('scheduler loops', () => {
+  it('§3: a definition change published on <ns>:task-changed reaches a running engine within 1 s', async () => {
+    const task = await h.task({ name: 'ps', schedule: { type: 'cron', expr: '0 0 1 1 *' } }, Date.now());
+    const engine = h.engine(systemClock, { resyncIntervalMs: 600_000 });
+    await engine.start();
+    try {
+      expect(engine.context.cache.get('ps')?.version).toBe(task.version);
+      await disableTask(h.db.pool, 'ps');
+      await h.redis.redis.publish(engine.context.keys.channels.taskChanged, 'ps');
+      const seen = await waitForResult(() => (engine.context.cache.get('ps')?.definition.enabled === false ? true : undefined), {
+        description: 'the engine sees the disabled task',
+        timeoutMs: 1_000,
+        intervalMs: 10,
+      });
+      console.log(`[scheduler] task-changed applied after ${seen.elapsedMs} ms`);
+    } finally {
+      await engine.stop();
+    }
+  });
+
+  it('clock skew over AX_SCHEDULER_SKEW_LIMIT_MS stops firing with a CLOCK_SKEW alert and resumes when back', async () => {
+    const clock = new ManualClock(Date.now() - 10_000); // 10 s behind MySQL
+    const engine = h.engine(clock, {}, 'skewed');
+    const offset = await engine.checkSkew();
+    expect(offset).toBeGreaterThan(9_000);
+    expect(engine.context.state.firingPaused).toBe(true);
+    const [alerts] = await h.db.pool.query<RowDataPacket[]>("SELECT kind, severity FROM alert_log WHERE kind = 'CLOCK_SKEW'");
+    expect(alerts).toEqual([expect.objectContaining({ kind: 'CLOCK_SKEW', severity: 'critical' })]);
+    clock.set(Date.now());
+    expect(Math.abs(await engine.checkSkew())).toBeLessThan(2_000);
+    expect(engine.context.state.firingPaused).toBe(false);
+  });
+
+  it('retention purges old final instances with their executions and events, keeping daily aggregates', async () => {
+    const now = Date.now();
+    const task = await h.task({ name: 'ret', schedule: { type: 'none' } }, now);
+    const old = new Date(now - 40 * 86_400_000);
+    const day = old.toISOString().slice(0, 10);
+    for (const [i, state] of ['SUCCESS', 'SUCCESS', 'FAILED'].entries()) {
+      const expected = new Date(old.getTime() + i * 1000);
+      const [res] = await h.db.pool.query<ResultSetHeader>(
+        `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, started_at, ended_at, updated_at)
+         VALUES (?, 'ret', ?, ?, 'manual', ?, ?, '{}', ?, ?, ?)`,
+        [task.id, expected, day, state, expected, new Date(expected.getTime() + 100), new Date(expected.getTime() + 1100), old],
+      );
+      await h.db.pool.query("INSERT INTO event_log (instance_id, type) VALUES (?, 'CREATED')", [res.insertId]);
+      await h.db.pool.query(
+        "INSERT INTO task_execution (execution_id, instance_id, attempt, run_no, worker_id, state) VALUES (UUID(), ?, 1, 1, 'w', ?)",
+        [res.insertId, state],
+      );
+    }
+    // A recent final instance and an old running one stay.
+    await h.db.pool.query(
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, updated_at)
+       VALUES (?, 'ret', ?, ?, 'manual', 'SUCCESS', ?, '{}', ?), (?, 'ret', ?, ?, 'manual', 'RUNNING', ?, '{}', ?)`,
+      [task.id, new Date(now), day, new Date(now), new Date(now), task.id, new Date(old.getTime() + 9000), day, old, old],
+    );
+    const engine = h.engine(new ManualClock(now), { retentionDays: 30 }, 'purger');
+    expect(await engine.purge()).toBe(3);
+    const [left] = await h.db.pool.query<RowDataPacket[]>("SELECT state FROM task_instance WHERE task_name = 'ret' ORDER BY state");
+    expect(left.map((r) => String(r['state']))).toEqual(['RUNNING', 'SUCCESS']);
+    const [stats] = await h.db.pool.query<RowDataPacket[]>("SELECT total, succeeded, failed, canceled, avg_trigger_delay_ms, max_duration_ms FROM task_daily_stats WHERE task_name = 'ret'");
+    expect(stats).toEqual([expect.objectContaining({ total: 3, succeeded: 2, failed: 1, canceled: 0 })]);
+    expect(Number(stats[0]?.['avg_trigger_delay_ms'])).toBe(100);
+    expect(Number(stats[0]?.['max_duration_ms'])).toBe(1000);
+    const [orphans] = await h.db.pool.query<RowDataPacket[]>(
+      'SELECT (SELECT COUNT(*) FROM event_log) AS e, (SELECT COUNT(*) FROM task_execution) AS x',
+    );
+    expect([Number(orphans[0]?.['e']), Number(orphans[0]?.['x'])]).toEqual([0, 0]);
+  });
+});

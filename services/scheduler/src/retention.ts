@@ -1,0 +1,87 @@
+/**
+ * Retention (DESIGN §9): final instances last updated more than `AX_RETENTION_DAYS` ago are
+ * purged with their executions, claims and events, in small batches (one transaction each),
+ * after their per-task daily aggregates were added to `task_daily_stats` (day = UTC date of
+ * the slot). One scheduler at a time: a Redis lock `<ns>:lock:retention`.
+ */
+import type { RowDataPacket } from 'mysql2';
+import { withTransaction } from '@ax/store';
+import type { EngineContext } from './context.js';
+
+interface Row extends RowDataPacket {
+  id: string;
+  task_name: string;
+  state: string;
+  expected_time: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+/** Purges up to `maxBatches` batches; returns the instances purged (0 when another scheduler holds the lock). */
+export async function purgeOnce(ctx: EngineContext, maxBatches = 20): Promise<number> {
+  const lockKey = ctx.keys.lock('retention');
+  const got = await ctx.redis.set(lockKey, ctx.config.schedulerId, 'PX', Math.max(60_000, ctx.config.retentionIntervalMs), 'NX');
+  if (got !== 'OK') return 0;
+  const cutoff = new Date(ctx.clock.nowMs() - ctx.config.retentionDays * 86_400_000);
+  let purged = 0;
+  try {
+    for (let b = 0; b < maxBatches; b += 1) {
+      const n = await withTransaction(ctx.pool, async (conn) => {
+        const [rows] = await conn.query<Row[]>(
+          `SELECT id, task_name, state, expected_time, started_at, ended_at FROM task_instance
+            WHERE state IN ('SUCCESS', 'FAILED', 'CANCELED') AND updated_at < ? ORDER BY updated_at LIMIT ? FOR UPDATE`,
+          [cutoff, ctx.config.retentionBatchSize],
+        );
+        if (rows.length === 0) return 0;
+        const stats = new Map<string, { day: string; task: string; total: number; ok: number; failed: number; canceled: number; delaySum: number; delayN: number; maxDur: number | null }>();
+        for (const r of rows) {
+          const day = r.expected_time.toISOString().slice(0, 10);
+          const key = `${day}|${r.task_name}`;
+          const s = stats.get(key) ?? { day, task: r.task_name, total: 0, ok: 0, failed: 0, canceled: 0, delaySum: 0, delayN: 0, maxDur: null };
+          s.total += 1;
+          if (r.state === 'SUCCESS') s.ok += 1;
+          else if (r.state === 'FAILED') s.failed += 1;
+          else s.canceled += 1;
+          if (r.started_at !== null) {
+            s.delaySum += Math.max(0, r.started_at.getTime() - r.expected_time.getTime());
+            s.delayN += 1;
+            if (r.ended_at !== null) s.maxDur = Math.max(s.maxDur ?? 0, r.ended_at.getTime() - r.started_at.getTime());
+          }
+          stats.set(key, s);
+        }
+        const values = [...stats.values()];
+        // avg is assigned first: ON DUPLICATE KEY UPDATE reads already-updated columns.
+        await conn.query(
+          `INSERT INTO task_daily_stats (day, task_name, total, succeeded, failed, canceled, avg_trigger_delay_ms, max_duration_ms)
+           VALUES ${values.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+           ON DUPLICATE KEY UPDATE
+             avg_trigger_delay_ms = CASE WHEN VALUES(avg_trigger_delay_ms) IS NULL THEN avg_trigger_delay_ms
+                                         WHEN avg_trigger_delay_ms IS NULL THEN VALUES(avg_trigger_delay_ms)
+                                         ELSE ROUND((avg_trigger_delay_ms * total + VALUES(avg_trigger_delay_ms) * VALUES(total)) / (total + VALUES(total))) END,
+             total = total + VALUES(total), succeeded = succeeded + VALUES(succeeded),
+             failed = failed + VALUES(failed), canceled = canceled + VALUES(canceled),
+             max_duration_ms = GREATEST(COALESCE(max_duration_ms, 0), COALESCE(VALUES(max_duration_ms), 0))`,
+          values.flatMap((s) => [s.day, s.task, s.total, s.ok, s.failed, s.canceled, s.delayN === 0 ? null : Math.round(s.delaySum / s.delayN), s.maxDur]),
+        );
+        const ids = rows.map((r) => r.id);
+        await conn.query('DELETE FROM event_log WHERE instance_id IN (?)', [ids]);
+        await conn.query('DELETE FROM task_execution WHERE instance_id IN (?)', [ids]);
+        await conn.query('DELETE FROM execution_claim WHERE instance_id IN (?)', [ids]);
+        await conn.query('DELETE FROM task_instance WHERE id IN (?)', [ids]);
+        return rows.length;
+      });
+      purged += n;
+      if (n < ctx.config.retentionBatchSize) break;
+    }
+  } finally {
+    // Release only our own lock.
+    await ctx.redis
+      .eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end", 1, lockKey, ctx.config.schedulerId)
+      .catch((error: unknown) => ctx.logger.warn({ err: error }, 'releasing the retention lock failed'));
+  }
+  if (purged > 0) {
+    ctx.metrics.purged.inc(purged);
+    ctx.logger.info({ purged, cutoff: cutoff.toISOString() }, 'retention purged final instances');
+  }
+  return purged;
+}

@@ -1,0 +1,135 @@
+/**
+ * The scheduler's copy of the task definitions with their compiled schedules and DAG parents.
+ * Reloaded in full periodically (fallback) and per task on `<ns>:task-changed`.
+ */
+import { compileSchedule, type CompiledSchedule, type EdgeRule, type TaskDefinition } from '@ax/core';
+import type { RowDataPacket } from 'mysql2';
+import { getTask, listEdges, listTasks, type Queryable, type TaskRecord } from '@ax/store';
+import type { Logger } from '@ax/kit';
+
+/** One cached task. */
+export interface CachedTask {
+  readonly id: string;
+  readonly name: string;
+  readonly version: number;
+  readonly definition: TaskDefinition;
+  /** Null when the schedule could not be compiled (logged once). */
+  readonly compiled: CompiledSchedule | null;
+  readonly createdAtMs: number;
+  /** Parents (`task_edge`) with their rules. */
+  readonly parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>;
+}
+
+export class TaskCache {
+  readonly #tasks = new Map<string, CachedTask>();
+  readonly #children = new Map<string, string[]>();
+  readonly #logger: Logger;
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  get size(): number {
+    return this.#tasks.size;
+  }
+
+  get(name: string): CachedTask | undefined {
+    return this.#tasks.get(name);
+  }
+
+  all(): IterableIterator<CachedTask> {
+    return this.#tasks.values();
+  }
+
+  /** Names of the tasks that have `name` as a parent. */
+  childrenOf(name: string): readonly string[] {
+    return this.#children.get(name) ?? [];
+  }
+
+  /**
+   * Re-reads everything: the ids and versions of all tasks, then the full rows (parsed and
+   * compiled) only of those that are new or changed, 1,000 at a time with a yield to the event
+   * loop in between, so a resync of 10,000 tasks does not stall the fire loop. Returns the
+   * names that changed, appeared or disappeared.
+   */
+  async reloadAll(db: Queryable): Promise<string[]> {
+    const [[heads], edges] = await Promise.all([
+      db.query<Array<RowDataPacket & { id: string; name: string; version: number }>>('SELECT id, name, version FROM task'),
+      listEdges(db),
+    ]);
+    const parents = new Map<string, Array<{ parent: string; rule: EdgeRule }>>();
+    this.#children.clear();
+    for (const e of edges) {
+      const list = parents.get(e.child) ?? [];
+      list.push({ parent: e.parent, rule: e.rule });
+      parents.set(e.child, list);
+      const kids = this.#children.get(e.parent) ?? [];
+      kids.push(e.child);
+      this.#children.set(e.parent, kids);
+    }
+    const changed: string[] = [];
+    const seen = new Set<string>();
+    for (const h of heads) {
+      seen.add(h.name);
+      const before = this.#tasks.get(h.name);
+      if (before === undefined || before.version !== Number(h.version) || before.id !== String(h.id)) changed.push(h.name);
+      else {
+        const p = parents.get(h.name) ?? [];
+        if (!sameParents(before.parents, p)) this.#tasks.set(h.name, { ...before, parents: p });
+      }
+    }
+    for (let i = 0; i < changed.length; i += 1_000) {
+      const records = await listTasks(db, { names: changed.slice(i, i + 1_000) });
+      for (const r of records) this.#tasks.set(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? []));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    for (const name of [...this.#tasks.keys()]) {
+      if (!seen.has(name)) {
+        this.#tasks.delete(name);
+        changed.push(name);
+      }
+    }
+    return changed;
+  }
+
+  /** Re-reads one task (after a `task-changed` message). Returns whether its version changed. */
+  async reloadOne(db: Queryable, name: string): Promise<boolean> {
+    const [record, edges] = await Promise.all([getTask(db, name), listEdges(db)]);
+    const before = this.#tasks.get(name);
+    if (record === null) {
+      this.#tasks.delete(name);
+      return before !== undefined;
+    }
+    const p = edges.filter((e) => e.child === name).map((e) => ({ parent: e.parent, rule: e.rule }));
+    this.#children.clear();
+    for (const e of edges) {
+      const kids = this.#children.get(e.parent) ?? [];
+      kids.push(e.child);
+      this.#children.set(e.parent, kids);
+    }
+    this.#tasks.set(name, this.#build(record, p));
+    return before === undefined || before.version !== record.version || before.id !== record.id;
+  }
+
+  #build(r: TaskRecord, parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>): CachedTask {
+    let compiled: CompiledSchedule | null = null;
+    try {
+      compiled = compileSchedule(r.definition.schedule, { anchorMs: r.createdAt.getTime() });
+    } catch (error) {
+      this.#logger.error({ err: error, taskName: r.definition.name }, 'task schedule does not compile; task not scheduled');
+    }
+    return {
+      id: r.id,
+      name: r.definition.name,
+      version: r.version,
+      definition: r.definition,
+      compiled,
+      createdAtMs: r.createdAt.getTime(),
+      parents,
+    };
+  }
+}
+
+function sameParents(a: ReadonlyArray<{ parent: string; rule: EdgeRule }>, b: ReadonlyArray<{ parent: string; rule: EdgeRule }>): boolean {
+  return a.length === b.length && a.every((x, i) => x.parent === b[i]?.parent && x.rule === b[i]?.rule);
+}
