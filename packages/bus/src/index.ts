@@ -1,1 +1,30 @@
-export {};
+// The public API of @ax/bus: the RabbitMQ topology of a namespace, and a connection that
+// survives restarts with a confirm-channel publisher and dead-lettering consumers (README.md).
+export {
+  DEAD_REASON_HEADER,
+  DEAD_SOURCE_HEADER,
+  DEFAULT_WORKER_QUEUE_EXPIRES_MS,
+  REQUEUE_COUNT_HEADER,
+  WORKER_QUEUE_MAX_PRIORITY,
+  busTopology,
+  controlQueueArguments,
+  eventsQueueArguments,
+  workerQueueArguments,
+} from './topology.js';
+export type { BusTopology } from './topology.js';
+export { createBus, defaultAmqpConnect } from './bus.js';
+export type {
+  AmqpConnectFn,
+  Bus,
+  BusMessage,
+  BusOptions,
+  ConsumeOptions,
+  ConsumeOutcome,
+  Consumer,
+  MessageHandler,
+  PublishOptions,
+  ReturnedMessage,
+} from './bus.js';
+export { BusClosedError, PublishFailedError } from './errors.js';
+export { requestCancel } from './cancel.js';
+export type { CancelRequest } from './cancel.js';

@@ -1,1 +1,54 @@
-export {};
+/**
+ * The broker process: parse env → pool, Redis, bus → refuse an unsupported schema (R22) →
+ * start the engine (consumers and loops) → health server (`/healthz`, `/readyz` with MySQL,
+ * Redis and RabbitMQ, `/metrics`; AX_HTTP_PORT, default 9102) → stop cleanly on SIGTERM.
+ */
+import { createBus } from '@ax/bus';
+import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, startHealthServer, toError } from '@ax/kit';
+import { assertSchemaSupported, createPool } from '@ax/store';
+import { createBroker } from './broker.js';
+import { brokerEnvFields, toBrokerConfig } from './env.js';
+
+async function main(): Promise<void> {
+  const env = loadConfigOrExit(brokerEnvFields);
+  const config = toBrokerConfig(env);
+  const logger = createLogger({ service: 'broker', level: env.logLevel, base: { brokerId: config.brokerId } });
+  const shutdown = createShutdown({ logger, graceMs: env.shutdownGraceSeconds * 1000 });
+  const metrics = createMetrics({ service: 'broker' });
+  const pool = createPool(env.mysqlUrl, { connectionLimit: 10 });
+  shutdown.register('mysql', () => pool.end());
+  const redis = createRedis(env.redisUrl, { logger, name: 'ax-broker' });
+  shutdown.register('redis', () => closeRedis(redis));
+  const version = await assertSchemaSupported(pool);
+  logger.info({ schemaVersion: version, database: pool.databaseName }, 'schema supported');
+  const bus = createBus({ url: env.amqpUrl, namespace: config.namespace, logger, name: `ax-broker-${config.brokerId}`, maxRequeues: 10_000 });
+  shutdown.register('bus', () => bus.close());
+
+  const health = await startHealthServer({
+    port: env.httpPort,
+    registry: metrics.registry,
+    logger,
+    readiness: [
+      { name: 'mysql', check: async () => void (await pool.query('SELECT 1')) },
+      { name: 'redis', check: async () => void (await redis.ping()) },
+      {
+        name: 'rabbitmq',
+        check: async () => {
+          if (!bus.connected) throw new Error('not connected');
+        },
+      },
+    ],
+  });
+  shutdown.register('health server', () => health.close());
+
+  const broker = createBroker({ config, pool, redis, bus, logger, metrics });
+  await broker.start();
+  shutdown.register('engine', () => broker.stop());
+  shutdown.register('drain', () => health.setDraining());
+  logger.info({ port: health.port, namespace: config.namespace }, 'broker ready');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`ax broker: ${toError(error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,664 @@
+/**
+ * An AMQP connection that survives restarts (CONVENTIONS habit 8; the shape of
+ * node-amqp-connection-manager's ChannelWrapper): topology asserted after every connect, a
+ * confirm-channel publisher that holds publishes while disconnected and re-sends unconfirmed
+ * ones after a reconnect, and consumers with an explicit ack / dead-letter / bounded-requeue
+ * policy that are re-attached after a reconnect. See README.md for the contract.
+ */
+import { EventEmitter } from 'node:events';
+import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import { toError, type Logger } from '@ax/kit';
+import { BusClosedError, PublishFailedError } from './errors.js';
+import {
+  DEAD_REASON_HEADER,
+  DEAD_SOURCE_HEADER,
+  DEFAULT_WORKER_QUEUE_EXPIRES_MS,
+  REQUEUE_COUNT_HEADER,
+  busTopology,
+  controlQueueArguments,
+  eventsQueueArguments,
+  workerQueueArguments,
+  type BusTopology,
+} from './topology.js';
+
+/** How amqplib connects; injectable (tests wrap it to reach the socket). */
+export type AmqpConnectFn = (url: string, socketOptions: Record<string, unknown>) => Promise<ChannelModel>;
+
+/** amqplib's own `connect`, the default of `BusOptions.connect` (wrap it to observe connections). */
+export const defaultAmqpConnect: AmqpConnectFn = amqpConnect;
+
+/** Options of `createBus`. */
+export interface BusOptions {
+  /** `AX_AMQP_URL`, e.g. `amqp://guest:guest@127.0.0.1:5672`. */
+  readonly url: string;
+  /** `AX_NAMESPACE`: every exchange and queue is named under it. */
+  readonly namespace: string;
+  readonly logger: Logger;
+  /** Connection name shown by RabbitMQ (`connection_name`), e.g. `ax-broker-<host>-<pid>`. */
+  readonly name: string;
+  /** First pause before a reconnect, ms. Default 200. Doubles per failure (with ±20 % jitter). */
+  readonly reconnectInitialDelayMs?: number;
+  /** Longest pause between reconnect attempts, ms. Default 10000. */
+  readonly reconnectMaxDelayMs?: number;
+  /** How often a consumer may answer `requeue` for one message before it is dead-lettered. Default 5. */
+  readonly maxRequeues?: number;
+  /** `x-expires` of worker and control queues, ms. Default 120000. */
+  readonly workerQueueExpiresMs?: number;
+  /** AMQP heartbeat, seconds. Default 10. */
+  readonly heartbeatSeconds?: number;
+  /** How often one publish may be nacked by RabbitMQ before it is rejected. Default 5. */
+  readonly maxPublishNacks?: number;
+  /** How long `close()` waits for unconfirmed publishes and running handlers, ms. Default 5000. */
+  readonly closeTimeoutMs?: number;
+  /** amqplib's `connect`; default the real one. */
+  readonly connect?: AmqpConnectFn;
+}
+
+/** Options of one publish. */
+export interface PublishOptions {
+  /** Delivery mode 2 (written to disk by RabbitMQ). Default true. */
+  readonly persistent?: boolean;
+  /** Message priority 0..10 (worker queues are priority queues). */
+  readonly priority?: number;
+  /** Return the message (see `onReturned`) when no queue is bound for its routing key. Default false. */
+  readonly mandatory?: boolean;
+  readonly messageId?: string;
+  readonly headers?: Record<string, unknown>;
+}
+
+/** A mandatory publish RabbitMQ could not route (R8: re-route it without counting). */
+export interface ReturnedMessage {
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly body: Buffer;
+  readonly messageId?: string;
+  readonly headers: Record<string, unknown>;
+}
+
+/** A delivered message, as a handler sees it. */
+export interface BusMessage {
+  readonly body: Buffer;
+  /** RabbitMQ delivered it before (a consumer or connection died before acking). */
+  readonly redelivered: boolean;
+  readonly headers: Record<string, unknown>;
+  readonly messageId?: string;
+  readonly routingKey: string;
+  readonly exchange: string;
+  /** The queue it was consumed from. */
+  readonly queue: string;
+}
+
+/** What a handler decides. `{action:'dead-letter', reason}` names the reason header. */
+export type ConsumeOutcome = 'ack' | 'dead-letter' | 'requeue' | { action: 'dead-letter'; reason: string };
+
+/** A message handler. Throwing = dead-letter with the error message as reason. */
+export type MessageHandler = (message: BusMessage) => Promise<ConsumeOutcome>;
+
+/** Options of `consume`. */
+export interface ConsumeOptions {
+  /** Unacked messages in flight for this consumer (its own channel). Default 10. */
+  readonly prefetch?: number;
+}
+
+/** A running consumer. */
+export interface Consumer {
+  /** Stops consuming and waits for the handlers already running. Idempotent. */
+  cancel(): Promise<void>;
+}
+
+/** The bus. */
+export interface Bus {
+  readonly topology: BusTopology;
+  /**
+   * Connects and asserts the base topology; resolves after the first successful connection
+   * (retrying with backoff until then), rejects with `BusClosedError` if closed first. After
+   * that, a lost connection is re-established in the background.
+   */
+  start(): Promise<void>;
+  /** Stops consumers, gives unconfirmed publishes `closeTimeoutMs`, rejects the rest, disconnects. */
+  close(): Promise<void>;
+  /** Whether a connection with an asserted topology is up now. */
+  readonly connected: boolean;
+  on(event: 'connected' | 'disconnected', listener: () => void): void;
+  off(event: 'connected' | 'disconnected', listener: () => void): void;
+  /** Declares and binds a worker's dispatch and control queues; re-asserted after each reconnect. */
+  assertWorkerQueues(workerId: string): Promise<void>;
+  /**
+   * Publishes `body` (already encoded) and resolves once RabbitMQ confirmed it. While
+   * disconnected the publish is held and sent after the reconnect; one sent but not confirmed
+   * when the connection drops is sent again (at-least-once: consumers deduplicate). A
+   * mandatory publish that is unroutable still resolves (RabbitMQ confirms it after returning
+   * it) and is reported to the `onReturned` listeners. Rejects only with `BusClosedError`
+   * (closed before the confirm) or `PublishFailedError` (nacked `maxPublishNacks` times, or
+   * it cannot be encoded).
+   */
+  publish(exchange: string, routingKey: string, body: Buffer, options?: PublishOptions): Promise<void>;
+  /** Listens for returned (unroutable) mandatory publishes. */
+  onReturned(listener: (message: ReturnedMessage) => void): void;
+  /**
+   * Consumes `queue` on a channel of its own with `prefetch`. Re-attached after a reconnect.
+   * The handler's answer is applied: `ack`; `dead-letter` (re-published to `<ns>.dlx` with
+   * headers `x-ax-dead-reason` and `x-ax-source-queue`, then acked); `requeue` (re-published
+   * to the queue with `x-ax-requeues` + 1, then acked; past `maxRequeues` it is dead-lettered).
+   * A handler that throws dead-letters the message with the error as the reason.
+   */
+  consume(queue: string, handler: MessageHandler, options?: ConsumeOptions): Promise<Consumer>;
+  /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
+  queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null>;
+}
+
+interface PendingPublish {
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly body: Buffer;
+  readonly options: PublishOptions;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+  nacks: number;
+  settled: boolean;
+}
+
+interface ConsumerEntry {
+  readonly id: number;
+  readonly queue: string;
+  readonly handler: MessageHandler;
+  readonly prefetch: number;
+  channel: Channel | undefined;
+  consumerTag: string | undefined;
+  cancelled: boolean;
+  readonly running: Set<Promise<void>>;
+  reattachTimer: NodeJS.Timeout | undefined;
+  reattachFailures: number;
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+function headersOf(headers: unknown): Record<string, unknown> {
+  return typeof headers === 'object' && headers !== null ? { ...(headers as Record<string, unknown>) } : {};
+}
+
+/** Creates a bus; nothing connects until `start()`. */
+export function createBus(options: BusOptions): Bus {
+  return new AmqpBus(options);
+}
+
+class AmqpBus implements Bus {
+  readonly topology: BusTopology;
+  private readonly logger: Logger;
+  private readonly connectFn: AmqpConnectFn;
+  private readonly events = new EventEmitter();
+  private readonly closeController = new AbortController();
+  private readonly pending: PendingPublish[] = [];
+  private readonly inflight = new Set<PendingPublish>();
+  private readonly consumers = new Map<number, ConsumerEntry>();
+  private readonly workerIds = new Set<string>();
+  private readonly returnedListeners: Array<(message: ReturnedMessage) => void> = [];
+  private model: ChannelModel | undefined;
+  private channel: ConfirmChannel | undefined;
+  private isConnected = false;
+  private closing = false;
+  private started: Promise<void> | undefined;
+  private reconnecting: Promise<void> | undefined;
+  private flushBlocked = false;
+  private nextConsumerId = 1;
+
+  constructor(private readonly options: BusOptions) {
+    this.topology = busTopology(options.namespace);
+    this.logger = options.logger.child({ component: 'bus', bus: options.name });
+    this.connectFn = options.connect ?? defaultAmqpConnect;
+    // 'error' events are logged where they happen; an emitter without listeners would throw.
+    this.events.on('error', () => undefined);
+  }
+
+  get connected(): boolean {
+    return this.isConnected;
+  }
+
+  on(event: 'connected' | 'disconnected', listener: () => void): void {
+    this.events.on(event, listener);
+  }
+
+  off(event: 'connected' | 'disconnected', listener: () => void): void {
+    this.events.off(event, listener);
+  }
+
+  onReturned(listener: (message: ReturnedMessage) => void): void {
+    this.returnedListeners.push(listener);
+  }
+
+  start(): Promise<void> {
+    this.started ??= this.connectLoop();
+    return this.started;
+  }
+
+  private async connectLoop(): Promise<void> {
+    const initial = this.options.reconnectInitialDelayMs ?? 200;
+    const max = this.options.reconnectMaxDelayMs ?? 10_000;
+    for (let attempt = 0; ; attempt++) {
+      if (this.closing) throw new BusClosedError('the bus was closed before it connected');
+      try {
+        await this.establish();
+        return;
+      } catch (thrown) {
+        const error = toError(thrown);
+        const base = Math.min(max, initial * 2 ** Math.min(attempt, 20));
+        const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+        if (!this.closing) this.logger.warn({ err: error, attempt: attempt + 1, retryInMs: delay }, 'AMQP connect failed');
+        await sleep(delay, this.closeController.signal);
+      }
+    }
+  }
+
+  private async establish(): Promise<void> {
+    const model = await this.connectFn(this.options.url, {
+      clientProperties: { connection_name: this.options.name },
+      heartbeat: this.options.heartbeatSeconds ?? 10,
+    });
+    let channel: ConfirmChannel | undefined;
+    try {
+      model.on('error', (error: Error) => this.logger.warn({ err: error }, 'AMQP connection error'));
+      model.on('close', () => this.connectionLost(model));
+      if (this.closing) throw new BusClosedError();
+      channel = await model.createConfirmChannel();
+      channel.on('error', (error: Error) => this.logger.warn({ err: error }, 'AMQP publish channel error'));
+      const ch = channel;
+      channel.on('close', () => {
+        // A channel-level failure with the connection still up: start over on a fresh connection.
+        if (this.channel === ch && this.model === model && !this.closing) {
+          this.logger.warn('AMQP publish channel closed; reconnecting');
+          model.close().catch(() => undefined);
+        }
+      });
+      channel.on('return', (message: ConsumeMessage) => this.returned(message));
+      channel.on('drain', () => {
+        this.flushBlocked = false;
+        this.flush();
+      });
+      await this.assertBase(channel);
+      for (const workerId of this.workerIds) await this.assertWorker(channel, workerId);
+      if (this.closing) throw new BusClosedError();
+    } catch (error) {
+      await model.close().catch(() => undefined);
+      throw error;
+    }
+    this.model = model;
+    this.channel = channel;
+    this.isConnected = true;
+    this.flushBlocked = false;
+    this.logger.info({ workerQueues: this.workerIds.size, consumers: this.consumers.size }, 'AMQP connected');
+    this.events.emit('connected');
+    for (const entry of this.consumers.values()) this.scheduleAttach(entry, 0);
+    this.flush();
+  }
+
+  private async assertBase(ch: Channel): Promise<void> {
+    const t = this.topology;
+    await ch.assertExchange(t.dlx, 'fanout', { durable: true });
+    await ch.assertQueue(t.deadQueue, { durable: true });
+    await ch.bindQueue(t.deadQueue, t.dlx, '');
+    await ch.assertExchange(t.dispatchExchange, 'direct', { durable: true });
+    await ch.assertExchange(t.eventsExchange, 'fanout', { durable: true });
+    await ch.assertQueue(t.eventsQueue, { durable: true, arguments: eventsQueueArguments(t) });
+    await ch.bindQueue(t.eventsQueue, t.eventsExchange, '');
+  }
+
+  private async assertWorker(ch: Channel, workerId: string): Promise<void> {
+    const t = this.topology;
+    const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
+    const queue = t.workerQueue(workerId);
+    const control = t.controlQueue(workerId);
+    await ch.assertQueue(queue, { durable: true, arguments: workerQueueArguments(t, expires) });
+    await ch.bindQueue(queue, t.dispatchExchange, t.workerRoutingKey(workerId));
+    await ch.assertQueue(control, { durable: true, arguments: controlQueueArguments(t, expires) });
+    await ch.bindQueue(control, t.dispatchExchange, t.controlRoutingKey(workerId));
+  }
+
+  private connectionLost(model: ChannelModel): void {
+    if (this.model !== model) return;
+    this.model = undefined;
+    this.channel = undefined;
+    const wasConnected = this.isConnected;
+    this.isConnected = false;
+    for (const entry of this.consumers.values()) {
+      entry.channel = undefined;
+      entry.consumerTag = undefined;
+      if (entry.reattachTimer !== undefined) clearTimeout(entry.reattachTimer);
+      entry.reattachTimer = undefined;
+    }
+    if (wasConnected) {
+      this.logger.warn({ held: this.pending.length, unconfirmed: this.inflight.size }, 'AMQP disconnected');
+      this.events.emit('disconnected');
+    }
+    if (this.closing) return;
+    this.reconnecting ??= this.connectLoop()
+      .catch((error: unknown) => {
+        if (!(error instanceof BusClosedError)) this.logger.error({ err: toError(error) }, 'AMQP reconnect loop ended');
+      })
+      .finally(() => {
+        this.reconnecting = undefined;
+      });
+  }
+
+  async assertWorkerQueues(workerId: string): Promise<void> {
+    this.topology.workerQueue(workerId); // validates the id
+    this.workerIds.add(workerId);
+    const channel = this.channel;
+    if (channel !== undefined && this.isConnected) await this.assertWorker(channel, workerId);
+  }
+
+  publish(exchange: string, routingKey: string, body: Buffer, options: PublishOptions = {}): Promise<void> {
+    if (this.closing) return Promise.reject(new BusClosedError());
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ exchange, routingKey, body, options, resolve, reject, nacks: 0, settled: false });
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.isConnected && this.channel !== undefined && !this.flushBlocked && this.pending.length > 0) {
+      const entry = this.pending.shift() as PendingPublish;
+      if (!this.send(this.channel, entry)) this.flushBlocked = true;
+    }
+  }
+
+  /** Sends one publish; false when the channel asks us to wait for 'drain'. */
+  private send(channel: ConfirmChannel, entry: PendingPublish): boolean {
+    const o = entry.options;
+    this.inflight.add(entry);
+    try {
+      return channel.publish(
+        entry.exchange,
+        entry.routingKey,
+        entry.body,
+        {
+          persistent: o.persistent ?? true,
+          mandatory: o.mandatory ?? false,
+          contentType: 'application/json',
+          ...(o.priority !== undefined ? { priority: o.priority } : {}),
+          ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
+          ...(o.headers !== undefined ? { headers: o.headers } : {}),
+        },
+        (error: unknown) => this.confirmed(entry, error),
+      );
+    } catch (thrown) {
+      this.inflight.delete(entry);
+      const error = toError(thrown);
+      if (error instanceof RangeError || error instanceof TypeError) {
+        this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} cannot be sent: ${error.message}`, { cause: error }));
+      } else {
+        // The channel broke under us: keep it for the next connection.
+        this.pending.unshift(entry);
+      }
+      return false;
+    }
+  }
+
+  private confirmed(entry: PendingPublish, error: unknown): void {
+    this.inflight.delete(entry);
+    if (entry.settled) return;
+    if (error == null) {
+      this.settle(entry);
+      return;
+    }
+    if (this.closing) {
+      this.settle(entry, new BusClosedError('the bus was closed before the publish was confirmed'));
+      return;
+    }
+    const message = toError(error).message;
+    if (message === 'message nacked') {
+      entry.nacks += 1;
+      if (entry.nacks >= (this.options.maxPublishNacks ?? 5)) {
+        this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} was nacked ${entry.nacks} times`));
+        return;
+      }
+    }
+    // Unconfirmed because the channel closed (or a nack): send it again on the next channel.
+    this.pending.push(entry);
+    queueMicrotask(() => this.flush());
+  }
+
+  private settle(entry: PendingPublish, error?: Error): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    if (error === undefined) entry.resolve();
+    else entry.reject(error);
+  }
+
+  private returned(message: ConsumeMessage): void {
+    const returned: ReturnedMessage = {
+      exchange: message.fields.exchange,
+      routingKey: message.fields.routingKey,
+      body: message.content,
+      headers: headersOf(message.properties.headers),
+      ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
+    };
+    this.logger.warn({ exchange: returned.exchange, routingKey: returned.routingKey, messageId: returned.messageId }, 'publish returned unroutable');
+    for (const listener of this.returnedListeners) {
+      try {
+        listener(returned);
+      } catch (error) {
+        this.logger.error({ err: toError(error) }, 'onReturned listener threw');
+      }
+    }
+  }
+
+  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumer> {
+    if (this.closing) throw new BusClosedError();
+    const entry: ConsumerEntry = {
+      id: this.nextConsumerId++,
+      queue,
+      handler,
+      prefetch: options.prefetch ?? 10,
+      channel: undefined,
+      consumerTag: undefined,
+      cancelled: false,
+      running: new Set(),
+      reattachTimer: undefined,
+      reattachFailures: 0,
+    };
+    this.consumers.set(entry.id, entry);
+    if (this.isConnected && this.model !== undefined) {
+      try {
+        await this.attach(entry, this.model);
+      } catch (error) {
+        this.consumers.delete(entry.id);
+        throw error;
+      }
+    }
+    return { cancel: () => this.cancelConsumer(entry) };
+  }
+
+  private scheduleAttach(entry: ConsumerEntry, delayMs: number): void {
+    if (entry.cancelled || this.closing || entry.reattachTimer !== undefined) return;
+    entry.reattachTimer = setTimeout(() => {
+      entry.reattachTimer = undefined;
+      const model = this.model;
+      if (entry.cancelled || this.closing || entry.channel !== undefined || model === undefined || !this.isConnected) return;
+      this.attach(entry, model).then(
+        () => {
+          entry.reattachFailures = 0;
+        },
+        (error: unknown) => {
+          entry.reattachFailures += 1;
+          const retry = Math.min(10_000, 250 * 2 ** Math.min(entry.reattachFailures, 6));
+          this.logger.warn({ err: toError(error), queue: entry.queue, retryInMs: retry }, 'consumer attach failed');
+          this.scheduleAttach(entry, retry);
+        },
+      );
+    }, delayMs);
+  }
+
+  private async attach(entry: ConsumerEntry, model: ChannelModel): Promise<void> {
+    const channel = await model.createChannel();
+    channel.on('error', (error: Error) => this.logger.warn({ err: error, queue: entry.queue }, 'AMQP consumer channel error'));
+    channel.on('close', () => {
+      if (entry.channel !== channel) return;
+      entry.channel = undefined;
+      entry.consumerTag = undefined;
+      // Connection still up (a channel error or a server-side cancel): attach again.
+      if (this.model === model && this.isConnected) this.scheduleAttach(entry, 500);
+    });
+    try {
+      await channel.prefetch(entry.prefetch);
+      const { consumerTag } = await channel.consume(entry.queue, (message) => {
+        if (message === null) {
+          // Cancelled by the server (queue deleted): the close handler attaches again.
+          this.logger.warn({ queue: entry.queue }, 'consumer cancelled by the server');
+          channel.close().catch(() => undefined);
+          return;
+        }
+        const job = this.deliver(entry, channel, message).finally(() => entry.running.delete(job));
+        entry.running.add(job);
+      });
+      if (entry.cancelled) {
+        await channel.close().catch(() => undefined);
+        return;
+      }
+      entry.channel = channel;
+      entry.consumerTag = consumerTag;
+    } catch (error) {
+      await channel.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage): Promise<void> {
+    const headers = headersOf(message.properties.headers);
+    const busMessage: BusMessage = {
+      body: message.content,
+      redelivered: message.fields.redelivered,
+      headers,
+      routingKey: message.fields.routingKey,
+      exchange: message.fields.exchange,
+      queue: entry.queue,
+      ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
+    };
+    let outcome: ConsumeOutcome;
+    try {
+      outcome = await entry.handler(busMessage);
+    } catch (thrown) {
+      const error = toError(thrown);
+      this.logger.error({ err: error, queue: entry.queue }, 'message handler threw; dead-lettering the message');
+      outcome = { action: 'dead-letter', reason: `handler threw: ${error.message}` };
+    }
+    try {
+      if (outcome === 'ack') {
+        channel.ack(message);
+        return;
+      }
+      if (outcome === 'requeue') {
+        const count = Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0;
+        const max = this.options.maxRequeues ?? 5;
+        if (count >= max) {
+          await this.deadLetter(channel, message, headers, entry.queue, `requeued ${count} times (limit ${max})`);
+          return;
+        }
+        await this.publish('', entry.queue, message.content, {
+          ...this.copyProperties(message),
+          headers: { ...headers, [REQUEUE_COUNT_HEADER]: count + 1 },
+        });
+        channel.ack(message);
+        return;
+      }
+      const reason = outcome === 'dead-letter' ? 'rejected by the consumer' : outcome.reason;
+      await this.deadLetter(channel, message, headers, entry.queue, reason);
+    } catch (thrown) {
+      // The channel (or the bus) went away: RabbitMQ redelivers the message.
+      if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
+    }
+  }
+
+  private copyProperties(message: ConsumeMessage): PublishOptions {
+    const p = message.properties;
+    return {
+      persistent: p.deliveryMode === 2,
+      ...(typeof p.priority === 'number' ? { priority: p.priority } : {}),
+      ...(typeof p.messageId === 'string' ? { messageId: p.messageId } : {}),
+    };
+  }
+
+  private async deadLetter(
+    channel: Channel,
+    message: ConsumeMessage,
+    headers: Record<string, unknown>,
+    queue: string,
+    reason: string,
+  ): Promise<void> {
+    await this.publish(this.topology.dlx, message.fields.routingKey, message.content, {
+      ...this.copyProperties(message),
+      headers: { ...headers, [DEAD_REASON_HEADER]: reason.slice(0, 1_000), [DEAD_SOURCE_HEADER]: queue },
+    });
+    channel.ack(message);
+  }
+
+  private async cancelConsumer(entry: ConsumerEntry): Promise<void> {
+    if (entry.cancelled) return;
+    entry.cancelled = true;
+    this.consumers.delete(entry.id);
+    if (entry.reattachTimer !== undefined) clearTimeout(entry.reattachTimer);
+    const channel = entry.channel;
+    if (channel !== undefined && entry.consumerTag !== undefined) {
+      await channel.cancel(entry.consumerTag).catch(() => undefined);
+    }
+    await this.waitAll(entry.running);
+    entry.channel = undefined;
+    if (channel !== undefined) await channel.close().catch(() => undefined);
+  }
+
+  private async waitAll(promises: Set<Promise<void>>): Promise<void> {
+    if (promises.size === 0) return;
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.closeTimeoutMs ?? 5_000).unref());
+    await Promise.race([Promise.allSettled([...promises]).then(() => undefined), timeout]);
+  }
+
+  async queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null> {
+    const model = this.model;
+    if (model === undefined || !this.isConnected) return null;
+    const channel = await model.createChannel();
+    channel.on('error', () => undefined); // a missing queue closes the channel with 404: answered below
+    try {
+      const reply = await channel.checkQueue(queue);
+      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
+    } catch (_notFound) {
+      return null;
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    for (const entry of [...this.consumers.values()]) await this.cancelConsumer(entry);
+    for (const entry of this.pending.splice(0)) this.settle(entry, new BusClosedError('the bus was closed before the publish was sent'));
+    if (this.inflight.size > 0 && this.channel !== undefined) {
+      const channel = this.channel;
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.closeTimeoutMs ?? 5_000).unref());
+      await Promise.race([channel.waitForConfirms().catch(() => undefined), timeout]);
+    }
+    this.closeController.abort();
+    const model = this.model;
+    this.model = undefined;
+    this.channel = undefined;
+    const wasConnected = this.isConnected;
+    this.isConnected = false;
+    if (model !== undefined) await model.close().catch(() => undefined);
+    for (const entry of [...this.inflight]) this.settle(entry, new BusClosedError('the bus was closed before the publish was confirmed'));
+    this.inflight.clear();
+    await this.reconnecting;
+    if (wasConnected) this.events.emit('disconnected');
+    this.events.removeAllListeners();
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * A broker engine: the loops and consumers of DESIGN §4 over clients it is given. `main.ts`
+ * builds the clients from the environment; tests build engines in-process.
+ */
+import type { Bus, Consumer } from '@ax/bus';
+import { closeRedis, isRetryableError, redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Logger, type Metrics, type Redis } from '@ax/kit';
+import type { StorePool } from '@ax/store';
+import { checkBacklogOnce } from './backlog.js';
+import type { BrokerConfig } from './config.js';
+import type { BrokerContext } from './context.js';
+import { createDeadLetterHandler } from './dead-letters.js';
+import { deliverAlertsOnce } from './alerts.js';
+import { dispatchOnce, handleReturned } from './dispatch.js';
+import { LinkMonitor } from './links.js';
+import { createBrokerMetrics } from './metrics.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createEventsHandler } from './replies.js';
+import { createReservations } from './reservations.js';
+import { runTimersOnce } from './timers.js';
+import { WorkerDirectory } from './workers.js';
+
+/** What a broker engine is built from. */
+export interface BrokerDeps {
+  readonly config: BrokerConfig;
+  readonly pool: StorePool;
+  readonly redis: Redis;
+  /** Started or not; `start()` starts it. Owned by the caller (closed by it). */
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly random?: () => number;
+}
+
+/** A running broker engine. */
+export interface Broker {
+  readonly context: BrokerContext;
+  /** Starts the bus (if needed), consumers, pub/sub and loops. */
+  start(): Promise<void>;
+  /** Stops loops, consumers and the subscriber; the clients stay open. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Builds an engine; nothing runs until `start()`. */
+export function createBroker(deps: BrokerDeps): Broker {
+  const { config, pool, redis, bus, logger } = deps;
+  const keys = redisKeys(config.namespace);
+  const reservations = createReservations(redis, keys);
+  const loops: BackgroundLoop[] = [];
+  const consumers: Consumer[] = [];
+  let subscriber: Redis | undefined;
+  let dispatchLoop: BackgroundLoop | undefined;
+  let stopped = false;
+  const links = new LinkMonitor(config.leaseTtlMs);
+
+  const context: BrokerContext = {
+    config,
+    pool,
+    redis,
+    keys,
+    bus,
+    logger,
+    metrics: createBrokerMetrics(deps.metrics),
+    reservations,
+    rateLimiter: createRateLimiter(redis, keys, config.dispatchRatePerSecond),
+    workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs),
+    links,
+    random: deps.random ?? Math.random,
+    wakeDispatch: () => dispatchLoop?.wake(),
+    notifyFinished: (taskNames, bizDates) => {
+      redis.publish(keys.channels.instancesFinished, JSON.stringify({ taskNames, bizDates })).catch((error: unknown) => {
+        logger.warn({ err: toError(error) }, 'instances-finished not published (schedulers fall back to their scan)');
+      });
+    },
+  };
+
+  const guarded =
+    (name: string, run: () => Promise<unknown>) =>
+    async (): Promise<void> => {
+      try {
+        await run();
+      } catch (error) {
+        if (isRetryableError(error)) links.setMysql(false);
+        throw new Error(`${name}: ${toError(error).message}`, { cause: error });
+      }
+    };
+
+  return {
+    context,
+    async start() {
+      bus.on('connected', () => links.setAmqp(true));
+      bus.on('disconnected', () => links.setAmqp(false));
+      bus.onReturned((returned) => {
+        handleReturned(context, returned).catch((error: unknown) => logger.error({ err: toError(error) }, 'returned dispatch not re-routed (ACK expiry will)'));
+      });
+      await bus.start();
+      consumers.push(await bus.consume(bus.topology.eventsQueue, createEventsHandler(context), { prefetch: config.eventsPrefetch }));
+      consumers.push(await bus.consume(bus.topology.deadQueue, createDeadLetterHandler(context), { prefetch: 10 }));
+
+      subscriber = redis.duplicate();
+      subscriber.on('error', (error: Error) => logger.warn({ err: error }, 'redis subscriber error'));
+      subscriber.on('message', (channel: string) => {
+        if (channel === keys.channels.workersChanged) context.workers.invalidate();
+        dispatchLoop?.wake();
+      });
+      await subscriber.subscribe(keys.channels.instancesReady, keys.channels.workersChanged);
+
+      dispatchLoop = startBackgroundLoop({ name: 'dispatch', intervalMs: config.dispatchPollMs, logger, run: guarded('dispatch', () => dispatchOnce(context)) });
+      loops.push(dispatchLoop);
+      loops.push(startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) }));
+      loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
+      loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
+      logger.info({ brokerId: config.brokerId, namespace: config.namespace }, 'broker started');
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all(loops.map((loop) => loop.stop()));
+      for (const consumer of consumers) await consumer.cancel();
+      if (subscriber !== undefined) await closeRedis(subscriber);
+    },
+  };
+}

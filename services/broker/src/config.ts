@@ -1,0 +1,94 @@
+/**
+ * The resolved configuration of a broker. `env.ts` builds it from the environment; tests build
+ * it with {@link resolveBrokerConfig} and a few overrides. Every field is an operating
+ * parameter with a production default (DESIGN §8), none is a test switch.
+ */
+
+/** Body format of alert webhooks (`AX_ALERT_WEBHOOK_FORMAT`). */
+export type AlertWebhookFormat = 'generic' | 'dingtalk' | 'wecom' | 'slack';
+
+/** Operating parameters of a broker. */
+export interface BrokerConfig {
+  /** `AX_NAMESPACE`. Default `ax`. */
+  readonly namespace: string;
+  /** Identity in logs and the AMQP connection name (`<host>-<pid>`). */
+  readonly brokerId: string;
+  /** `AX_ACK_TIMEOUT_MS`: how long a dispatch waits for the worker's ACK after the confirm. Default 5000. */
+  readonly ackTimeoutMs: number;
+  /** Grace after the ACK deadline before a re-route (R8: 3 s). Default 3000. */
+  readonly ackGraceMs: number;
+  /** Extra ACK deadline allowance while a publish is not yet confirmed (R8). Default 30000. */
+  readonly publishAllowanceMs: number;
+  /** `AX_MAX_REROUTES`: re-routes per attempt after ACK timeouts. Default 3. */
+  readonly maxReroutes: number;
+  /** `AX_LEASE_TTL_MS`: lease period (R14). Default 15000. */
+  readonly leaseTtlMs: number;
+  /** `AX_LOST_WORKER_GRACE_MS`: grace after a lease before LOST_WORKER. Default 10000. */
+  readonly lostWorkerGraceMs: number;
+  /** `AX_MAX_LOST_REDISPATCHES`: automatic re-dispatches after lost workers. Default 3. */
+  readonly maxLostRedispatches: number;
+  /** `AX_NO_WORKER_ALERT_MS`: wait without an eligible worker before an alert (R11). Default 60000. */
+  readonly noWorkerAlertMs: number;
+  /** `AX_BACKOFF_CAP_MS`: longest retry delay. Default 3600000. */
+  readonly backoffCapMs: number;
+  /** `AX_DISPATCH_RATE`: dispatches per second, all brokers together; undefined = unlimited. */
+  readonly dispatchRatePerSecond: number | undefined;
+  /** `AX_DISPATCH_BATCH`: instances claimed per dispatch transaction. Default 200. */
+  readonly dispatchBatchSize: number;
+  /** `AX_DISPATCH_POLL_MS`: dispatch polling period (pub/sub wakes it earlier). Default 500. */
+  readonly dispatchPollMs: number;
+  /** `AX_TIMERS_POLL_MS`: period of the timed-transition scans. Default 1000. */
+  readonly timersPollMs: number;
+  /** Registry cache age, ms (≤ 1 s). Default 1000. */
+  readonly registryCacheMs: number;
+  /** Most instances per dispatch message (R10). Default 100. */
+  readonly maxItemsPerDispatch: number;
+  /** `AX_ALERT_WEBHOOK_URL`; undefined = alerts are only logged. */
+  readonly alertWebhookUrl: string | undefined;
+  /** `AX_ALERT_WEBHOOK_FORMAT`. Default `generic`. */
+  readonly alertWebhookFormat: AlertWebhookFormat;
+  /** Period of the alert delivery loop. Default 2000. */
+  readonly alertPollMs: number;
+  /** Timeout of one webhook POST. Default 5000. */
+  readonly alertTimeoutMs: number;
+  /** Period of the queue depth / backlog check. Default 10000. */
+  readonly backlogPollMs: number;
+  /** BACKLOG alert when a worker queue holds more than this many times its slots. Default 100. */
+  readonly backlogFactor: number;
+  /** Prefetch of the events consumer. Default 50. */
+  readonly eventsPrefetch: number;
+}
+
+/** Defaults of everything but the identity. */
+export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'> = Object.freeze({
+  ackTimeoutMs: 5_000,
+  ackGraceMs: 3_000,
+  publishAllowanceMs: 30_000,
+  maxReroutes: 3,
+  leaseTtlMs: 15_000,
+  lostWorkerGraceMs: 10_000,
+  maxLostRedispatches: 3,
+  noWorkerAlertMs: 60_000,
+  backoffCapMs: 3_600_000,
+  dispatchRatePerSecond: undefined,
+  dispatchBatchSize: 200,
+  dispatchPollMs: 500,
+  timersPollMs: 1_000,
+  registryCacheMs: 1_000,
+  maxItemsPerDispatch: 100,
+  alertWebhookUrl: undefined,
+  alertWebhookFormat: 'generic',
+  alertPollMs: 2_000,
+  alertTimeoutMs: 5_000,
+  backlogPollMs: 10_000,
+  backlogFactor: 100,
+  eventsPrefetch: 50,
+});
+
+/** A full configuration from the defaults and `overrides`. */
+export function resolveBrokerConfig(
+  identity: { namespace: string; brokerId: string },
+  overrides: Partial<Omit<BrokerConfig, 'brokerId' | 'namespace'>> = {},
+): BrokerConfig {
+  return { ...DEFAULT_BROKER_CONFIG, ...overrides, ...identity };
+}

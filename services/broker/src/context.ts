@@ -1,0 +1,31 @@
+/** What every part of a broker shares. */
+import type { Bus } from '@ax/bus';
+import type { Logger, Redis, RedisKeys } from '@ax/kit';
+import type { StorePool } from '@ax/store';
+import type { BrokerConfig } from './config.js';
+import type { LinkMonitor } from './links.js';
+import type { BrokerMetrics } from './metrics.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { Reservations } from './reservations.js';
+import type { WorkerDirectory } from './workers.js';
+
+/** The clients, configuration and shared state of one broker. */
+export interface BrokerContext {
+  readonly config: BrokerConfig;
+  readonly pool: StorePool;
+  readonly redis: Redis;
+  readonly keys: RedisKeys;
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly metrics: BrokerMetrics;
+  readonly reservations: Reservations;
+  readonly rateLimiter: RateLimiter;
+  readonly workers: WorkerDirectory;
+  readonly links: LinkMonitor;
+  /** Random numbers in [0, 1) (routing ties, retry jitter). */
+  readonly random: () => number;
+  /** Asks the dispatch loop to run again soon (a slot was freed, an instance became PENDING). */
+  wakeDispatch(): void;
+  /** Tells schedulers that instances reached final states (DAG evaluation, §3). */
+  notifyFinished(taskNames: readonly string[], bizDates: readonly string[]): void;
+}

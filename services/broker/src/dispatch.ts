@@ -1,0 +1,405 @@
+/**
+ * The dispatch loop (DESIGN §4): claim due PENDING instances, apply `maxLatenessSeconds` (R5)
+ * and the block strategy (R4), route over the registry with slot reservations (R9), mark
+ * DISPATCHED with a generous ACK deadline and an execution row, commit, publish one message per
+ * worker (R10, mandatory, confirmed), then start the ACK deadline from the confirm (R8).
+ * An instance without an eligible worker stays PENDING (R11).
+ */
+import {
+  MESSAGE_VERSION,
+  encodeMessage,
+  idempotencyKeyOf,
+  parseMessage,
+  routeInstance,
+  type DispatchItem,
+  type DispatchMessage,
+  type WorkerSnapshot,
+} from '@ax/core';
+import { requestCancel, type ReturnedMessage } from '@ax/bus';
+import { toError } from '@ax/kit';
+import {
+  activeRunsOfTasks,
+  appendEvents,
+  claimDuePending,
+  insertExecutions,
+  isDispatchPaused,
+  loadTasksById,
+  lockTasksForBlockCheck,
+  nowPlusMs,
+  raiseAlert,
+  recordNoWorker,
+  rerunBatchLoads,
+  setExecutionState,
+  startAckDeadlines,
+  transitionInstance,
+
+  type ActiveRun,
+  type ClaimedInstance,
+  type NewEvent,
+  type NewExecution,
+  type TaskRecord,
+} from '@ax/store';
+import type { BrokerContext } from './context.js';
+import { inTransaction } from './transaction.js';
+import { uuidv7 } from './uuidv7.js';
+
+/** One planned dispatch. */
+interface Planned {
+  readonly instance: ClaimedInstance;
+  readonly task: TaskRecord;
+  readonly worker: WorkerSnapshot;
+  readonly executionId: string;
+}
+
+/** What one iteration did (for tests and logs). */
+export interface DispatchOutcome {
+  readonly claimed: number;
+  readonly dispatched: number;
+  readonly waitingForWorker: number;
+  readonly canceled: number;
+  readonly deferred: number;
+}
+
+const EMPTY: DispatchOutcome = { claimed: 0, dispatched: 0, waitingForWorker: 0, canceled: 0, deferred: 0 };
+
+/** One dispatch iteration; returns what it did. Never publishes before the commit. */
+export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome> {
+  const { config, pool } = ctx;
+  if (await isDispatchPaused(pool)) return EMPTY;
+  const granted = await ctx.rateLimiter.take(config.dispatchBatchSize);
+  if (granted <= 0) return EMPTY;
+  const snapshots = (await ctx.workers.snapshots()).map((w) => ({ ...w }));
+  const reserved: Array<{ workerId: string; executionId: string }> = [];
+  const cancels: ActiveRun[] = [];
+  let planned: Planned[];
+  let outcome: DispatchOutcome;
+  try {
+    const result = await inTransaction(pool, async (conn) => {
+      const claimed = await claimDuePending(conn, granted);
+      if (claimed.length === 0) return { planned: [] as Planned[], outcome: EMPTY };
+      const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId));
+      const blocking = [...tasks.values()].filter((t) => t.definition.block !== 'parallel');
+      await lockTasksForBlockCheck(conn, blocking.map((t) => t.id));
+      const blockNames = blocking.map((t) => t.definition.name);
+      const activeByTask = new Map<string, ActiveRun[]>();
+      for (const run of await activeRunsOfTasks(conn, blockNames)) {
+        activeByTask.set(run.taskName, [...(activeByTask.get(run.taskName) ?? []), run]);
+      }
+      const batches = await rerunBatchLoads(conn, claimed.flatMap((c) => (c.rerunBatchId === null ? [] : [c.rerunBatchId])));
+      const picked = new Set<string>();
+      const events: NewEvent[] = [];
+      const plan: Planned[] = [];
+      const noWorker = new Map<string, string[]>();
+      let canceled = 0;
+      let deferred = 0;
+
+      for (const instance of claimed) {
+        const task = tasks.get(instance.taskId);
+        if (task === undefined) {
+          if (await transitionInstance(conn, { id: instance.id, from: 'PENDING', to: 'CANCELED', set: { reason: 'TASK_DELETED', ended_at: nowPlusMs(0) } })) {
+            events.push({ instanceId: instance.id, type: 'CANCELED', message: 'its task was deleted before it ran', data: { reason: 'TASK_DELETED' } });
+            canceled++;
+          }
+          continue;
+        }
+        const def = task.definition;
+        // R5: only the first attempt of a scheduled slot can be late, on the database clock.
+        if (
+          instance.trigger === 'schedule' &&
+          instance.attempt === 1 &&
+          def.maxLatenessSeconds !== null &&
+          instance.lateMs > def.maxLatenessSeconds * 1000
+        ) {
+          if (await transitionInstance(conn, { id: instance.id, from: 'PENDING', to: 'CANCELED', set: { reason: 'TOO_LATE', ended_at: nowPlusMs(0) } })) {
+            events.push({
+              instanceId: instance.id,
+              type: 'CANCELED',
+              message: `claimed ${instance.lateMs} ms after its slot, over maxLatenessSeconds ${def.maxLatenessSeconds}`,
+              data: { reason: 'TOO_LATE', lateMs: instance.lateMs },
+            });
+            canceled++;
+          }
+          continue;
+        }
+        // R4: the block strategy is enforced where a run starts.
+        if (def.block !== 'parallel') {
+          const running = activeByTask.get(def.name) ?? [];
+          const busy = running.length > 0 || picked.has(def.name);
+          if (def.block === 'serial' && busy) {
+            deferred++;
+            continue;
+          }
+          if (def.block === 'discard' && busy) {
+            if (await transitionInstance(conn, { id: instance.id, from: 'PENDING', to: 'CANCELED', set: { reason: 'DISCARDED', ended_at: nowPlusMs(0) } })) {
+              events.push({ instanceId: instance.id, type: 'CANCELED', message: 'block discard: an earlier instance still runs', data: { reason: 'DISCARDED' } });
+              canceled++;
+            }
+            continue;
+          }
+          if (def.block === 'cover') {
+            if (picked.has(def.name)) {
+              deferred++;
+              continue;
+            }
+            for (const run of running) {
+              const won = await transitionInstance(conn, {
+                id: run.id,
+                from: run.state,
+                to: 'CANCELED',
+                set: { reason: 'COVERED', ended_at: nowPlusMs(0) },
+              });
+              if (!won) continue;
+              events.push(
+                { instanceId: run.id, type: 'CANCELED', executionId: run.executionId, workerId: run.workerId, message: `covered by instance ${instance.id}`, data: { reason: 'COVERED' } },
+                { instanceId: run.id, type: 'CANCEL_REQUESTED', executionId: run.executionId, workerId: run.workerId, message: 'block cover' },
+              );
+              if (run.executionId !== null) await setExecutionState(conn, [run.executionId], 'CANCEL_REQUESTED', 'COVERED', { ended: true });
+              cancels.push(run);
+              canceled++;
+            }
+            activeByTask.delete(def.name);
+          }
+        }
+        // R20: a rerun batch never runs more than its concurrency at once.
+        const batch = instance.rerunBatchId === null ? undefined : batches.get(instance.rerunBatchId);
+        if (batch !== undefined && batch.concurrency !== null && batch.active >= batch.concurrency) {
+          deferred++;
+          continue;
+        }
+        const pick = await pickWorker(ctx, snapshots, instance, task);
+        if (pick === null && busyOnly(snapshots, def.tags)) {
+          // Workers that could take it exist but every slot is reserved (R9): backpressure,
+          // not R11's "no worker" — it waits silently for a result to free a slot.
+          deferred++;
+          continue;
+        }
+        if (pick === null) {
+          const why = routeExplanation(snapshots, task, instance);
+          noWorker.set(why, [...(noWorker.get(why) ?? []), instance.id]);
+          if (instance.waitingMs > ctx.config.noWorkerAlertMs) {
+            await raiseAlert(conn, {
+              kind: 'NO_WORKER',
+              severity: 'warning',
+              instanceId: instance.id,
+              taskName: instance.taskName,
+              message: `instance ${instance.id} of ${instance.taskName} has waited ${Math.round(instance.waitingMs / 1000)} s for a worker: ${why}`,
+            });
+          }
+          continue;
+        }
+        picked.add(def.name);
+        if (batch !== undefined && instance.rerunBatchId !== null) batches.set(instance.rerunBatchId, { ...batch, active: batch.active + 1 });
+        plan.push({ instance, task, worker: pick.worker, executionId: pick.executionId });
+      }
+
+      for (const [why, ids] of noWorker) {
+        const fresh = await recordNoWorker(conn, ids, why);
+        ctx.metrics.noWorker.inc(fresh.length);
+      }
+      const executions: NewExecution[] = plan.map((p) => ({
+        executionId: p.executionId,
+        instanceId: p.instance.id,
+        attempt: p.instance.attempt,
+        runNo: p.instance.runNo,
+        workerId: p.worker.id,
+      }));
+      await insertExecutions(conn, executions);
+      const dispatched: Planned[] = [];
+      for (const p of plan) {
+        const won = await transitionInstance(conn, {
+          id: p.instance.id,
+          from: 'PENDING',
+          to: 'DISPATCHED',
+          set: {
+            worker_id: p.worker.id,
+            current_execution_id: p.executionId,
+            dispatch_count: { expr: 'dispatch_count + 1' },
+            ack_deadline: nowPlusMs(ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs),
+            lease_until: null,
+            reason: null,
+          },
+        });
+        if (!won) continue;
+        dispatched.push(p);
+        events.push({ instanceId: p.instance.id, type: 'DISPATCHED', executionId: p.executionId, workerId: p.worker.id, data: { attempt: p.instance.attempt } });
+      }
+      await appendEvents(conn, events);
+      return {
+        planned: dispatched,
+        outcome: {
+          claimed: claimed.length,
+          dispatched: dispatched.length,
+          waitingForWorker: [...noWorker.values()].reduce((n, ids) => n + ids.length, 0),
+          canceled,
+          deferred,
+        },
+      };
+    });
+    planned = result.planned;
+    outcome = result.outcome;
+  } catch (error) {
+    await releaseAll(ctx, reserved);
+    throw error;
+  }
+  // Reservations made for plans that did not survive (lost race) are given back.
+  const kept = new Set(planned.map((p) => p.executionId));
+  await releaseAll(ctx, reserved.filter((r) => !kept.has(r.executionId)));
+  await ctx.rateLimiter.refund(granted - planned.length);
+  await Promise.all([publishPlanned(ctx, planned), ...cancels.map((run) => cancelRun(ctx, run, 'COVERED'))]);
+  if (outcome.claimed >= granted && granted > 0) ctx.wakeDispatch();
+  return outcome;
+
+  async function pickWorker(
+    c: BrokerContext,
+    workers: WorkerSnapshot[],
+    instance: ClaimedInstance,
+    task: TaskRecord,
+  ): Promise<{ worker: WorkerSnapshot; executionId: string } | null> {
+    const def = task.definition;
+    const exclude = instance.rerouteCount > 0 && instance.workerId !== null ? [instance.workerId] : [];
+    const excluded = new Set<string>(exclude);
+    for (let tries = 0; tries < 4; tries++) {
+      const strategy = def.route === 'broadcast' ? 'load' : def.route;
+      let cursor = 0;
+      if (strategy === 'round_robin') cursor = (await c.redis.incr(c.keys.roundRobin(def.name))) - 1;
+      const request = { tags: def.tags, exclude: [...excluded] };
+      let decision = routeInstance(strategy, workers, request, { random: c.random, cursor, hashKey: def.name });
+      if (decision.kind === 'none' && exclude.length > 0 && tries === 0) {
+        // The silent worker is the only one left: better it than waiting forever.
+        decision = routeInstance(strategy, workers, { tags: def.tags }, { random: c.random, cursor, hashKey: def.name });
+      }
+      if (decision.kind !== 'single') return null;
+      const worker = decision.worker;
+      const executionId = uuidv7();
+      const ttl = c.config.ackTimeoutMs + c.config.publishAllowanceMs + c.config.ackGraceMs;
+      const got = await c.reservations.reserve(worker.id, worker.slots, [executionId], ttl);
+      const target = workers.find((w) => w.id === worker.id);
+      if (got === 1) {
+        reserved.push({ workerId: worker.id, executionId });
+        if (target !== undefined) target.running += 1;
+        return { worker, executionId };
+      }
+      // Another broker filled it meanwhile (R9): never beyond its slots.
+      if (target !== undefined) target.running = target.slots;
+      excluded.add(worker.id);
+    }
+    return null;
+  }
+}
+
+/** True when some non-draining worker carries the tags but none has a free slot. */
+function busyOnly(workers: readonly WorkerSnapshot[], tags: readonly string[]): boolean {
+  return workers.some((w) => !w.draining && tags.every((t) => w.tags.includes(t)));
+}
+
+function routeExplanation(workers: readonly WorkerSnapshot[], task: TaskRecord, instance: ClaimedInstance): string {
+  const decision = routeInstance('load', workers, { tags: task.definition.tags }, { random: () => 0 });
+  return decision.kind === 'none' ? decision.explanation : `no worker with a free slot could be reserved for instance ${instance.id}`;
+}
+
+async function releaseAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
+  const byWorker = new Map<string, string[]>();
+  for (const r of reservations) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
+  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
+}
+
+/** Builds the dispatch item of a planned instance. */
+function itemOf(p: Planned, ackDeadline: Date): DispatchItem {
+  const expectedTime = p.instance.expectedTime.toISOString();
+  return {
+    executionId: p.executionId,
+    instanceId: p.instance.id,
+    taskName: p.instance.taskName,
+    taskId: p.instance.taskId,
+    expectedTime,
+    bizDate: p.instance.bizDate,
+    attempt: p.instance.attempt,
+    maxAttempts: p.instance.maxAttempts,
+    runNo: p.instance.runNo,
+    priority: Math.min(9, Math.max(0, p.instance.priority)),
+    params: p.instance.params,
+    exec: p.task.definition.exec,
+    timeoutSeconds: p.task.definition.timeoutSeconds,
+    ackDeadline: ackDeadline.toISOString(),
+    traceId: p.executionId,
+    idempotencyKey: idempotencyKeyOf(p.instance.taskName, expectedTime, p.instance.runNo),
+  };
+}
+
+/** Publishes the plan, one message per worker and chunk (R10), then starts the ACK deadlines (R8). */
+async function publishPlanned(ctx: BrokerContext, planned: readonly Planned[]): Promise<void> {
+  const byWorker = new Map<string, Planned[]>();
+  for (const p of planned) byWorker.set(p.worker.id, [...(byWorker.get(p.worker.id) ?? []), p]);
+  const chunks: Planned[][] = [];
+  for (const list of byWorker.values()) {
+    for (let i = 0; i < list.length; i += ctx.config.maxItemsPerDispatch) chunks.push(list.slice(i, i + ctx.config.maxItemsPerDispatch));
+  }
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      const first = chunk[0] as Planned;
+      const messageDeadline = new Date(first.instance.dbNow.getTime() + ctx.config.ackTimeoutMs);
+      const message: DispatchMessage = {
+        v: MESSAGE_VERSION,
+        kind: 'dispatch',
+        workerId: first.worker.id,
+        items: chunk.map((p) => itemOf(p, messageDeadline)),
+      };
+      await ctx.bus.publish(ctx.bus.topology.dispatchExchange, ctx.bus.topology.workerRoutingKey(first.worker.id), encodeMessage(message), {
+        mandatory: true,
+        priority: Math.max(...chunk.map((p) => p.instance.priority)),
+        messageId: first.executionId,
+      });
+      ctx.metrics.dispatchMessages.inc();
+      ctx.metrics.dispatches.inc({ worker: first.worker.id }, chunk.length);
+      await startAckDeadlines(
+        ctx.pool,
+        chunk.map((p) => ({ instanceId: p.instance.id, executionId: p.executionId })),
+        messageDeadline,
+        ctx.config.ackTimeoutMs,
+      );
+    }),
+  );
+}
+
+/** Cancels a covered or superseded run on its worker (best effort: lease expiry is the backstop). */
+export async function cancelRun(ctx: BrokerContext, run: ActiveRun, reason: string): Promise<void> {
+  if (run.workerId === null || run.executionId === null) return;
+  try {
+    await ctx.reservations.release(run.workerId, [run.executionId]);
+    await requestCancel(ctx.bus, { workerId: run.workerId, executionIds: [run.executionId], reason });
+  } catch (error) {
+    ctx.logger.warn({ err: toError(error), executionId: run.executionId, workerId: run.workerId }, 'cancel not sent');
+  }
+}
+
+/**
+ * R8: a dispatch that came back unroutable (its worker's queue is gone) is re-routed without
+ * counting: DISPATCHED → PENDING fenced by its execution, RETURNED event, slot released.
+ */
+export async function handleReturned(ctx: BrokerContext, returned: ReturnedMessage): Promise<void> {
+  const parsed = parseMessage(returned.body);
+  if (!parsed.ok || parsed.message.kind !== 'dispatch') return;
+  const message = parsed.message;
+  ctx.workers.markUnroutable(message.workerId, 5_000);
+  const rerouted: string[] = [];
+  await inTransaction(ctx.pool, async (conn) => {
+    const events: NewEvent[] = [];
+    for (const item of message.items) {
+      const won = await transitionInstance(conn, {
+        id: item.instanceId,
+        from: 'DISPATCHED',
+        to: 'PENDING',
+        fenceExecutionId: item.executionId,
+        set: { ack_deadline: null },
+      });
+      if (!won) continue;
+      rerouted.push(item.executionId);
+      events.push({ instanceId: item.instanceId, type: 'RETURNED', executionId: item.executionId, workerId: message.workerId, message: 'unroutable: the worker queue is gone; re-routed without counting' });
+    }
+    await setExecutionState(conn, rerouted, 'RETURNED', 'UNROUTABLE', { ended: true, onlyFrom: ['DISPATCHED'] });
+    await appendEvents(conn, events);
+  });
+  await ctx.reservations.release(message.workerId, message.items.map((i) => i.executionId));
+  ctx.metrics.returned.inc(rerouted.length);
+  if (rerouted.length > 0) ctx.wakeDispatch();
+}

@@ -1,0 +1,59 @@
+/** The broker's environment variables (DESIGN §8) → `BrokerConfig`. */
+import os from 'node:os';
+import { axConfigFields, enumField, httpPortField, intField, pickFields, type ConfigOf } from '@ax/kit';
+import { resolveBrokerConfig, type BrokerConfig } from './config.js';
+
+/** Every variable the broker reads. */
+export const brokerEnvFields = {
+  ...pickFields(axConfigFields, [
+    'mysqlUrl',
+    'redisUrl',
+    'amqpUrl',
+    'namespace',
+    'logLevel',
+    'shutdownGraceSeconds',
+    'alertWebhookUrl',
+    'dispatchRatePerSecond',
+    'ackTimeoutMs',
+    'maxReroutes',
+    'leaseTtlMs',
+    'lostWorkerGraceMs',
+    'maxLostRedispatches',
+    'noWorkerAlertMs',
+    'backoffCapMs',
+  ]),
+  httpPort: httpPortField('broker'),
+  /** `AX_ALERT_WEBHOOK_FORMAT` — `generic` (ADMIN-API.md JSON), `dingtalk`, `wecom` or `slack`. Default `generic`. */
+  alertWebhookFormat: enumField({ env: 'AX_ALERT_WEBHOOK_FORMAT', values: ['generic', 'dingtalk', 'wecom', 'slack'] as const, default: 'generic' }),
+  /** `AX_DISPATCH_BATCH` — instances claimed per dispatch transaction. Default 200. */
+  dispatchBatchSize: intField({ env: 'AX_DISPATCH_BATCH', unit: 'count', max: 1_000, default: 200 }),
+  /** `AX_DISPATCH_POLL_MS` — dispatch polling period (pub/sub wakes it earlier). Default 500. */
+  dispatchPollMs: intField({ env: 'AX_DISPATCH_POLL_MS', unit: 'ms', default: 500 }),
+  /** `AX_TIMERS_POLL_MS` — period of the timed-transition scans. Default 1000. */
+  timersPollMs: intField({ env: 'AX_TIMERS_POLL_MS', unit: 'ms', default: 1_000 }),
+};
+
+/** The parsed environment. */
+export type BrokerEnv = ConfigOf<typeof brokerEnvFields>;
+
+/** The engine configuration of a parsed environment. */
+export function toBrokerConfig(env: BrokerEnv): BrokerConfig {
+  return resolveBrokerConfig(
+    { namespace: env.namespace, brokerId: `${os.hostname()}-${process.pid}` },
+    {
+      ackTimeoutMs: env.ackTimeoutMs,
+      maxReroutes: env.maxReroutes,
+      leaseTtlMs: env.leaseTtlMs,
+      lostWorkerGraceMs: env.lostWorkerGraceMs,
+      maxLostRedispatches: env.maxLostRedispatches,
+      noWorkerAlertMs: env.noWorkerAlertMs,
+      backoffCapMs: env.backoffCapMs,
+      dispatchRatePerSecond: env.dispatchRatePerSecond,
+      dispatchBatchSize: env.dispatchBatchSize,
+      dispatchPollMs: env.dispatchPollMs,
+      timersPollMs: env.timersPollMs,
+      alertWebhookUrl: env.alertWebhookUrl,
+      alertWebhookFormat: env.alertWebhookFormat,
+    },
+  );
+}

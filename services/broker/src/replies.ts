@@ -1,0 +1,332 @@
+/**
+ * The events consumer (DESIGN §4, R15–R17): ACKs, refusals and results from workers (and async
+ * reports relayed by admin-api) on `<ns>.events`, consumed by every broker. Each message is
+ * applied in one transaction (R10: batched items), fenced by `current_execution_id`, and
+ * idempotent by `execution_id`. Invalid messages are dead-lettered and counted.
+ */
+import { parseMessage, type AckMessage, type RefusalMessage, type ResultItem, type ResultMessage } from '@ax/core';
+import { requestCancel, type BusMessage, type ConsumeOutcome } from '@ax/bus';
+import { isRetryableError, toError } from '@ax/kit';
+import {
+  NOW,
+  appendEvents,
+  extendLease,
+  lockExecutions,
+  markExecutionAcked,
+  nowPlusMs,
+  recordExecutionOutcome,
+  setExecutionState,
+  transitionInstance,
+
+  type ExecutionWithInstance,
+  type NewEvent,
+} from '@ax/store';
+import { failAttempt } from './attempts.js';
+import type { BrokerContext } from './context.js';
+import { inTransaction } from './transaction.js';
+
+interface Effects {
+  releases: Array<{ workerId: string; executionId: string }>;
+  extends: Array<{ workerId: string; executionId: string; ttlMs: number }>;
+  cancels: Array<{ workerId: string; executionId: string; reason: string }>;
+  finishedTasks: Set<string>;
+  finishedDates: Set<string>;
+  wake: boolean;
+}
+
+function newEffects(): Effects {
+  return { releases: [], extends: [], cancels: [], finishedTasks: new Set(), finishedDates: new Set(), wake: false };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The handler of `<ns>.events`. */
+export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) => Promise<ConsumeOutcome> {
+  return async (raw) => {
+    const parsed = parseMessage(raw.body);
+    if (!parsed.ok) {
+      ctx.metrics.invalidMessages.inc({ kind: 'invalid' });
+      ctx.logger.warn({ reason: parsed.reason }, 'invalid event message dead-lettered');
+      return { action: 'dead-letter', reason: parsed.reason };
+    }
+    const message = parsed.message;
+    try {
+      const effects = newEffects();
+      switch (message.kind) {
+        case 'ack':
+          await applyAcks(ctx, message, effects);
+          break;
+        case 'refusal':
+          await applyRefusals(ctx, message, effects);
+          break;
+        case 'result':
+          await applyResults(ctx, message, effects);
+          break;
+        case 'heartbeat':
+          return 'ack'; // the Redis registry is the lease (R14); heartbeats on the bus are informational
+        case 'dispatch':
+        case 'cancel':
+          ctx.metrics.invalidMessages.inc({ kind: message.kind });
+          return { action: 'dead-letter', reason: `a ${message.kind} message does not belong on the events queue` };
+      }
+      ctx.links.setMysql(true);
+      await runEffects(ctx, effects);
+      return 'ack';
+    } catch (thrown) {
+      const error = toError(thrown);
+      if (isRetryableError(error)) {
+        // MySQL (or Redis) is away or a deadlock: try again later, never lose a result.
+        ctx.links.setMysql(false);
+        ctx.logger.warn({ err: error, kind: message.kind }, 'event not applied yet; requeued');
+        await sleep(1_000);
+        return 'requeue';
+      }
+      throw error;
+    }
+  };
+}
+
+async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {
+  const byWorker = new Map<string, string[]>();
+  for (const r of effects.releases) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
+  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
+  await Promise.all(effects.extends.map((e) => ctx.reservations.extend(e.workerId, [e.executionId], e.ttlMs)));
+  await Promise.all(
+    effects.cancels.map(async (c) => {
+      try {
+        await requestCancel(ctx.bus, { workerId: c.workerId, executionIds: [c.executionId], reason: c.reason });
+      } catch (error) {
+        ctx.logger.warn({ err: toError(error), executionId: c.executionId }, 'cancel not sent');
+      }
+    }),
+  );
+  if (effects.finishedTasks.size > 0) ctx.notifyFinished([...effects.finishedTasks], [...effects.finishedDates]);
+  if (effects.wake || effects.releases.length > 0) ctx.wakeDispatch();
+}
+
+async function applyAcks(ctx: BrokerContext, message: AckMessage, effects: Effects): Promise<void> {
+  await inTransaction(ctx.pool, async (conn) => {
+    const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+    const events: NewEvent[] = [];
+    for (const item of message.items) {
+      const r = rows.get(item.executionId);
+      if (r === undefined) {
+        ctx.logger.warn({ executionId: item.executionId, workerId: message.workerId }, 'ACK of an unknown execution ignored');
+        continue;
+      }
+      const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
+      if (r.currentExecutionId !== item.executionId) {
+        // R16/§4: the dispatch was re-routed; this worker must not run it to completion unnoticed.
+        if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'SUPERSEDED', 'SUPERSEDED', { ended: true });
+        events.push({ ...base, type: 'FENCED', message: 'ACK of a superseded execution; cancel sent' });
+        effects.cancels.push({ workerId: message.workerId, executionId: item.executionId, reason: 'SUPERSEDED' });
+        effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+        ctx.metrics.fenced.inc({ kind: 'ack' });
+        continue;
+      }
+      await markExecutionAcked(conn, item.executionId);
+      if (r.state !== 'DISPATCHED') continue; // R16: an ACK for an instance past RUNNING is a no-op
+      const won = await transitionInstance(conn, {
+        id: r.instanceId,
+        from: 'DISPATCHED',
+        to: 'RUNNING',
+        fenceExecutionId: item.executionId,
+        set: { lease_until: nowPlusMs(ctx.config.leaseTtlMs), started_at: { expr: 'COALESCE(started_at, NOW(3))' }, ack_deadline: null },
+      });
+      if (!won) continue;
+      events.push({ ...base, type: 'ACKED' });
+      ctx.metrics.ackLatency.observe(Math.max(0, r.sinceDispatchMs) / 1000);
+      effects.extends.push({
+        workerId: message.workerId,
+        executionId: item.executionId,
+        ttlMs: (r.timeoutSeconds ?? 3_600) * 1000 + ctx.config.leaseTtlMs + ctx.config.lostWorkerGraceMs,
+      });
+    }
+    await appendEvents(conn, events);
+  });
+}
+
+async function applyRefusals(ctx: BrokerContext, message: RefusalMessage, effects: Effects): Promise<void> {
+  await inTransaction(ctx.pool, async (conn) => {
+    const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+    const events: NewEvent[] = [];
+    for (const item of message.items) {
+      ctx.metrics.refusals.inc({ reason: item.reason });
+      const r = rows.get(item.executionId);
+      if (r === undefined) continue;
+      const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
+      if (item.reason === 'DUPLICATE') {
+        // A redelivered dispatch the worker's outbox already holds (R12): nothing changes.
+        events.push({ ...base, type: 'REFUSED', message: 'duplicate delivery ignored by the worker', data: { reason: item.reason } });
+        continue;
+      }
+      effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+      if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'REFUSED', item.reason, { ended: true });
+      const detail = item.detail === undefined ? '' : `: ${item.detail}`;
+      events.push({ ...base, type: item.reason === 'CLOCK_SKEW' ? 'CLOCK_SKEW' : 'REFUSED', message: `refused ${item.reason}${detail}`, data: { reason: item.reason } });
+      if (r.currentExecutionId !== item.executionId || r.state !== 'DISPATCHED') continue;
+      // R16: a refusal is a transition — re-route without counting an attempt.
+      const won = await transitionInstance(conn, {
+        id: r.instanceId,
+        from: 'DISPATCHED',
+        to: 'PENDING',
+        fenceExecutionId: item.executionId,
+        set: { ack_deadline: null },
+      });
+      if (won) {
+        events.push({ ...base, type: 'REROUTED', message: `refused ${item.reason}; re-routed without counting an attempt` });
+        effects.wake = true;
+      }
+    }
+    await appendEvents(conn, events);
+  });
+}
+
+/** Execution states written from a result: a second result of the same execution is a duplicate. */
+const RESULT_RECORDED: ReadonlySet<string> = new Set(['SUCCESS', 'FAILED', 'TIMED_OUT', 'CANCELED', 'WORKER_RESTART']);
+
+const EXECUTION_STATE: Record<ResultItem['outcome'], string> = {
+  SUCCESS: 'SUCCESS',
+  FAILED: 'FAILED',
+  TIMEOUT: 'TIMED_OUT',
+  CANCELED: 'CANCELED',
+  WORKER_RESTART: 'WORKER_RESTART',
+};
+
+async function applyResults(ctx: BrokerContext, message: ResultMessage, effects: Effects): Promise<void> {
+  await inTransaction(ctx.pool, async (conn) => {
+    const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+    const events: NewEvent[] = [];
+    for (const item of message.items) {
+      const r = rows.get(item.executionId);
+      if (r === undefined) {
+        ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
+        continue;
+      }
+      await applyResult(ctx, conn, message, item, r, events, effects);
+    }
+    await appendEvents(conn, events);
+  });
+}
+
+async function applyResult(
+  ctx: BrokerContext,
+  conn: Parameters<typeof appendEvents>[0],
+  message: ResultMessage,
+  item: ResultItem,
+  r: ExecutionWithInstance,
+  events: NewEvent[],
+  effects: Effects,
+): Promise<void> {
+  const workerId = r.executionWorkerId;
+  const base = { instanceId: r.instanceId, executionId: item.executionId, workerId };
+  // Idempotent by execution_id: a second result of an execution changes nothing.
+  if (RESULT_RECORDED.has(r.executionState) || (item.async === true && r.executionState === 'ASYNC')) return;
+  const current = r.currentExecutionId === item.executionId;
+  const active = r.state === 'DISPATCHED' || r.state === 'RUNNING';
+  if (message.origin !== 'report') effects.releases.push({ workerId, executionId: item.executionId });
+  const outcome = {
+    exitCode: item.exitCode ?? null,
+    outputTail: item.outputTail ?? null,
+    outputTruncated: item.outputTruncated ?? false,
+    error: item.error ?? null,
+    result: item.data ?? null,
+    startedAt: item.startedAt === undefined ? null : new Date(item.startedAt),
+    endedAt: new Date(item.endedAt),
+  };
+  if (item.async === true) {
+    // R15: accepted by an HTTP endpoint (202). The slot is free; the attempt deadline is ours.
+    await recordExecutionOutcome(conn, item.executionId, { ...outcome, state: 'ASYNC', open: true });
+    if (!current || !active) {
+      events.push({ ...base, type: 'FENCED', message: 'async acceptance of a superseded execution' });
+      return;
+    }
+    const deadlineMs = (r.timeoutSeconds ?? 3_600) * 1000;
+    if (r.state === 'DISPATCHED') {
+      await transitionInstance(conn, {
+        id: r.instanceId,
+        from: 'DISPATCHED',
+        to: 'RUNNING',
+        fenceExecutionId: item.executionId,
+        set: { lease_until: nowPlusMs(deadlineMs), started_at: { expr: 'COALESCE(started_at, NOW(3))' }, ack_deadline: null },
+      });
+      await markExecutionAcked(conn, item.executionId);
+      await recordExecutionOutcome(conn, item.executionId, { ...outcome, state: 'ASYNC', open: true });
+    } else {
+      await extendLease(conn, r.instanceId, item.executionId, deadlineMs);
+    }
+    events.push({ ...base, type: 'ASYNC_ACCEPTED', message: `accepted (HTTP 202); the attempt deadline is ${r.timeoutSeconds ?? 3_600} s` });
+    return;
+  }
+  ctx.metrics.results.inc({ outcome: item.outcome });
+  await recordExecutionOutcome(conn, item.executionId, { ...outcome, state: EXECUTION_STATE[item.outcome], reason: item.outcome === 'SUCCESS' ? null : item.outcome });
+  if (current && active) {
+    if (item.outcome === 'SUCCESS') {
+      const won = await transitionInstance(conn, {
+        id: r.instanceId,
+        from: r.state,
+        to: 'SUCCESS',
+        fenceExecutionId: item.executionId,
+        set: { reason: null, ended_at: NOW, ack_deadline: null, lease_until: null, started_at: { expr: 'COALESCE(started_at, NOW(3))' } },
+      });
+      if (won) {
+        events.push({ ...base, type: 'SUCCEEDED' });
+        finished(effects, r);
+      }
+      return;
+    }
+    const failure = failureOf(item);
+    const result = await failAttempt(
+      ctx,
+      conn,
+      { instanceId: r.instanceId, taskName: r.taskName, state: r.state, executionId: item.executionId, workerId, attempt: r.attempt, maxAttempts: r.maxAttempts, retry: r.retry },
+      failure,
+      events,
+    );
+    if (result === 'final') finished(effects, r);
+    return;
+  }
+  // R17: a late SUCCESS of a superseded execution is adopted while the current one has not ACKed.
+  if (!current && item.outcome === 'SUCCESS' && r.state === 'DISPATCHED' && r.currentExecutionId !== null) {
+    const superseded = r.currentExecutionId;
+    const won = await transitionInstance(conn, {
+      id: r.instanceId,
+      from: 'DISPATCHED',
+      to: 'SUCCESS',
+      fenceExecutionId: superseded,
+      set: { current_execution_id: item.executionId, worker_id: workerId, reason: null, ended_at: NOW, ack_deadline: null },
+    });
+    if (won) {
+      await setExecutionState(conn, [superseded], 'SUPERSEDED', 'SUPERSEDED', { ended: true });
+      events.push(
+        { ...base, type: 'ADOPTED', message: `late SUCCESS adopted; execution ${superseded} canceled`, data: { superseded } },
+        { ...base, type: 'SUCCEEDED' },
+      );
+      if (r.workerId !== null) {
+        effects.cancels.push({ workerId: r.workerId, executionId: superseded, reason: 'SUPERSEDED' });
+        effects.releases.push({ workerId: r.workerId, executionId: superseded });
+      }
+      finished(effects, r);
+      return;
+    }
+  }
+  events.push({ ...base, type: 'FENCED', message: `result ${item.outcome} of a superseded execution recorded, not applied`, data: { outcome: item.outcome } });
+  ctx.metrics.fenced.inc({ kind: 'result' });
+}
+
+function failureOf(item: ResultItem): { reason: 'TIMEOUT' | 'WORKER_RESTART' | 'JOB_FAILED'; eventType: 'TIMED_OUT' | 'WORKER_RESTART' | 'FAILED'; message: string } {
+  const detail = item.error ?? (item.exitCode == null ? 'no detail' : `exit code ${item.exitCode}`);
+  switch (item.outcome) {
+    case 'TIMEOUT':
+      return { reason: 'TIMEOUT', eventType: 'TIMED_OUT', message: `timed out: ${detail}` };
+    case 'WORKER_RESTART':
+      return { reason: 'WORKER_RESTART', eventType: 'WORKER_RESTART', message: `the worker restarted: ${detail}` };
+    default:
+      return { reason: 'JOB_FAILED', eventType: 'FAILED', message: `${item.outcome.toLowerCase()}: ${detail}` };
+  }
+}
+
+function finished(effects: Effects, r: ExecutionWithInstance): void {
+  effects.finishedTasks.add(r.taskName);
+  effects.finishedDates.add(r.bizDate);
+}

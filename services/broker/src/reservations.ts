@@ -1,0 +1,81 @@
+/**
+ * Slot reservations (R9): per worker a Redis ZSET `<ns>:slots:<id>` of execution ids scored by
+ * their expiry (Redis `TIME`, ms). A broker reserves atomically (Lua) and never beyond the
+ * worker's slots; a reservation is released on result, refusal, re-route or lease loss, and
+ * one left by a crashed broker expires by itself. While an execution runs its reservation is
+ * extended (ACK, lease renewal), so a long job keeps its slot.
+ */
+import type { Redis, RedisKeys } from '@ax/kit';
+
+const RESERVE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local slots = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[2])
+local count = redis.call('ZCARD', KEYS[1])
+local granted = 0
+for i = 3, #ARGV do
+  if count >= slots then break end
+  if redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i]) == 1 then count = count + 1 end
+  granted = granted + 1
+end
+redis.call('PEXPIRE', KEYS[1], ttl + 60000)
+return granted`;
+
+const COUNT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  out[i] = redis.call('ZCARD', KEYS[i])
+end
+return out`;
+
+const EXTEND = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + ttl, ARGV[i]) end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl >= 0 and pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
+return 1`;
+
+/** The reservation ledger of a namespace. */
+export interface Reservations {
+  /** Reserves slots for `executionIds` in order; returns how many of the first ones got one. */
+  reserve(workerId: string, slots: number, executionIds: readonly string[], ttlMs: number): Promise<number>;
+  /** Live reservations per worker. */
+  counts(workerIds: readonly string[]): Promise<Map<string, number>>;
+  /** Moves the expiry of existing reservations to now + `ttlMs`. */
+  extend(workerId: string, executionIds: readonly string[], ttlMs: number): Promise<void>;
+  /** Releases reservations (unknown ids are ignored). */
+  release(workerId: string, executionIds: readonly string[]): Promise<void>;
+}
+
+/** Reservations in Redis. */
+export function createReservations(redis: Redis, keys: RedisKeys): Reservations {
+  return {
+    async reserve(workerId, slots, executionIds, ttlMs) {
+      if (executionIds.length === 0 || slots <= 0) return 0;
+      const granted = await redis.eval(RESERVE, 1, keys.slots(workerId), slots, Math.round(ttlMs), ...executionIds);
+      return Number(granted);
+    },
+    async counts(workerIds) {
+      const out = new Map<string, number>();
+      if (workerIds.length === 0) return out;
+      const replies = (await redis.eval(COUNT, workerIds.length, ...workerIds.map((id) => keys.slots(id)))) as number[];
+      workerIds.forEach((id, i) => out.set(id, Number(replies[i] ?? 0)));
+      return out;
+    },
+    async extend(workerId, executionIds, ttlMs) {
+      if (executionIds.length === 0) return;
+      await redis.eval(EXTEND, 1, keys.slots(workerId), Math.round(ttlMs), ...executionIds);
+    },
+    async release(workerId, executionIds) {
+      if (executionIds.length === 0) return;
+      await redis.zrem(keys.slots(workerId), ...executionIds);
+    },
+  };
+}

@@ -1,0 +1,294 @@
+/**
+ * Test fixtures of the broker (excluded from the build): a broker engine on a fresh database,
+ * Redis namespace and AMQP namespace, and a scripted protocol peer that plays a worker — it
+ * consumes its queue, keeps a registry entry and sends ack / refusal / result messages in
+ * exactly the order a test needs (results before ACKs, late results of superseded executions).
+ */
+import { createBus, type AmqpConnectFn, type Bus } from '@ax/bus';
+import {
+  MESSAGE_VERSION,
+  encodeMessage,
+  parseMessage,
+  parseTaskDefinitionOrThrow,
+  type CancelMessage,
+  type DispatchItem,
+  type RefusalReason,
+  type ResultItem,
+} from '@ax/core';
+import { createLogger, createMetrics, redisKeys, silentLogger, type RedisKeys } from '@ax/kit';
+import { publishRegistration, removeRegistration } from '@ax/redis';
+import { insertTask, type TaskRecord } from '@ax/store';
+import { createTestAmqp, createTestDatabase, createTestRedis, uniqueNamespace, waitFor, type TestAmqp, type TestDatabase, type TestRedis } from '@ax/testing';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { createBroker, type Broker } from './broker.js';
+import { resolveBrokerConfig, type BrokerConfig } from './config.js';
+
+/** Short timings so protocol tests run in seconds (operating parameters, not switches). */
+export const TEST_TIMINGS: Partial<BrokerConfig> = {
+  ackTimeoutMs: 1_000,
+  ackGraceMs: 500,
+  leaseTtlMs: 1_500,
+  lostWorkerGraceMs: 500,
+  noWorkerAlertMs: 1_000,
+  dispatchPollMs: 100,
+  timersPollMs: 200,
+  registryCacheMs: 100,
+  alertPollMs: 200,
+  backlogPollMs: 60_000,
+};
+
+/** A scripted worker. */
+export class ProtocolPeer {
+  readonly dispatches: DispatchItem[] = [];
+  readonly cancels: CancelMessage[] = [];
+  readonly running = new Set<string>();
+  private cancelConsumers: Array<() => Promise<void>> = [];
+  /** When set, every dispatch is ACKed and answered with this outcome at once. */
+  autoOutcome: ResultItem['outcome'] | undefined;
+
+  constructor(
+    private readonly h: BrokerHarness,
+    readonly workerId: string,
+    readonly tags: string[],
+    readonly slots: number,
+  ) {}
+
+  /** Declares the queues, consumes them and registers in the registry. */
+  async start(): Promise<this> {
+    await this.h.peerBus.assertWorkerQueues(this.workerId);
+    const t = this.h.peerBus.topology;
+    const dispatch = await this.h.peerBus.consume(t.workerQueue(this.workerId), async (m) => {
+      const parsed = parseMessage(m.body);
+      if (parsed.ok && parsed.message.kind === 'dispatch') {
+        this.dispatches.push(...parsed.message.items);
+        if (this.autoOutcome !== undefined) {
+          await this.ack(parsed.message.items);
+          await this.result(parsed.message.items, this.autoOutcome);
+        }
+      }
+      return 'ack';
+    });
+    const control = await this.h.peerBus.consume(t.controlQueue(this.workerId), async (m) => {
+      const parsed = parseMessage(m.body);
+      if (parsed.ok && parsed.message.kind === 'cancel') this.cancels.push(parsed.message);
+      return 'ack';
+    });
+    this.cancelConsumers = [() => dispatch.cancel(), () => control.cancel()];
+    await this.register();
+    await this.h.redis.redis.publish(this.h.keys.channels.workersChanged, this.workerId);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // past the registry cache
+    return this;
+  }
+
+  /** Writes the registry entry listing `running` (the lease, R14). */
+  async register(): Promise<void> {
+    await publishRegistration(
+      this.h.redis.redis,
+      this.h.keys,
+      {
+        workerId: this.workerId,
+        host: 'test',
+        tags: this.tags,
+        cores: 4,
+        slots: this.slots,
+        running: 0,
+        runningExecutionIds: [...this.running],
+        avgDurationMs5m: 0,
+        draining: false,
+        version: 'test',
+        startedAt: new Date().toISOString(),
+        at: new Date().toISOString(),
+      },
+      60_000,
+    );
+  }
+
+  /** Leaves the registry and stops consuming. */
+  async stop(): Promise<void> {
+    await removeRegistration(this.h.redis.redis, this.h.keys, this.workerId);
+    for (const cancel of this.cancelConsumers) await cancel();
+    this.cancelConsumers = [];
+  }
+
+  /** Waits until `n` dispatch items arrived in total. */
+  async waitDispatches(n: number, timeoutMs = 10_000): Promise<DispatchItem[]> {
+    await waitFor(() => this.dispatches.length >= n, { description: `${n} dispatches on ${this.workerId} (have ${this.dispatches.length})`, timeoutMs });
+    return this.dispatches.slice(0, n);
+  }
+
+  private async send(body: Buffer): Promise<void> {
+    await this.h.peerBus.publish(this.h.peerBus.topology.eventsExchange, 'reply', body);
+  }
+
+  async ack(items: readonly DispatchItem[]): Promise<void> {
+    for (const i of items) this.running.add(i.executionId);
+    await this.register(); // the lease lists what runs (R14)
+    await this.send(
+      encodeMessage({
+        v: MESSAGE_VERSION,
+        kind: 'ack',
+        workerId: this.workerId,
+        items: items.map((i) => ({ executionId: i.executionId, instanceId: i.instanceId, at: new Date().toISOString() })),
+      }),
+    );
+  }
+
+  async refuse(items: readonly DispatchItem[], reason: RefusalReason): Promise<void> {
+    await this.send(
+      encodeMessage({
+        v: MESSAGE_VERSION,
+        kind: 'refusal',
+        workerId: this.workerId,
+        items: items.map((i) => ({ executionId: i.executionId, instanceId: i.instanceId, reason })),
+      }),
+    );
+  }
+
+  async result(items: readonly DispatchItem[], outcome: ResultItem['outcome'], extra: Partial<ResultItem> = {}): Promise<void> {
+    for (const i of items) this.running.delete(i.executionId);
+    await this.register();
+    await this.send(
+      encodeMessage({
+        v: MESSAGE_VERSION,
+        kind: 'result',
+        workerId: this.workerId,
+        items: items.map((i) => ({
+          executionId: i.executionId,
+          instanceId: i.instanceId,
+          outcome,
+          exitCode: outcome === 'SUCCESS' ? 0 : 1,
+          outputTail: 'done\n',
+          endedAt: new Date().toISOString(),
+          ...extra,
+        })),
+      }),
+    );
+  }
+}
+
+/** A broker on fresh servers, with helpers. */
+export interface BrokerHarness {
+  readonly namespace: string;
+  readonly keys: RedisKeys;
+  readonly db: TestDatabase;
+  readonly redis: TestRedis;
+  readonly amqp: TestAmqp;
+  readonly bus: Bus;
+  readonly peerBus: Bus;
+  readonly broker: Broker;
+  task(name: string, fields?: Record<string, unknown>): Promise<TaskRecord>;
+  instance(task: TaskRecord, fields?: { trigger?: string; expectedTime?: Date; maxAttempts?: number; priority?: number; rerunBatchId?: string | number }): Promise<string>;
+  peer(workerId: string, tags: string[], slots?: number): Promise<ProtocolPeer>;
+  /** Another broker engine (own bus) on the same database, Redis and namespace. */
+  extraBroker(brokerId: string): Promise<Broker>;
+  row(instanceId: string): Promise<Record<string, unknown>>;
+  events(instanceId: string): Promise<string[]>;
+  waitState(instanceId: string, state: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** Starts a broker engine (and its loops) on fresh servers. */
+export async function startBrokerHarness(overrides: Partial<BrokerConfig> = {}, options: { connect?: AmqpConnectFn } = {}): Promise<BrokerHarness> {
+  const namespace = uniqueNamespace('axbrk');
+  const keys = redisKeys(namespace);
+  const db = await createTestDatabase();
+  const redis = await createTestRedis(namespace);
+  const amqp = await createTestAmqp(namespace);
+  const logger = process.env.AX_TEST_LOG === '1' ? createLogger({ service: 'broker-test', level: 'debug' }) : silentLogger();
+  const bus = createBus({
+    url: amqp.url,
+    namespace,
+    logger,
+    name: `broker-${namespace}`,
+    maxRequeues: 1_000,
+    reconnectInitialDelayMs: 100,
+    ...(options.connect !== undefined ? { connect: options.connect } : {}),
+  });
+  const peerBus = createBus({ url: amqp.url, namespace, logger, name: `peer-${namespace}` });
+  await peerBus.start();
+  const config = resolveBrokerConfig({ namespace, brokerId: 'test-broker' }, { ...TEST_TIMINGS, ...overrides });
+  const broker = createBroker({ config, pool: db.pool, redis: redis.redis, bus, logger, metrics: createMetrics({ service: 'broker', defaultMetrics: false }) });
+  await broker.start();
+  const peers: ProtocolPeer[] = [];
+  const extras: Array<{ broker: Broker; bus: Bus }> = [];
+  let taskSeq = 0;
+
+  const h: BrokerHarness = {
+    namespace,
+    keys,
+    db,
+    redis,
+    amqp,
+    bus,
+    peerBus,
+    broker,
+    async task(name, fields = {}) {
+      taskSeq++;
+      return insertTask(db.pool, parseTaskDefinitionOrThrow({ name, schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] }, ...fields }));
+    },
+    async instance(task, fields = {}) {
+      const expected = fields.expectedTime ?? new Date(Date.now() - 10 + taskSeq++);
+      const [result] = await db.pool.query<ResultSetHeader>(
+        `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
+         VALUES (?, ?, ?, ?, ?, 'PENDING', 1, ?, NOW(3), '{}', ?, ?)`,
+        [
+          task.id,
+          task.definition.name,
+          expected,
+          expected.toISOString().slice(0, 10),
+          fields.trigger ?? 'schedule',
+          fields.maxAttempts ?? task.definition.retry.max + 1,
+          fields.priority ?? task.definition.priority,
+          fields.rerunBatchId ?? null,
+        ],
+      );
+      await db.pool.query(`INSERT INTO event_log (instance_id, type) VALUES (?, 'CREATED')`, [result.insertId]);
+      await redis.redis.publish(keys.channels.instancesReady, '{}');
+      return String(result.insertId);
+    },
+    async peer(workerId, tags, slots = 4) {
+      const p = await new ProtocolPeer(h, workerId, tags, slots).start();
+      peers.push(p);
+      return p;
+    },
+    async extraBroker(brokerId) {
+      const extraBus = createBus({ url: amqp.url, namespace, logger, name: `${brokerId}-${namespace}`, maxRequeues: 1_000 });
+      const extraConfig = resolveBrokerConfig({ namespace, brokerId }, { ...TEST_TIMINGS, ...overrides });
+      const extra = createBroker({ config: extraConfig, pool: db.pool, redis: redis.redis, bus: extraBus, logger, metrics: createMetrics({ service: 'broker', defaultMetrics: false }) });
+      await extra.start();
+      extras.push({ broker: extra, bus: extraBus });
+      return extra;
+    },
+    async row(instanceId) {
+      const [rows] = await db.pool.query<RowDataPacket[]>('SELECT * FROM task_instance WHERE id = ?', [instanceId]);
+      return rows[0] as Record<string, unknown>;
+    },
+    async events(instanceId) {
+      const [rows] = await db.pool.query<RowDataPacket[]>('SELECT type FROM event_log WHERE instance_id = ? ORDER BY id', [instanceId]);
+      return rows.map((r) => String(r.type));
+    },
+    async waitState(instanceId, state, timeoutMs = 10_000) {
+      return waitFor(
+        async () => {
+          const row = await h.row(instanceId);
+          return row.state === state ? row : null;
+        },
+        { description: `instance ${instanceId} ${state}`, timeoutMs, intervalMs: 50 },
+      );
+    },
+    async close() {
+      for (const e of extras) {
+        await e.broker.stop();
+        await e.bus.close();
+      }
+      await broker.stop();
+      for (const p of peers) await p.stop();
+      await bus.close();
+      await peerBus.close();
+      await amqp.cleanup();
+      await redis.cleanup();
+      await db.drop();
+    },
+  };
+  return h;
+}

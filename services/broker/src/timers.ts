@@ -1,0 +1,264 @@
+/**
+ * Timed transitions (R6, R7), scanned by every broker on the database clock with conditional
+ * UPDATEs: RETRY_WAIT → PENDING; ACK expiry (R8: `ack_deadline + 3 s`) → re-route excluding the
+ * silent worker, capped, then FAILED/ACK_TIMEOUT; lease expiry (R14) → extend while the
+ * worker's registry entry lists the execution, else LOST_WORKER; and the attempt deadline of
+ * async executions (R15). ACK and lease expiry are suspended while this broker's own AMQP or
+ * MySQL link is down and for one lease period after it returns (R14).
+ */
+import { toError } from '@ax/kit';
+import { readRegistration } from '@ax/redis';
+import {
+  NOW,
+  appendEvents,
+  extendLease,
+  raiseAlert,
+  scanAckExpired,
+  scanLeaseExpired,
+  scanLongRunning,
+  scanRetryDue,
+  setExecutionState,
+  transitionInstance,
+
+  type NewEvent,
+  type TimedInstance,
+} from '@ax/store';
+import { failAttempt } from './attempts.js';
+import type { BrokerContext } from './context.js';
+import { inTransaction } from './transaction.js';
+
+/** Rows handled per scan and transaction. */
+const SCAN_LIMIT = 200;
+
+/** What one pass did. */
+export interface TimersOutcome {
+  readonly retriesDue: number;
+  readonly ackRerouted: number;
+  readonly ackFailed: number;
+  readonly leasesExtended: number;
+  readonly lost: number;
+  readonly asyncTimedOut: number;
+  readonly suspended: boolean;
+}
+
+/** One pass over every timed transition. */
+export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> {
+  const retriesDue = await retryDue(ctx);
+  const suspended = ctx.links.expirySuspended;
+  ctx.metrics.timersSuspended.set(suspended ? 1 : 0);
+  let ack = { rerouted: 0, failed: 0 };
+  let lease = { extended: 0, lost: 0, asyncTimedOut: 0 };
+  if (!suspended) {
+    ack = await ackExpiry(ctx);
+    lease = await leaseExpiry(ctx);
+  }
+  await longRunning(ctx);
+  ctx.links.setMysql(true);
+  return { retriesDue, ackRerouted: ack.rerouted, ackFailed: ack.failed, leasesExtended: lease.extended, lost: lease.lost, asyncTimedOut: lease.asyncTimedOut, suspended };
+}
+
+async function retryDue(ctx: BrokerContext): Promise<number> {
+  const moved = await inTransaction(ctx.pool, async (conn) => {
+    const due = await scanRetryDue(conn, SCAN_LIMIT);
+    const events: NewEvent[] = [];
+    for (const inst of due) {
+      if (await transitionInstance(conn, { id: inst.id, from: 'RETRY_WAIT', to: 'PENDING', set: { worker_id: null } })) {
+        events.push({ instanceId: inst.id, type: 'RETRY_DUE', data: { attempt: inst.attempt } });
+      }
+    }
+    await appendEvents(conn, events);
+    return events.length;
+  });
+  if (moved > 0) ctx.wakeDispatch();
+  return moved;
+}
+
+async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed: number }> {
+  const releases: Array<{ workerId: string; executionId: string }> = [];
+  const result = await inTransaction(ctx.pool, async (conn) => {
+    const expired = await scanAckExpired(conn, ctx.config.ackGraceMs, SCAN_LIMIT);
+    const events: NewEvent[] = [];
+    let rerouted = 0;
+    let failed = 0;
+    for (const inst of expired) {
+      if (inst.executionId === null) continue;
+      const base = { instanceId: inst.id, executionId: inst.executionId, workerId: inst.workerId };
+      if (inst.rerouteCount < ctx.config.maxReroutes) {
+        // Re-route: the silent worker (kept in worker_id) is excluded by the next claim.
+        const won = await transitionInstance(conn, {
+          id: inst.id,
+          from: 'DISPATCHED',
+          to: 'PENDING',
+          fenceExecutionId: inst.executionId,
+          set: { reroute_count: { expr: 'reroute_count + 1' }, ack_deadline: null },
+        });
+        if (!won) continue;
+        events.push(
+          { ...base, type: 'ACK_TIMEOUT', message: `no ACK from ${inst.workerId ?? '?'} by the deadline` },
+          { ...base, type: 'REROUTED', message: `re-route ${inst.rerouteCount + 1} of ${ctx.config.maxReroutes}` },
+        );
+        ctx.metrics.ackTimeouts.inc({ outcome: 'rerouted' });
+        rerouted++;
+      } else {
+        const won = await transitionInstance(conn, {
+          id: inst.id,
+          from: 'DISPATCHED',
+          to: 'FAILED',
+          fenceExecutionId: inst.executionId,
+          set: { reason: 'ACK_TIMEOUT', ended_at: NOW, ack_deadline: null },
+        });
+        if (!won) continue;
+        events.push({ ...base, type: 'ACK_TIMEOUT', message: `no ACK after ${ctx.config.maxReroutes} re-routes; failed`, data: { reason: 'ACK_TIMEOUT', final: true } });
+        await raiseAlert(conn, {
+          kind: 'FINAL_FAILURE',
+          severity: 'critical',
+          instanceId: inst.id,
+          taskName: inst.taskName,
+          workerId: inst.workerId,
+          message: `${inst.taskName} instance ${inst.id} failed: no worker ACKed it after ${ctx.config.maxReroutes} re-routes (ACK_TIMEOUT)`,
+        });
+        ctx.metrics.ackTimeouts.inc({ outcome: 'failed' });
+        failed++;
+      }
+      await setExecutionState(conn, [inst.executionId], 'ACK_TIMEOUT', 'ACK_TIMEOUT', { ended: true, onlyFrom: ['DISPATCHED'] });
+      if (inst.workerId !== null) releases.push({ workerId: inst.workerId, executionId: inst.executionId });
+    }
+    await appendEvents(conn, events);
+    return { rerouted, failed, tasks: expired };
+  });
+  await release(ctx, releases);
+  if (result.failed > 0) notifyFinished(ctx, result.tasks);
+  if (result.rerouted > 0) ctx.wakeDispatch();
+  return { rerouted: result.rerouted, failed: result.failed };
+}
+
+async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost: number; asyncTimedOut: number }> {
+  const releases: Array<{ workerId: string; executionId: string }> = [];
+  const extensions: Array<{ workerId: string; executionId: string }> = [];
+  const finishedRows: TimedInstance[] = [];
+  const out = await inTransaction(ctx.pool, async (conn) => {
+    const expired = await scanLeaseExpired(conn, ctx.config.lostWorkerGraceMs, SCAN_LIMIT);
+    const events: NewEvent[] = [];
+    let extended = 0;
+    let lost = 0;
+    let asyncTimedOut = 0;
+    const registrations = new Map<string, Set<string> | null>();
+    for (const inst of expired) {
+      if (inst.executionId === null) continue;
+      const retry = await retryPolicyOf(conn, inst.taskId);
+      const failing = {
+        instanceId: inst.id,
+        taskName: inst.taskName,
+        state: 'RUNNING' as const,
+        executionId: inst.executionId,
+        workerId: inst.workerId,
+        attempt: inst.attempt,
+        maxAttempts: inst.maxAttempts,
+        retry,
+      };
+      if (inst.executionState === 'ASYNC') {
+        // R15: the attempt deadline of an accepted-async execution is enforced here.
+        await setExecutionState(conn, [inst.executionId], 'TIMED_OUT', 'TIMEOUT', { ended: true });
+        const r = await failAttempt(ctx, conn, failing, { reason: 'TIMEOUT', eventType: 'TIMED_OUT', message: 'no async report before the attempt deadline' }, events);
+        if (r === 'final') finishedRows.push(inst);
+        asyncTimedOut++;
+        continue;
+      }
+      let listed = registrations.get(inst.workerId ?? '');
+      if (listed === undefined) {
+        const entry = inst.workerId === null ? null : await readRegistration(ctx.redis, ctx.keys, inst.workerId);
+        listed = entry === null ? null : new Set(entry.runningExecutionIds);
+        registrations.set(inst.workerId ?? '', listed);
+      }
+      if (listed !== null && listed.has(inst.executionId)) {
+        // R14: the worker still lists it: the lease holds.
+        if (await extendLease(conn, inst.id, inst.executionId, ctx.config.leaseTtlMs)) {
+          extended++;
+          if (inst.workerId !== null) extensions.push({ workerId: inst.workerId, executionId: inst.executionId });
+        }
+        continue;
+      }
+      const why = listed === null ? 'its registry entry is gone' : 'its registry entry no longer lists the execution';
+      await setExecutionState(conn, [inst.executionId], 'LOST', 'LOST_WORKER', { ended: true });
+      // A failed attempt; automatic re-dispatches after lost workers are capped (then final).
+      const capped = inst.lostCount >= ctx.config.maxLostRedispatches;
+      const r = await failAttempt(
+        ctx,
+        conn,
+        { ...failing, maxAttempts: capped ? inst.attempt : inst.maxAttempts },
+        { reason: 'LOST_WORKER', eventType: 'LOST_WORKER', message: `worker ${inst.workerId ?? '?'} lost: ${why}`, redispatch: !capped && inst.attempt >= inst.maxAttempts },
+        events,
+      );
+      if (r !== 'lost') {
+        await conn.query('UPDATE task_instance SET lost_count = lost_count + 1 WHERE id = ?', [inst.id]);
+        lost++;
+        ctx.metrics.lostWorkers.inc();
+        await raiseAlert(conn, {
+          kind: 'LOST_WORKER',
+          severity: 'critical',
+          subject: `worker:${inst.workerId ?? '?'}:${new Date().toISOString().slice(0, 13)}`,
+          workerId: inst.workerId,
+          instanceId: inst.id,
+          taskName: inst.taskName,
+          message: `worker ${inst.workerId ?? '?'} was declared lost while running ${inst.taskName} instance ${inst.id} (${why})`,
+        });
+      }
+      if (r === 'final') finishedRows.push(inst);
+      if (inst.workerId !== null) releases.push({ workerId: inst.workerId, executionId: inst.executionId });
+    }
+    await appendEvents(conn, events);
+    return { extended, lost, asyncTimedOut };
+  });
+  await release(ctx, releases);
+  await Promise.all(extensions.map((e) => ctx.reservations.extend(e.workerId, [e.executionId], ctx.config.leaseTtlMs * 2)));
+  if (finishedRows.length > 0) notifyFinished(ctx, finishedRows);
+  if (out.lost + out.asyncTimedOut > 0) ctx.wakeDispatch();
+  return out;
+}
+
+/** LONG_RUNNING: an attempt past 80 % of its timeout gets one alert and one event (DESIGN §7). */
+async function longRunning(ctx: BrokerContext): Promise<void> {
+  for (const run of await scanLongRunning(ctx.pool, 0.8, SCAN_LIMIT)) {
+    const raised = await raiseAlert(ctx.pool, {
+      kind: 'LONG_RUNNING',
+      severity: 'warning',
+      instanceId: run.id,
+      taskName: run.taskName,
+      workerId: run.workerId,
+      message: `${run.taskName} instance ${run.id} has run past 80 % of its ${run.timeoutSeconds} s timeout on ${run.workerId ?? '?'}`,
+    });
+    if (raised) {
+      await appendEvents(ctx.pool, [
+        { instanceId: run.id, type: 'LONG_RUNNING', executionId: run.executionId, workerId: run.workerId, message: `past 80 % of ${run.timeoutSeconds} s` },
+      ]);
+    }
+  }
+}
+
+async function retryPolicyOf(
+  conn: Parameters<typeof scanRetryDue>[0],
+  taskId: string,
+): Promise<{ backoffSeconds: number; factor: number; jitterSeconds: number } | null> {
+  const [rows] = await conn.query(`SELECT retry FROM task WHERE id = ?`, [taskId]);
+  const row = (rows as Array<{ retry: unknown }>)[0];
+  if (row === undefined) return null;
+  try {
+    const value = (typeof row.retry === 'string' ? JSON.parse(row.retry) : row.retry) as Record<string, unknown>;
+    return { backoffSeconds: Number(value.backoffSeconds ?? 30), factor: Number(value.factor ?? 2), jitterSeconds: Number(value.jitterSeconds ?? 10) };
+  } catch (_corrupt) {
+    return null;
+  }
+}
+
+async function release(ctx: BrokerContext, releases: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
+  try {
+    await Promise.all(releases.map((r) => ctx.reservations.release(r.workerId, [r.executionId])));
+  } catch (error) {
+    // Reservations expire by themselves (R9).
+    ctx.logger.warn({ err: toError(error) }, 'reservation release failed');
+  }
+}
+
+function notifyFinished(ctx: BrokerContext, rows: readonly TimedInstance[]): void {
+  ctx.notifyFinished([...new Set(rows.map((r) => r.taskName))], [...new Set(rows.map((r) => r.bizDate))]);
+}
