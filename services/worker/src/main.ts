@@ -1,1 +1,93 @@
-export {};
+/**
+ * The worker process: parse env → outbox, Redis, RabbitMQ, executors (plugins loaded from
+ * AX_PLUGIN_DIR) → health server (`/healthz`, `/readyz` with Redis and RabbitMQ, `/metrics`)
+ * → recover from a previous run (R13), register, consume → on SIGTERM stop taking work, let
+ * jobs finish within AX_SHUTDOWN_GRACE_S, kill and report the rest, flush, deregister, exit 0.
+ */
+import { createRequire } from 'node:module';
+import { createBus } from '@ax/bus';
+import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, startHealthServer, toError } from '@ax/kit';
+import { outboxFile, workerEnvFields } from './env.js';
+import { hostAllowList } from './executors/host-allow.js';
+import { createHttpExecutor } from './executors/http.js';
+import { createShellExecutor } from './executors/shell.js';
+import { Outbox } from './outbox.js';
+import { createPluginExecutor } from './plugins/plugin-executor.js';
+import { loadPlugins } from './plugins/plugin-registry.js';
+import { Worker } from './worker.js';
+import { createWorkerMetrics } from './worker-metrics.js';
+
+const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+async function main(): Promise<void> {
+  const env = loadConfigOrExit(workerEnvFields);
+  const logger = createLogger({ service: 'worker', level: env.logLevel, base: { workerId: env.workerId } });
+  // Jobs get AX_SHUTDOWN_GRACE_S to finish; killing, flushing and deregistering need a little more.
+  const shutdown = createShutdown({ logger, graceMs: (env.shutdownGraceSeconds + 30) * 1000 });
+  const metrics = createMetrics({ service: 'worker', labels: { worker_id: env.workerId } });
+  const workerMetrics = createWorkerMetrics(metrics);
+
+  const outbox = new Outbox({ file: outboxFile(env) });
+  shutdown.register('outbox', () => outbox.close());
+  const redis = createRedis(env.redisUrl, { logger, name: `ax-worker-${env.workerId}` });
+  shutdown.register('redis', () => closeRedis(redis));
+  const bus = createBus({ url: env.amqpUrl, namespace: env.namespace, logger, name: `ax-worker-${env.workerId}` });
+  shutdown.register('rabbitmq', () => bus.close());
+
+  const health = await startHealthServer({
+    port: env.httpPort,
+    registry: metrics.registry,
+    logger,
+    readiness: [
+      { name: 'redis', check: async () => void (await redis.ping()) },
+      {
+        name: 'rabbitmq',
+        check: () => (bus.connected ? Promise.resolve() : Promise.reject(new Error('not connected'))),
+      },
+    ],
+  });
+  shutdown.register('health server', () => health.close());
+
+  if (env.executorSecret === undefined) logger.warn('AX_EXECUTOR_SECRET is not set: http jobs will fail (they cannot be signed)');
+  const plugins = await loadPlugins(env.pluginDir, logger);
+  const outputTailBytes = Math.min(env.outputTailBytes, 65_536);
+  const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, allow: hostAllowList(env.httpExecutorAllow), outputTailBytes });
+  shutdown.register('http executor', () => http.close());
+  const worker = new Worker({
+    settings: {
+      workerId: env.workerId,
+      tags: env.workerTags,
+      slots: env.workerSlots,
+      heartbeatIntervalMs: env.heartbeatIntervalMs,
+      leaseTtlMs: env.leaseTtlMs,
+      skewLimitMs: env.workerSkewLimitMs,
+      clockCheckIntervalMs: env.clockCheckIntervalMs,
+      shutdownGraceMs: env.shutdownGraceSeconds * 1000,
+      prefetch: env.prefetch,
+      version,
+    },
+    bus,
+    redis,
+    keys: redisKeys(env.namespace),
+    outbox,
+    executors: {
+      shell: createShellExecutor({ outputTailBytes, killGraceMs: env.killGraceMs }),
+      http,
+      plugin: createPluginExecutor({ plugins, outputTailBytes, killGraceMs: env.killGraceMs }),
+    },
+    logger,
+    metrics: workerMetrics,
+  });
+
+  await bus.start();
+  await worker.start();
+  shutdown.register('worker', () => worker.stop());
+  shutdown.register('drain', () => health.setDraining());
+  logger.info({ port: health.port, namespace: env.namespace, outbox: outboxFile(env), plugins: [...plugins.plugins.keys()] }, 'worker started');
+}
+
+main().catch((error: unknown) => {
+  // Before the logger exists (or when start-up fails): one line on stderr, exit 1.
+  process.stderr.write(`ax worker: start-up failed: ${toError(error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,35 @@
+/**
+ * Whether a received dispatch item may run (R8, §5): pure, so it is tested with plain numbers.
+ * Checked in this order: shutting down, clock skewed, ACK deadline (nearly) past.
+ */
+import type { DispatchItem } from '@ax/core';
+
+/** Margin before the ACK deadline under which a dispatch is refused `EXPIRED` (R8). */
+export const ACK_MARGIN_MS = 1_000;
+
+/** The worker's state that admission depends on. */
+export interface AdmissionState {
+  readonly shuttingDown: boolean;
+  readonly skewed: boolean;
+  /** Last measured clock offset against Redis `TIME`, ms. */
+  readonly offsetMs: number | undefined;
+  readonly skewLimitMs: number;
+}
+
+/** Why an item is refused. */
+export interface Refusal {
+  readonly reason: 'EXPIRED' | 'CLOCK_SKEW' | 'SHUTTING_DOWN';
+  readonly detail: string;
+}
+
+/** The refusal of an item received at `nowMs` (the worker's own clock), or null to ACK and run it. */
+export function refusalFor(item: Pick<DispatchItem, 'ackDeadline'>, nowMs: number, state: AdmissionState): Refusal | null {
+  if (state.shuttingDown) return { reason: 'SHUTTING_DOWN', detail: 'the worker is shutting down' };
+  if (state.skewed) {
+    return { reason: 'CLOCK_SKEW', detail: `clock offset ${state.offsetMs ?? '?'} ms against Redis TIME (limit ${state.skewLimitMs} ms)` };
+  }
+  if (nowMs > Date.parse(item.ackDeadline) - ACK_MARGIN_MS) {
+    return { reason: 'EXPIRED', detail: `received at ${new Date(nowMs).toISOString()}, ACK deadline ${item.ackDeadline} (margin ${ACK_MARGIN_MS} ms)` };
+  }
+  return null;
+}

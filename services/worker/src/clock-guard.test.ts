@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ClockGuard, measureOffset } from './clock-guard.js';
+import { DurationWindow } from './duration-window.js';
+
+describe('clock guard', () => {
+  it('measures the offset against Redis TIME corrected by half the round trip', async () => {
+    let now = 10_000;
+    const source = {
+      time: () => {
+        now += 100; // 100 ms there, 100 ms back
+        const reply: [string, string] = ['7', '500000']; // 7.5 s
+        now += 100;
+        return Promise.resolve(reply);
+      },
+    };
+    expect(await measureOffset(source, () => now)).toEqual({ offsetMs: 10_100 - 7_500, roundTripMs: 200 });
+  });
+
+  it('§5 over the limit it is skewed until the offset is back under 1 s', () => {
+    const guard = new ClockGuard(2_000);
+    expect(guard.update({ offsetMs: 1_900, roundTripMs: 1 })).toBeNull();
+    expect(guard.skewed).toBe(false);
+    expect(guard.update({ offsetMs: -2_300, roundTripMs: 1 })).toBe('became-skewed');
+    expect(guard.skewed).toBe(true);
+    expect(guard.update({ offsetMs: 1_500, roundTripMs: 1 })).toBeNull();
+    expect(guard.skewed).toBe(true);
+    expect(guard.update({ offsetMs: 900, roundTripMs: 1 })).toBe('recovered');
+    expect(guard.skewed).toBe(false);
+    expect(guard.offsetMs).toBe(900);
+  });
+});
+
+describe('DurationWindow', () => {
+  it('averages the runs that ended in the last 5 minutes', () => {
+    const window = new DurationWindow();
+    window.add(1_000, 100);
+    window.add(200_000, 300);
+    expect(window.average(250_000)).toBe(200);
+    expect(window.average(320_000)).toBe(300);
+    expect(window.average(600_000)).toBe(0);
+  });
+});

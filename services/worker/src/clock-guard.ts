@@ -1,0 +1,69 @@
+/**
+ * The worker's clock check (§5, R8): every 30 s it measures its offset against Redis `TIME`,
+ * corrected by half the round trip. Over the skew limit (`AX_WORKER_SKEW_LIMIT_MS`, 2 s) it is
+ * *skewed*: it refuses all work with `CLOCK_SKEW`, raises an alert and leaves the registry. It
+ * is trusted again only once the offset is back under 1 s (hysteresis).
+ */
+
+/** A source of the reference time: Redis `TIME` → `[seconds, microseconds]`. */
+export interface TimeSource {
+  time(): Promise<[string, string] | [number, number] | unknown[]>;
+}
+
+/** One measurement. */
+export interface ClockSample {
+  /** Local clock minus reference clock, ms (positive = this clock is ahead). */
+  readonly offsetMs: number;
+  readonly roundTripMs: number;
+}
+
+/** Measures the offset of `nowMs` against the reference. */
+export async function measureOffset(source: TimeSource, nowMs: () => number = Date.now): Promise<ClockSample> {
+  const t0 = nowMs();
+  const reply = await source.time();
+  const t1 = nowMs();
+  const seconds = Number(reply[0]);
+  const micros = Number(reply[1]);
+  if (!Number.isFinite(seconds) || !Number.isFinite(micros)) throw new Error(`unexpected TIME reply ${JSON.stringify(reply)}`);
+  const referenceMs = seconds * 1000 + micros / 1000;
+  return { offsetMs: Math.round((t0 + t1) / 2 - referenceMs), roundTripMs: t1 - t0 };
+}
+
+/** Skew state with hysteresis. */
+export class ClockGuard {
+  private skewedNow = false;
+  private last: ClockSample | undefined;
+
+  /**
+   * @param limitMs offset over which the worker is skewed (`AX_WORKER_SKEW_LIMIT_MS`, 2000).
+   * @param recoverMs offset under which a skewed worker is trusted again (1000).
+   */
+  constructor(
+    readonly limitMs: number,
+    readonly recoverMs = 1_000,
+  ) {}
+
+  /** Applies a measurement; returns the transition, if any. */
+  update(sample: ClockSample): 'became-skewed' | 'recovered' | null {
+    this.last = sample;
+    const size = Math.abs(sample.offsetMs);
+    if (!this.skewedNow && size > this.limitMs) {
+      this.skewedNow = true;
+      return 'became-skewed';
+    }
+    if (this.skewedNow && size < Math.min(this.recoverMs, this.limitMs)) {
+      this.skewedNow = false;
+      return 'recovered';
+    }
+    return null;
+  }
+
+  get skewed(): boolean {
+    return this.skewedNow;
+  }
+
+  /** The last measured offset, ms (undefined before the first). */
+  get offsetMs(): number | undefined {
+    return this.last?.offsetMs;
+  }
+}

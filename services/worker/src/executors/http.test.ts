@@ -1,0 +1,122 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axExecutorApp, type ExecutionContext } from '@ax/sdk';
+import { dispatchItem } from '../testing/fixtures.js';
+import { hostAllowList } from './host-allow.js';
+import { createHttpExecutor } from './http.js';
+import type { ExecutionRequest } from './types.js';
+
+const SECRET = 'worker-test-secret-0123';
+let server: Server;
+let base: string;
+const seen: ExecutionContext[] = [];
+const rawHeaders: Array<Record<string, unknown>> = [];
+
+beforeAll(async () => {
+  const app = axExecutorApp({
+    '/ok': {
+      secret: SECRET,
+      handler: async (ctx) => {
+        seen.push(ctx);
+        if (ctx.params.mode === 'fail') return { success: false, message: 'no orders today' };
+        if (ctx.params.mode === 'async') return ctx.accepted();
+        if (ctx.params.mode === 'slow') await new Promise((resolve) => setTimeout(resolve, 2_500));
+        return { success: true, message: 'done', data: { rows: 42 } };
+      },
+    },
+  });
+  server = createServer((req, res) => {
+    rawHeaders.push({ ...req.headers });
+    if (req.url !== '/ok') req.resume();
+    if (req.url === '/boom') return void res.writeHead(500).end('internal error');
+    if (req.url === '/redirect') return void res.writeHead(307, { location: 'http://example.com/' }).end();
+    if (req.url === '/huge') return void res.writeHead(200).end('x'.repeat(200_000));
+    void app(req, res);
+  });
+  await new Promise<void>((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const executor = createHttpExecutor({ workerId: 'w-http', secret: SECRET, allow: hostAllowList(['127.0.0.1']), outputTailBytes: 1024, responseLimitBytes: 100_000 });
+afterAll(() => executor.close());
+
+function request(pathname: string, params: Record<string, unknown> = {}, timeoutSeconds = 30, url = `${base}${pathname}`): ExecutionRequest {
+  const item = dispatchItem({ exec: { type: 'http', url, method: 'POST' }, params, timeoutSeconds, taskName: 'order_stat', runNo: 2, idempotencyKey: 'order_stat:2026-12-01T02:00:00.000Z:2' });
+  return { item, deadlineMs: Date.now() + timeoutSeconds * 1000, signal: new AbortController().signal };
+}
+
+describe('http executor', () => {
+  it('sync success: signed POST with the documented body and headers; the answer is the result', async () => {
+    const req = request('/ok');
+    const out = await executor.run(req);
+    expect(out).toMatchObject({ outcome: 'SUCCESS', exitCode: 200, data: { rows: 42 } });
+    const ctx = seen.at(-1);
+    expect(ctx).toMatchObject({
+      executionId: req.item.executionId,
+      instanceId: req.item.instanceId,
+      taskName: 'order_stat',
+      bizDate: '2026-12-01',
+      expectedTime: '2026-12-01T02:00:00.000Z',
+      attempt: 1,
+      traceId: req.item.traceId,
+      workerId: 'w-http',
+      idempotencyKey: 'order_stat:2026-12-01T02:00:00.000Z:2',
+    });
+    expect(ctx?.deadline).toBe(new Date(req.deadlineMs).toISOString());
+    const headers = rawHeaders.at(-1) ?? {};
+    expect(headers['x-ax-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(headers['content-type']).toBe('application/json');
+  });
+
+  it('sync failure: {success:false} is a failed attempt with its message', async () => {
+    expect(await executor.run(request('/ok', { mode: 'fail' }))).toMatchObject({ outcome: 'FAILED', exitCode: 200, error: 'no orders today' });
+  });
+
+  it('a 500 is a failed attempt', async () => {
+    expect(await executor.run(request('/boom'))).toMatchObject({ outcome: 'FAILED', exitCode: 500, error: 'answered HTTP 500', outputTail: 'internal error' });
+  });
+
+  it('an answer after the timeout is a TIMEOUT', async () => {
+    const started = Date.now();
+    expect(await executor.run(request('/ok', { mode: 'slow' }, 1))).toMatchObject({ outcome: 'TIMEOUT', exitCode: null });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('R15 a 202 is accepted: outcome SUCCESS with async true', async () => {
+    expect(await executor.run(request('/ok', { mode: 'async' }))).toMatchObject({ outcome: 'SUCCESS', exitCode: 202, async: true });
+  });
+
+  it('a bad signature is refused by the SDK (401) and the attempt fails', async () => {
+    const wrong = createHttpExecutor({ workerId: 'w', secret: 'another-secret-01234', allow: hostAllowList(['*']), outputTailBytes: 1024 });
+    const count = seen.length;
+    const out = await wrong.run(request('/ok'));
+    await wrong.close();
+    expect(out).toMatchObject({ outcome: 'FAILED', exitCode: 401 });
+    expect(out.outputTail).toContain('BAD_SIGNATURE');
+    expect(seen.length).toBe(count);
+  });
+
+  it('calls only allowed hosts, never follows redirects, bounds the answer', async () => {
+    expect(await executor.run(request('/ok', {}, 30, 'http://localhost:1/ok'))).toMatchObject({
+      outcome: 'FAILED',
+      error: 'host localhost:1 is not in AX_HTTP_EXECUTOR_ALLOW',
+    });
+    expect(await executor.run(request('/redirect'))).toMatchObject({ outcome: 'FAILED', exitCode: 307 });
+    expect(await executor.run(request('/huge'))).toMatchObject({ outcome: 'FAILED', error: expect.stringMatching(/larger than 100000 bytes/) as unknown });
+  });
+
+  it('host allow list: exact host, *.domain, host:port and *', () => {
+    const allow = hostAllowList(['orders.internal', '*.corp.example', 'api.x:8443']);
+    expect(allow(new URL('http://orders.internal:8080/a'))).toBe(true);
+    expect(allow(new URL('http://a.corp.example/'))).toBe(true);
+    expect(allow(new URL('http://corp.example/'))).toBe(false);
+    expect(allow(new URL('https://api.x:8443/'))).toBe(true);
+    expect(allow(new URL('https://api.x/'))).toBe(false);
+    expect(allow(new URL('http://evil.internal/'))).toBe(false);
+    expect(hostAllowList(['*'])(new URL('http://anything/'))).toBe(true);
+  });
+});

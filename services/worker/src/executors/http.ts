@@ -1,0 +1,164 @@
+/**
+ * The `http` executor (§5, ADMIN-API.md "HTTP executors"): POSTs the instance JSON to the
+ * business endpoint, signed with HMAC, over a keep-alive undici agent.
+ *
+ * - 2xx with `{"success":bool,"message"?,"data"?}` = the result; 202 = accepted, the business
+ *   reports later (R15: the slot is freed and a result with `async: true` is sent); anything
+ *   else, a redirect (never followed), or no answer by the deadline = a failed attempt.
+ * - Only hosts of `AX_HTTP_EXECUTOR_ALLOW` are called. The response body read is bounded.
+ */
+import { Agent, request as undiciRequest } from 'undici';
+import type { HttpExec } from '@ax/core';
+import { signatureOf } from './hmac.js';
+import type { HostAllowList } from './host-allow.js';
+import { resolveSecretable, SecretMissingError } from './secrets.js';
+import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
+
+/** Options of the http executor. */
+export interface HttpExecutorOptions {
+  /** Sent as `X-Ax-Worker`. */
+  readonly workerId: string;
+  /** `AX_EXECUTOR_SECRET`; without it every http attempt fails, saying so. */
+  readonly secret: string | undefined;
+  /** `AX_HTTP_EXECUTOR_ALLOW` matcher. */
+  readonly allow: HostAllowList;
+  /** Bytes of the answer read at most; default 1 MiB. A longer answer is a failed attempt. */
+  readonly responseLimitBytes?: number;
+  /** Bytes of the answer kept as the output tail (`AX_OUTPUT_TAIL_BYTES`). */
+  readonly outputTailBytes: number;
+  /** Connections per origin; default 64. */
+  readonly connectionsPerOrigin?: number;
+  /** Where header secretRefs are resolved; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** An http executor with its connection pool. */
+export interface HttpExecutor extends Executor {
+  /** Closes the keep-alive connections. */
+  close(): Promise<void>;
+}
+
+class ResponseTooLargeError extends Error {
+  override readonly name = 'ResponseTooLargeError';
+}
+
+/** The body the endpoint receives (ADMIN-API.md). */
+export function httpExecutionBody(request: ExecutionRequest): string {
+  const { item } = request;
+  return JSON.stringify({
+    executionId: item.executionId,
+    instanceId: item.instanceId,
+    taskName: item.taskName,
+    bizDate: item.bizDate,
+    expectedTime: item.expectedTime,
+    attempt: item.attempt,
+    params: item.params,
+    traceId: item.traceId,
+    deadline: new Date(request.deadlineMs).toISOString(),
+  });
+}
+
+async function readBounded(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) throw new ResponseTooLargeError(`the answer is larger than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function tailOf(text: string, bytes: number): { outputTail: string; outputTruncated: boolean } {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= bytes) return { outputTail: text, outputTruncated: false };
+  let start = buf.length - bytes;
+  while (start < buf.length && ((buf[start] ?? 0) & 0xc0) === 0x80) start++;
+  return { outputTail: buf.subarray(start).toString('utf8'), outputTruncated: true };
+}
+
+/** Interprets a 2xx JSON answer. */
+function syncResult(status: number, text: string): ExecutionOutcome {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { outcome: 'FAILED', exitCode: status, error: `answered ${status} without a JSON body {"success":…}` };
+  }
+  if (parsed === null || typeof parsed !== 'object' || typeof (parsed as { success?: unknown }).success !== 'boolean') {
+    return { outcome: 'FAILED', exitCode: status, error: `answered ${status} without a boolean "success"` };
+  }
+  const answer = parsed as { success: boolean; message?: unknown; data?: unknown };
+  const message = typeof answer.message === 'string' ? answer.message.slice(0, 4_000) : undefined;
+  const data = answer.data !== null && typeof answer.data === 'object' && !Array.isArray(answer.data) ? (answer.data as Record<string, unknown>) : undefined;
+  return answer.success
+    ? { outcome: 'SUCCESS', exitCode: status, data }
+    : { outcome: 'FAILED', exitCode: status, data, error: message ?? 'the endpoint answered success: false' };
+}
+
+/** Creates the http executor. */
+export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
+  const limit = options.responseLimitBytes ?? 1_048_576;
+  const env = options.env ?? process.env;
+  const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64 });
+
+  return {
+    async run(request: ExecutionRequest): Promise<ExecutionOutcome> {
+      const { item } = request;
+      if (item.exec.type !== 'http') throw new Error(`http executor got a ${item.exec.type} exec`);
+      const exec: HttpExec = item.exec;
+      const url = new URL(exec.url);
+      if (!options.allow(url)) {
+        return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in AX_HTTP_EXECUTOR_ALLOW` };
+      }
+      if (options.secret === undefined) {
+        return { outcome: 'FAILED', exitCode: null, error: 'AX_EXECUTOR_SECRET is not set on the worker: http jobs cannot be signed' };
+      }
+      const headers: Record<string, string> = {};
+      try {
+        for (const [name, value] of Object.entries(exec.headers ?? {})) headers[name.toLowerCase()] = resolveSecretable(value, env);
+      } catch (error) {
+        return { outcome: 'FAILED', exitCode: null, error: error instanceof SecretMissingError ? error.message : String(error) };
+      }
+      const body = exec.method === 'GET' ? '' : httpExecutionBody(request);
+      const timestamp = String(Date.now());
+      Object.assign(headers, {
+        'content-type': 'application/json',
+        'x-ax-timestamp': timestamp,
+        'x-ax-signature': signatureOf(options.secret, timestamp, body),
+        'x-ax-worker': options.workerId,
+        'idempotency-key': item.idempotencyKey,
+      });
+      const remainingMs = Math.max(1, request.deadlineMs - Date.now());
+      const timeout = AbortSignal.timeout(remainingMs);
+      const signal = AbortSignal.any([request.signal, timeout]);
+      try {
+        const response = await undiciRequest(url, {
+          dispatcher: agent,
+          method: exec.method,
+          headers,
+          body: exec.method === 'GET' ? undefined : body,
+          signal,
+        });
+        const text = await readBounded(response.body, limit);
+        const status = response.statusCode;
+        const tail = tailOf(text, options.outputTailBytes);
+        if (status === 202) return { outcome: 'SUCCESS', exitCode: 202, async: true, ...tail };
+        if (status >= 200 && status < 300) return { ...syncResult(status, text), ...tail };
+        if (status >= 300 && status < 400) {
+          return { outcome: 'FAILED', exitCode: status, error: `answered ${status} (redirects are not followed)`, ...tail };
+        }
+        return { outcome: 'FAILED', exitCode: status, error: `answered HTTP ${status}`, ...tail };
+      } catch (error) {
+        if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
+        if (timeout.aborted) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
+        const message = error instanceof Error ? error.message : String(error);
+        const code = (error as { code?: unknown }).code;
+        return { outcome: 'FAILED', exitCode: null, error: `request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}` };
+      }
+    },
+    async close(): Promise<void> {
+      await agent.close();
+    },
+  };
+}

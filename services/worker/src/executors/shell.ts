@@ -1,0 +1,163 @@
+/**
+ * The `shell` executor (§5): runs the task's argv (templates expanded, no shell unless
+ * `shell: true`) in its own process group, with a timeout that SIGTERMs the group, waits a
+ * grace, then SIGKILLs it — grandchildren included.
+ *
+ * R13: the job is started through a gate, `/bin/sh -c 'read go || exit 125; exec "$@"'`: the
+ * group exists, is recorded by `onSpawn`, and only then is told to go (one line on stdin). A
+ * worker that dies before recording closes the pipe and the gate exits without running the job.
+ */
+import { spawn } from 'node:child_process';
+import { expandExecTemplates, type DispatchItem, type ShellExec } from '@ax/core';
+import { processStartTime, signalGroup, terminateGroup } from '../process-group.js';
+import { OutputTail } from './output-tail.js';
+import { resolveSecretable, SecretMissingError } from './secrets.js';
+import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
+
+/** Options of the shell executor. */
+export interface ShellExecutorOptions {
+  /** Bytes of output kept (`AX_OUTPUT_TAIL_BYTES`). */
+  readonly outputTailBytes: number;
+  /** Time between SIGTERM and SIGKILL of a timed-out or canceled job; default 5000 ms. */
+  readonly killGraceMs?: number;
+  /** Where secretRefs are resolved; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+const GATE = 'IFS= read -r _ax_go || exit 125; exec "$@"';
+/** Variables of the worker passed on to jobs (never the worker's secrets). */
+const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'LD_PRELOAD', 'FAKETIME'];
+
+/** The job's environment: a minimal base, the `AX_*` description of the run, then the task's env. */
+export function jobEnv(item: DispatchItem, taskEnv: ShellExec['env'], source: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of INHERITED_ENV) {
+    const value = source[name];
+    if (value !== undefined) env[name] = value;
+  }
+  Object.assign(env, {
+    AX_EXECUTION_ID: item.executionId,
+    AX_INSTANCE_ID: item.instanceId,
+    AX_TASK_NAME: item.taskName,
+    AX_BIZ_DATE: item.bizDate,
+    AX_EXPECTED_TIME: item.expectedTime,
+    AX_ATTEMPT: String(item.attempt),
+    AX_RUN_NO: String(item.runNo),
+    AX_TRACE_ID: item.traceId,
+    AX_IDEMPOTENCY_KEY: item.idempotencyKey,
+    AX_PARAMS: JSON.stringify(item.params),
+  });
+  if (item.shardIndex !== undefined && item.shardTotal !== undefined) {
+    env.AX_SHARD_INDEX = String(item.shardIndex);
+    env.AX_SHARD_TOTAL = String(item.shardTotal);
+  }
+  for (const [name, value] of Object.entries(taskEnv ?? {})) env[name] = resolveSecretable(value, source);
+  return env;
+}
+
+/** Creates the shell executor. */
+export function createShellExecutor(options: ShellExecutorOptions): Executor {
+  const killGraceMs = options.killGraceMs ?? 5_000;
+  const source = options.env ?? process.env;
+
+  return {
+    async run(request: ExecutionRequest): Promise<ExecutionOutcome> {
+      const { item } = request;
+      if (item.exec.type !== 'shell') throw new Error(`shell executor got a ${item.exec.type} exec`);
+      let exec: ShellExec;
+      let env: Record<string, string>;
+      try {
+        exec = expandExecTemplates(item.exec, { bizDate: item.bizDate, expectedTime: item.expectedTime, params: item.params }) as ShellExec;
+        env = jobEnv(item, exec.env, source);
+      } catch (error) {
+        const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;
+        return { outcome: 'FAILED', exitCode: null, error: message };
+      }
+      const argv = exec.shell ? ['/bin/sh', '-c', exec.command.join(' ')] : exec.command;
+      const tail = new OutputTail(options.outputTailBytes);
+      const started = Date.now();
+
+      return new Promise<ExecutionOutcome>((resolve) => {
+        let settled = false;
+        let timedOut = false;
+        let stopReason: unknown;
+        let killing: Promise<void> | undefined;
+        let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+        const child = spawn('/bin/sh', ['-c', GATE, 'ax-job', ...argv], {
+          cwd: exec.cwd,
+          env,
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+        const pgid = child.pid;
+        const finish = (outcome: ExecutionOutcome): void => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          request.signal.removeEventListener('abort', onAbort);
+          resolve({ ...outcome, outputTail: tail.text(), outputTruncated: tail.truncated });
+        };
+        const kill = (): void => {
+          if (pgid !== undefined && killing === undefined) killing = terminateGroup(pgid, killGraceMs);
+        };
+        const onAbort = (): void => {
+          stopReason = request.signal.reason;
+          kill();
+        };
+        const timer = setTimeout(
+          () => {
+            timedOut = true;
+            kill();
+          },
+          Math.max(0, request.deadlineMs - started),
+        );
+        child.stdout.on('data', (chunk: Buffer) => tail.push(chunk));
+        child.stderr.on('data', (chunk: Buffer) => tail.push(chunk));
+        child.stdin.on('error', () => undefined); // EPIPE when the job exits without reading stdin
+        child.on('error', (error: NodeJS.ErrnoException) => {
+          finish({ outcome: 'FAILED', exitCode: null, error: `cannot start the command: ${error.message}` });
+        });
+        child.on('exit', (code, signal) => {
+          exitInfo = { code, signal };
+        });
+        child.on('close', () => {
+          void (async () => {
+            // A timed-out or canceled group is only reported once every member is gone.
+            if (killing !== undefined) await killing;
+            const info = exitInfo ?? { code: null, signal: null };
+            if (timedOut) {
+              finish({ outcome: 'TIMEOUT', exitCode: info.code, error: `timed out after ${item.timeoutSeconds} s; the process group was killed` });
+            } else if (stopReason !== undefined) {
+              finish({ ...stoppedOutcome(stopReason), exitCode: info.code });
+            } else if (info.code === 0) {
+              finish({ outcome: 'SUCCESS', exitCode: 0 });
+            } else if (info.code === 127) {
+              finish({ outcome: 'FAILED', exitCode: 127, error: `command not found: ${argv[0] ?? ''}` });
+            } else if (info.code === 126) {
+              finish({ outcome: 'FAILED', exitCode: 126, error: `command not executable: ${argv[0] ?? ''}` });
+            } else if (info.code !== null) {
+              finish({ outcome: 'FAILED', exitCode: info.code, error: `exited with code ${info.code}` });
+            } else {
+              finish({ outcome: 'FAILED', exitCode: null, error: `killed by ${info.signal ?? 'a signal'}` });
+            }
+          })();
+        });
+        if (pgid === undefined) return; // 'error' follows
+        // R13: record the group before the job starts, then open the gate.
+        try {
+          request.onSpawn?.(pgid, processStartTime(pgid) ?? '0');
+        } catch (error) {
+          signalGroup(pgid, 'SIGKILL');
+          finish({ outcome: 'FAILED', exitCode: null, error: `could not record the process group: ${(error as Error).message}` });
+          return;
+        }
+        if (request.signal.aborted) {
+          onAbort();
+          return;
+        }
+        request.signal.addEventListener('abort', onAbort, { once: true });
+        child.stdin.end('go\n');
+      });
+    },
+  };
+}

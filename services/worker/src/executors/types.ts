@@ -1,0 +1,44 @@
+/** What every executor (shell, http, plugin) takes and gives back. */
+import type { DispatchItem, ResultOutcome } from '@ax/core';
+
+/** Why a run was stopped from outside. */
+export type StopReason = 'cancel' | 'shutdown';
+
+/** One run of one dispatch item. */
+export interface ExecutionRequest {
+  readonly item: DispatchItem;
+  /** When the attempt times out, epoch ms by the worker's clock. */
+  readonly deadlineMs: number;
+  /** Aborted to stop the run early; `signal.reason` is a `StopReason`. */
+  readonly signal: AbortSignal;
+  /**
+   * Called with the job's process group and its leader's start time once the process exists and
+   * BEFORE the job itself starts (R13): the caller records them in the outbox.
+   */
+  readonly onSpawn?: (pgid: number, procStart: string) => void;
+}
+
+/** How a run ended (the executor-specific part of a result item). */
+export interface ExecutionOutcome {
+  readonly outcome: ResultOutcome;
+  /** Exit code (shell, plugin runner), HTTP status (http); null when killed by a signal. */
+  readonly exitCode?: number | null;
+  readonly outputTail?: string;
+  readonly outputTruncated?: boolean;
+  readonly error?: string;
+  readonly data?: Record<string, unknown>;
+  /** HTTP 202: accepted, the business reports later (R15). */
+  readonly async?: boolean;
+}
+
+/** An executor of one exec type. */
+export interface Executor {
+  run(request: ExecutionRequest): Promise<ExecutionOutcome>;
+}
+
+/** The outcome of a run stopped from outside. */
+export function stoppedOutcome(reason: unknown): { outcome: 'CANCELED' | 'WORKER_RESTART'; error: string } {
+  return reason === 'shutdown'
+    ? { outcome: 'WORKER_RESTART', error: 'killed: the worker shut down before the job ended' }
+    : { outcome: 'CANCELED', error: 'canceled' };
+}

@@ -1,0 +1,286 @@
+/**
+ * The worker's local durable outbox (DESIGN §5, R12, R13): a SQLite file in WAL mode.
+ *
+ * - `dispatch`: one row per execution ever received (unique `execution_id`), so a redelivered
+ *   dispatch is recognised and never run twice (R12). It records the process group id and the
+ *   group leader's start time before the job is let go (R13), so a restarted worker can kill
+ *   survivors of its own and nothing else.
+ * - `outgoing`: ack / refusal / result items to send to the brokers. A row stays unconfirmed
+ *   until the publish was confirmed by RabbitMQ; the replay loop (`publisher.ts`) resends what
+ *   is unconfirmed across RabbitMQ outages and worker restarts. `(kind, execution_id)` is
+ *   unique: an execution has at most one ack, one refusal and one result.
+ *
+ * All calls are synchronous (better-sqlite3): a write has reached the WAL when the call returns.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { DispatchItem } from '@ax/core';
+
+/** Where a dispatch is in its life on this worker. */
+export type DispatchState = 'received' | 'acked' | 'running' | 'done' | 'refused' | 'expired';
+
+/** What the worker sends back, by kind. */
+export type OutgoingKind = 'ack' | 'refusal' | 'result';
+
+/** A dispatch as recorded. */
+export interface DispatchRow {
+  readonly executionId: string;
+  readonly instanceId: string;
+  readonly item: DispatchItem;
+  readonly state: DispatchState;
+  /** Process group of the running job (shell/plugin), once spawned. */
+  readonly pgid: number | null;
+  /** Start time of the group leader (`/proc/<pid>/stat` field 22, clock ticks since boot). */
+  readonly procStart: string | null;
+  /** True once an HTTP endpoint answered 202 (R15: never reported WORKER_RESTART). */
+  readonly accepted: boolean;
+  readonly receivedAtMs: number;
+}
+
+/** An unconfirmed outgoing item. */
+export interface OutgoingRow {
+  readonly id: number;
+  readonly kind: OutgoingKind;
+  readonly executionId: string;
+  /** The item as it goes into the message (`AckItem`, `RefusalItem` or `ResultItem`). */
+  readonly item: Record<string, unknown>;
+  readonly attempts: number;
+}
+
+/** Options of `openOutbox`. */
+export interface OutboxOptions {
+  /** The SQLite file; its directory is created. `:memory:` for tests. */
+  readonly file: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS dispatch (
+  execution_id   TEXT PRIMARY KEY,
+  instance_id    TEXT NOT NULL,
+  item_json      TEXT NOT NULL,
+  state          TEXT NOT NULL,
+  pgid           INTEGER,
+  proc_start     TEXT,
+  accepted       INTEGER NOT NULL DEFAULT 0,
+  received_at_ms INTEGER NOT NULL,
+  updated_at_ms  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dispatch_state ON dispatch (state);
+CREATE TABLE IF NOT EXISTS outgoing (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind            TEXT NOT NULL,
+  execution_id    TEXT NOT NULL,
+  item_json       TEXT NOT NULL,
+  created_at_ms   INTEGER NOT NULL,
+  confirmed_at_ms INTEGER,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (kind, execution_id)
+);
+CREATE INDEX IF NOT EXISTS outgoing_unconfirmed ON outgoing (confirmed_at_ms, next_attempt_ms);
+`;
+
+interface DispatchRecord {
+  execution_id: string;
+  instance_id: string;
+  item_json: string;
+  state: DispatchState;
+  pgid: number | null;
+  proc_start: string | null;
+  accepted: number;
+  received_at_ms: number;
+}
+
+interface OutgoingRecord {
+  id: number;
+  kind: OutgoingKind;
+  execution_id: string;
+  item_json: string;
+  attempts: number;
+}
+
+function toDispatchRow(r: DispatchRecord): DispatchRow {
+  return {
+    executionId: r.execution_id,
+    instanceId: r.instance_id,
+    item: JSON.parse(r.item_json) as DispatchItem,
+    state: r.state,
+    pgid: r.pgid,
+    procStart: r.proc_start,
+    accepted: r.accepted === 1,
+    receivedAtMs: r.received_at_ms,
+  };
+}
+
+function toOutgoingRow(r: OutgoingRecord): OutgoingRow {
+  return { id: r.id, kind: r.kind, executionId: r.execution_id, item: JSON.parse(r.item_json) as Record<string, unknown>, attempts: r.attempts };
+}
+
+/** The outbox of one worker. */
+export class Outbox {
+  private readonly db: Database.Database;
+  private readonly stmts;
+
+  constructor(options: OutboxOptions) {
+    if (options.file !== ':memory:') mkdirSync(path.dirname(options.file), { recursive: true });
+    this.db = new Database(options.file);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash may lose
+    // the last transactions, which the broker then handles as a lost worker.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    const db = this.db;
+    this.stmts = {
+      insertDispatch: db.prepare(
+        `INSERT INTO dispatch (execution_id, instance_id, item_json, state, received_at_ms, updated_at_ms)
+         VALUES (?, ?, ?, 'received', ?, ?) ON CONFLICT (execution_id) DO NOTHING`,
+      ),
+      getDispatch: db.prepare('SELECT * FROM dispatch WHERE execution_id = ?'),
+      setState: db.prepare('UPDATE dispatch SET state = ?, updated_at_ms = ? WHERE execution_id = ?'),
+      setProcess: db.prepare('UPDATE dispatch SET pgid = ?, proc_start = ?, updated_at_ms = ? WHERE execution_id = ?'),
+      setAccepted: db.prepare('UPDATE dispatch SET accepted = 1, updated_at_ms = ? WHERE execution_id = ?'),
+      byState: db.prepare('SELECT * FROM dispatch WHERE state = ? ORDER BY received_at_ms'),
+      insertOutgoing: db.prepare(
+        `INSERT INTO outgoing (kind, execution_id, item_json, created_at_ms) VALUES (?, ?, ?, ?)
+         ON CONFLICT (kind, execution_id) DO NOTHING`,
+      ),
+      due: db.prepare(
+        `SELECT id, kind, execution_id, item_json, attempts FROM outgoing
+         WHERE confirmed_at_ms IS NULL AND next_attempt_ms <= ? ORDER BY id LIMIT ?`,
+      ),
+      confirm: db.prepare('UPDATE outgoing SET confirmed_at_ms = ? WHERE id = ? AND confirmed_at_ms IS NULL'),
+      retryLater: db.prepare('UPDATE outgoing SET attempts = attempts + 1, next_attempt_ms = ? WHERE id = ?'),
+      unconfirmedCount: db.prepare('SELECT COUNT(*) AS n FROM outgoing WHERE confirmed_at_ms IS NULL'),
+      nextDue: db.prepare('SELECT MIN(next_attempt_ms) AS t FROM outgoing WHERE confirmed_at_ms IS NULL'),
+      unconfirmedResults: db.prepare(`SELECT execution_id FROM outgoing WHERE kind = 'result' AND confirmed_at_ms IS NULL`),
+      confirmedCount: db.prepare('SELECT kind, COUNT(*) AS n FROM outgoing WHERE confirmed_at_ms IS NOT NULL GROUP BY kind'),
+      pruneOutgoing: db.prepare('DELETE FROM outgoing WHERE confirmed_at_ms IS NOT NULL AND confirmed_at_ms < ?'),
+      pruneDispatch: db.prepare(
+        `DELETE FROM dispatch WHERE state IN ('done', 'refused', 'expired') AND updated_at_ms < ?
+         AND NOT EXISTS (SELECT 1 FROM outgoing o WHERE o.execution_id = dispatch.execution_id AND o.confirmed_at_ms IS NULL)`,
+      ),
+    };
+  }
+
+  /**
+   * Records a received dispatch item. Returns false when its execution id is already known (a
+   * redelivery or a duplicate publish): the caller must not run it again (R12).
+   */
+  recordDispatch(item: DispatchItem, nowMs: number): boolean {
+    const info = this.stmts.insertDispatch.run(item.executionId, item.instanceId, JSON.stringify(item), nowMs, nowMs);
+    return info.changes === 1;
+  }
+
+  /** Records several items in one transaction; returns those that are new. */
+  recordDispatches(items: readonly DispatchItem[], nowMs: number): DispatchItem[] {
+    return this.db.transaction((batch: readonly DispatchItem[]) => batch.filter((item) => this.recordDispatch(item, nowMs)))(items);
+  }
+
+  /** Runs `fn` in one transaction (nested calls join it). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** One dispatch, or undefined. */
+  dispatch(executionId: string): DispatchRow | undefined {
+    const r = this.stmts.getDispatch.get(executionId) as DispatchRecord | undefined;
+    return r === undefined ? undefined : toDispatchRow(r);
+  }
+
+  setState(executionId: string, state: DispatchState, nowMs: number): void {
+    this.stmts.setState.run(state, nowMs, executionId);
+  }
+
+  /** Records the job's process group and its leader's start time (R13); null clears them. */
+  setProcess(executionId: string, pgid: number | null, procStart: string | null, nowMs: number): void {
+    this.stmts.setProcess.run(pgid, procStart, nowMs, executionId);
+  }
+
+  /** Marks an HTTP execution accepted for asynchronous completion (202, R15). */
+  setAccepted(executionId: string, nowMs: number): void {
+    this.stmts.setAccepted.run(nowMs, executionId);
+  }
+
+  /** Dispatches in a state, oldest first. */
+  dispatchesIn(state: DispatchState): DispatchRow[] {
+    return (this.stmts.byState.all(state) as DispatchRecord[]).map(toDispatchRow);
+  }
+
+  /**
+   * Queues an outgoing item. Returns false when that execution already has one of this kind
+   * (it is never sent twice).
+   */
+  enqueue(kind: OutgoingKind, executionId: string, item: Record<string, unknown>, nowMs: number): boolean {
+    return this.stmts.insertOutgoing.run(kind, executionId, JSON.stringify(item), nowMs).changes === 1;
+  }
+
+  /**
+   * Writes a final state and its outgoing item in one transaction, so a crash cannot leave a
+   * finished job without its result (or a result without the state).
+   */
+  finish(executionId: string, state: DispatchState, kind: OutgoingKind, item: Record<string, unknown>, nowMs: number): boolean {
+    return this.db.transaction(() => {
+      this.stmts.setState.run(state, nowMs, executionId);
+      this.stmts.setProcess.run(null, null, nowMs, executionId);
+      return this.enqueue(kind, executionId, item, nowMs);
+    })();
+  }
+
+  /** Unconfirmed items whose next attempt is due, oldest first. */
+  due(nowMs: number, limit: number): OutgoingRow[] {
+    return (this.stmts.due.all(nowMs, limit) as OutgoingRecord[]).map(toOutgoingRow);
+  }
+
+  /** Marks items confirmed by RabbitMQ. */
+  confirm(ids: readonly number[], nowMs: number): void {
+    this.db.transaction((list: readonly number[]) => {
+      for (const id of list) this.stmts.confirm.run(nowMs, id);
+    })(ids);
+  }
+
+  /** Pushes items back after a failed publish. */
+  retryLater(ids: readonly number[], nextAttemptMs: number): void {
+    this.db.transaction((list: readonly number[]) => {
+      for (const id of list) this.stmts.retryLater.run(nextAttemptMs, id);
+    })(ids);
+  }
+
+  /** Items not yet confirmed. */
+  unconfirmedCount(): number {
+    return (this.stmts.unconfirmedCount.get() as { n: number }).n;
+  }
+
+  /** When the earliest unconfirmed item is due, or null when none is waiting. */
+  nextDueMs(): number | null {
+    return (this.stmts.nextDue.get() as { t: number | null }).t;
+  }
+
+  /** Executions whose result is written but not yet confirmed: still part of the lease (R14). */
+  unconfirmedResultIds(): string[] {
+    return (this.stmts.unconfirmedResults.all() as Array<{ execution_id: string }>).map((r) => r.execution_id);
+  }
+
+  /** Confirmed items per kind (for tests and metrics). */
+  confirmedCounts(): Record<OutgoingKind, number> {
+    const out: Record<OutgoingKind, number> = { ack: 0, refusal: 0, result: 0 };
+    for (const r of this.stmts.confirmedCount.all() as Array<{ kind: OutgoingKind; n: number }>) out[r.kind] = r.n;
+    return out;
+  }
+
+  /**
+   * Deletes confirmed items and finished dispatches older than `beforeMs`. Dispatch rows are
+   * kept long enough to recognise any redelivery (the caller passes a day or more).
+   */
+  prune(beforeMs: number): { outgoing: number; dispatch: number } {
+    return this.db.transaction(() => ({
+      outgoing: this.stmts.pruneOutgoing.run(beforeMs).changes,
+      dispatch: this.stmts.pruneDispatch.run(beforeMs).changes,
+    }))();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { parseMessage } from '@ax/core';
+import { silentLogger } from '@ax/kit';
+import { waitFor } from '@ax/testing';
+import { Outbox } from './outbox.js';
+import { OutboxPublisher, retryDelayMs } from './publisher.js';
+
+const at = '2026-12-01T02:00:00.000Z';
+
+function fakeBus(failFirst = 0) {
+  const sent: Array<{ key: string; kind: string; count: number }> = [];
+  let failures = failFirst;
+  return {
+    sent,
+    publish(_exchange: string, key: string, body: Buffer): Promise<void> {
+      const parsed = parseMessage(body);
+      if (!parsed.ok || !('items' in parsed.message)) return Promise.reject(new Error('invalid'));
+      if (failures > 0) {
+        failures -= 1;
+        return Promise.reject(new Error('nacked'));
+      }
+      sent.push({ key, kind: parsed.message.kind, count: parsed.message.items.length });
+      return Promise.resolve();
+    },
+  };
+}
+
+describe('OutboxPublisher', () => {
+  it('R10 batches what was written together: one message per kind, at most batchSize items', async () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const bus = fakeBus();
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger(), batchSize: 500 });
+    for (let i = 0; i < 1200; i++) outbox.enqueue('ack', `e${i}`, { executionId: `e${i}`, instanceId: String(i), at }, 1);
+    outbox.enqueue('result', 'e0', { executionId: 'e0', instanceId: '0', outcome: 'SUCCESS', endedAt: at }, 1);
+    publisher.wake();
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'all confirmed' });
+    expect(bus.sent.filter((m) => m.kind === 'ack').map((m) => m.count)).toEqual([500, 500, 200]);
+    expect(bus.sent.filter((m) => m.kind === 'result')).toEqual([{ key: 'result', kind: 'result', count: 1 }]);
+    expect(outbox.confirmedCounts()).toEqual({ ack: 1200, refusal: 0, result: 1 });
+    publisher.stop();
+    outbox.close();
+  });
+
+  it('a failed publish stays unconfirmed, backs off and is resent; flush forces it', async () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const bus = fakeBus(1);
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
+    outbox.enqueue('result', 'e1', { executionId: 'e1', instanceId: '1', outcome: 'FAILED', endedAt: at }, 1);
+    publisher.wake();
+    await waitFor(() => outbox.due(Number.MAX_SAFE_INTEGER, 1)[0]?.attempts === 1, { description: 'first attempt failed' });
+    expect(outbox.unconfirmedCount()).toBe(1);
+    expect(outbox.nextDueMs()).toBeGreaterThan(Date.now());
+    expect(await publisher.flush(2_000)).toBe(true);
+    expect(bus.sent).toEqual([{ key: 'result', kind: 'result', count: 1 }]);
+    expect(retryDelayMs(0)).toBe(1_000);
+    expect(retryDelayMs(20)).toBe(60_000);
+    publisher.stop();
+    outbox.close();
+  });
+});

@@ -1,0 +1,50 @@
+/** Building the items the worker sends (validated before they enter the outbox). */
+import { OUTPUT_TAIL_MAX_BYTES, refusalItemSchema, resultItemSchema, type DispatchItem, type RefusalReason, type ResultItem } from '@ax/core';
+import type { ExecutionOutcome } from './executors/types.js';
+
+/** A result item from an executor outcome; never invalid (falls back to a minimal item). */
+export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'>, outcome: ExecutionOutcome, startedAtMs: number | undefined, endedAtMs: number): ResultItem {
+  const full = {
+    executionId: item.executionId,
+    instanceId: item.instanceId,
+    outcome: outcome.outcome,
+    exitCode: outcome.exitCode,
+    outputTail: outcome.outputTail === undefined ? undefined : capBytes(outcome.outputTail, OUTPUT_TAIL_MAX_BYTES),
+    outputTruncated: outcome.outputTruncated,
+    error: outcome.error?.slice(0, 4_000),
+    data: outcome.data,
+    startedAt: startedAtMs === undefined ? undefined : new Date(startedAtMs).toISOString(),
+    endedAt: new Date(endedAtMs).toISOString(),
+    async: outcome.async === true ? true : undefined,
+  };
+  const parsed = resultItemSchema.safeParse(stripUndefined(full));
+  if (parsed.success) return parsed.data;
+  return {
+    executionId: item.executionId,
+    instanceId: item.instanceId,
+    outcome: outcome.async === true ? 'SUCCESS' : outcome.outcome,
+    async: outcome.async === true ? true : undefined,
+    exitCode: Number.isInteger(outcome.exitCode) ? outcome.exitCode : null,
+    error: `result trimmed: ${parsed.error.issues[0]?.message ?? 'invalid'}`.slice(0, 4_000),
+    endedAt: new Date(endedAtMs).toISOString(),
+  };
+}
+
+/** A refusal item. */
+export function refusalItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'>, reason: RefusalReason, atMs: number, detail?: string): Record<string, unknown> {
+  return refusalItemSchema.parse(
+    stripUndefined({ executionId: item.executionId, instanceId: item.instanceId, reason, at: new Date(atMs).toISOString(), detail: detail?.slice(0, 1_000) }),
+  );
+}
+
+function capBytes(text: string, bytes: number): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= bytes) return text;
+  let start = buf.length - bytes;
+  while (start < buf.length && ((buf[start] ?? 0) & 0xc0) === 0x80) start++;
+  return buf.subarray(start).toString('utf8');
+}
+
+function stripUndefined<T extends Record<string, unknown>>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

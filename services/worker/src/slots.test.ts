@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { SlotWaitCanceledError, Slots } from './slots.js';
+
+describe('Slots', () => {
+  it('R12 bounds concurrency and serves waiters by priority, then arrival', async () => {
+    const slots = new Slots(2);
+    const a = await slots.acquire();
+    const b = await slots.acquire();
+    const order: string[] = [];
+    const low = slots.acquire(1).then((r) => (order.push('low'), r));
+    const high = slots.acquire(9).then((r) => (order.push('high'), r));
+    const low2 = slots.acquire(1).then((r) => (order.push('low2'), r));
+    expect(slots.inUse).toBe(2);
+    expect(slots.waiting).toBe(3);
+    a();
+    a(); // a second release is ignored
+    (await high)();
+    b();
+    (await low)();
+    (await low2)();
+    expect(order).toEqual(['high', 'low', 'low2']);
+    expect(slots.inUse).toBe(0);
+  });
+
+  it('an aborted waiter leaves the queue', async () => {
+    const slots = new Slots(1);
+    const release = await slots.acquire();
+    const controller = new AbortController();
+    const waiting = slots.acquire(0, controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toBeInstanceOf(SlotWaitCanceledError);
+    expect(slots.waiting).toBe(0);
+    release();
+    expect(slots.inUse).toBe(0);
+  });
+});

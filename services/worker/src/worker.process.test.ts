@@ -1,0 +1,109 @@
+// Real worker processes (`services/worker/dist/main.js`: run `pnpm build` first).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisKeys } from '@ax/kit';
+import { readRegistration } from '@ax/redis';
+import { assertNoLeftoverProcesses, freePort, repoRoot, startProcess, stopAllProcesses, uniqueNamespace, waitFor, type ManagedProcess } from '@ax/testing';
+import { liveGroupMembers } from './process-group.js';
+import { dispatchItem } from './testing/fixtures.js';
+import { startDriver, type Driver } from './testing/harness.js';
+
+const namespace = uniqueNamespace('axwp');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'ax-worker-proc-'));
+const mainJs = path.join(repoRoot(), 'services/worker/dist/main.js');
+let driver: Driver;
+
+function hasFaketime(): boolean {
+  try {
+    execFileSync('faketime', ['-f', '+0s', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startWorker(name: string, workerId: string, options: { faketime?: string } = {}): Promise<ManagedProcess> {
+  const port = await freePort();
+  const env = {
+    AX_NAMESPACE: namespace,
+    AX_WORKER_ID: workerId,
+    AX_WORKER_DATA_DIR: path.join(tmp, 'data'),
+    AX_HTTP_PORT: String(port),
+    AX_HEARTBEAT_INTERVAL_MS: '500',
+    AX_LEASE_TTL_MS: '2000',
+    AX_WORKER_SLOTS: '4',
+    AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
+    AX_LOG_LEVEL: 'info',
+  };
+  const command = options.faketime === undefined ? process.execPath : 'faketime';
+  const args = options.faketime === undefined ? [mainJs] : ['-f', options.faketime, process.execPath, mainJs];
+  return startProcess({ name, command, args, env, cwd: tmp, readyLine: 'worker consuming', readyTimeoutMs: 20_000 });
+}
+
+beforeAll(async () => {
+  driver = await startDriver(namespace);
+  mkdirSync(path.join(tmp, 'plugins'));
+  writeFileSync(path.join(tmp, 'plugins', 'broken.mjs'), "throw new Error('cannot load me');\n");
+});
+afterAll(async () => {
+  await stopAllProcesses();
+  assertNoLeftoverProcesses();
+  await driver.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const shell = (script: string) => ({ type: 'shell' as const, command: ['/bin/sh', '-c', script], shell: false });
+
+describe('worker processes', () => {
+  it('R13 kill -9 during a shell job, restart: the group is killed, WORKER_RESTART reported, never two copies at once', async () => {
+    const log = path.join(tmp, 'r13.log');
+    const pidFile = path.join(tmp, 'r13.pid');
+    const first = await startWorker('worker-r13-a', 'w-r13');
+    // A plugin that throws on load is reported by name; the worker still started.
+    expect(first.output()).toContain('plugin broken could not be loaded and is skipped');
+    const item = dispatchItem({ exec: shell(`echo $$ > ${pidFile}; echo start >> ${log}; sleep 60; echo end >> ${log}`), timeoutSeconds: 120 });
+    await driver.dispatch('w-r13', [item]);
+    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', { description: 'job started' });
+    const jobPgid = Number(readFileSync(pidFile, 'utf8').trim());
+    await waitFor(() => driver.collected.acks.some((a) => a.executionId === item.executionId), { description: 'ACK' });
+
+    process.kill(first.pid, 'SIGKILL'); // the worker only: the job's own group survives it
+    await first.waitExit(5_000);
+    expect(liveGroupMembers(jobPgid).length).toBeGreaterThan(0);
+
+    const second = await startWorker('worker-r13-b', 'w-r13');
+    const result = await waitFor(() => driver.resultOf(item.executionId), { description: 'WORKER_RESTART result', timeoutMs: 15_000 });
+    // The group was killed before the result was written, so it is gone when the result arrives.
+    expect(liveGroupMembers(jobPgid)).toEqual([]);
+    expect(result).toMatchObject({ outcome: 'WORKER_RESTART' });
+    expect(result.error).toContain(`surviving process group ${jobPgid} was killed`);
+    expect(readFileSync(log, 'utf8')).toBe('start\n');
+    // SIGTERM: stops cleanly, deregisters, exit 0.
+    expect(await second.stop({ graceMs: 20_000 })).toEqual({ code: 0, signal: null });
+    expect(await readRegistration(driver.redis.redis, redisKeys(namespace), 'w-r13')).toBeNull();
+  });
+
+  it.skipIf(!hasFaketime())('§5 R8 a worker whose clock is 10 s ahead (faketime) refuses with CLOCK_SKEW and stays out of the registry', async () => {
+    const marker = path.join(tmp, 'skewed-ran');
+    await startWorker('worker-skewed', 'w-skew', { faketime: '+10s' });
+    const item = dispatchItem({ exec: shell(`touch ${marker}`), ackDeadline: new Date(Date.now() + 60_000).toISOString() });
+    await driver.dispatch('w-skew', [item]);
+    const refusal = await waitFor(() => driver.collected.refusals.find((r) => r.executionId === item.executionId), { description: 'CLOCK_SKEW refusal', timeoutMs: 10_000 });
+    expect(refusal.reason).toBe('CLOCK_SKEW');
+    expect(refusal.detail).toMatch(/clock offset \d+ ms against Redis TIME/);
+    expect(driver.collected.acks.some((a) => a.executionId === item.executionId)).toBe(false);
+    expect(await readRegistration(driver.redis.redis, redisKeys(namespace), 'w-skew')).toBeNull();
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a bad variable is one clear line and exit code 2', async () => {
+    const bad = await startProcess({ name: 'worker-bad-env', command: process.execPath, args: [mainJs], env: { AX_WORKER_SLOTS: 'many', AX_NAMESPACE: namespace }, cwd: tmp });
+    expect(await bad.waitExit(10_000)).toEqual({ code: 2, signal: null });
+    const lines = bad.lines().filter((l) => l.stream === 'stderr');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.text).toContain('AX_WORKER_SLOTS');
+  });
+});

@@ -1,0 +1,415 @@
+/**
+ * The worker (§5): consumes its dispatch queue, records every item in the outbox and AMQP-acks
+ * it (R12), refuses what it must not run (EXPIRED, CLOCK_SKEW, SHUTTING_DOWN; R8), ACKs and runs
+ * the rest within its slots, writes each result to the outbox before publishing it, keeps its
+ * registry entry (= lease, R14) and honours cancels from its control queue.
+ */
+import os from 'node:os';
+import { parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage } from '@ax/core';
+import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
+import type { Logger, Redis, RedisKeys } from '@ax/kit';
+import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
+import { refusalFor } from './admission.js';
+import { ClockGuard, measureOffset } from './clock-guard.js';
+import { DurationWindow } from './duration-window.js';
+import { stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
+import type { Outbox } from './outbox.js';
+import { OutboxPublisher } from './publisher.js';
+import { recoverAfterRestart } from './recovery.js';
+import { refusalItem, resultItem } from './result-items.js';
+import { SlotWaitCanceledError, Slots } from './slots.js';
+import type { WorkerMetrics } from './worker-metrics.js';
+
+/** Resolved settings of a worker (from the environment, see `env.ts`). */
+export interface WorkerSettings {
+  readonly workerId: string;
+  readonly tags: readonly string[];
+  /** `AX_WORKER_SLOTS`. */
+  readonly slots: number;
+  /** `AX_HEARTBEAT_INTERVAL_MS` (5000). */
+  readonly heartbeatIntervalMs: number;
+  /** `AX_LEASE_TTL_MS` (15000). */
+  readonly leaseTtlMs: number;
+  /** `AX_WORKER_SKEW_LIMIT_MS` (2000). */
+  readonly skewLimitMs: number;
+  /** How often the clock is measured against Redis `TIME`; 30000. */
+  readonly clockCheckIntervalMs: number;
+  /** `AX_SHUTDOWN_GRACE_S` × 1000: how long running jobs may finish after SIGTERM. */
+  readonly shutdownGraceMs: number;
+  /** Unacked dispatch messages in flight (they are acked right after the outbox write). */
+  readonly prefetch: number;
+  /** Software version reported in the registry. */
+  readonly version: string;
+}
+
+/** What the worker is built from. */
+export interface WorkerDeps {
+  readonly settings: WorkerSettings;
+  readonly bus: Bus;
+  readonly redis: Redis;
+  readonly keys: RedisKeys;
+  readonly outbox: Outbox;
+  readonly executors: Readonly<Record<'shell' | 'http' | 'plugin', Executor>>;
+  readonly logger: Logger;
+  readonly metrics?: WorkerMetrics;
+}
+
+interface Active {
+  readonly item: DispatchItem;
+  readonly controller: AbortController;
+  started: boolean;
+}
+
+/** How long finished dispatches and confirmed items stay in the outbox. */
+const OUTBOX_KEEP_MS = 86_400_000;
+const PRUNE_INTERVAL_MS = 600_000;
+/** Execution ids remembered from cancels that arrived before their dispatch. */
+const EARLY_CANCELS_KEPT = 10_000;
+
+/** A running worker. */
+export class Worker {
+  readonly guard: ClockGuard;
+  private readonly slots: Slots;
+  private readonly active = new Map<string, Active>();
+  private readonly earlyCancels = new Set<string>();
+  private readonly durations = new DurationWindow();
+  private readonly publisher: OutboxPublisher;
+  private readonly startedAt = new Date().toISOString();
+  private dispatchConsumer: Consumer | undefined;
+  private controlConsumer: Consumer | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private clockTimer: NodeJS.Timeout | undefined;
+  private registered = false;
+  private heartbeatRunning = false;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private shuttingDown = false;
+  private stopped: Promise<void> | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly deps: WorkerDeps) {
+    const { settings, bus, outbox, logger } = deps;
+    this.log = logger;
+    this.guard = new ClockGuard(settings.skewLimitMs);
+    this.slots = new Slots(settings.slots);
+    this.publisher = new OutboxPublisher({
+      outbox,
+      bus,
+      exchange: bus.topology.eventsExchange,
+      workerId: settings.workerId,
+      logger: logger.child({ component: 'outbox' }),
+      onConfirmed: (kind, count) => deps.metrics?.published.inc({ kind }, count),
+    });
+  }
+
+  /** Executions whose slot is taken or awaited, plus results not yet confirmed: the lease (R14). */
+  leaseExecutionIds(): string[] {
+    return [...new Set([...this.active.keys(), ...this.deps.outbox.unconfirmedResultIds()])];
+  }
+
+  /** Jobs running now. */
+  get running(): number {
+    return this.slots.inUse;
+  }
+
+  /** Recovers (R13), checks the clock, starts consuming, then registers (R14). */
+  async start(): Promise<void> {
+    const { settings, bus, outbox } = this.deps;
+    const recovered = await recoverAfterRestart(outbox, this.log);
+    if (recovered > 0) this.log.warn({ executions: recovered }, 'reported executions interrupted by the previous run as WORKER_RESTART');
+    this.publisher.wake();
+    await this.checkClock();
+    // Queues and consumers first, then the registry entry: a broker only routes to a worker
+    // that is already consuming.
+    await bus.assertWorkerQueues(settings.workerId);
+    this.controlConsumer = await bus.consume(bus.topology.controlQueue(settings.workerId), (m) => this.onControl(m), { prefetch: 10 });
+    this.dispatchConsumer = await bus.consume(bus.topology.workerQueue(settings.workerId), (m) => this.onDispatch(m), { prefetch: settings.prefetch });
+    await this.heartbeat();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), settings.heartbeatIntervalMs);
+    this.clockTimer = setInterval(() => void this.checkClock(), settings.clockCheckIntervalMs);
+    this.prune();
+    this.pruneTimer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
+    this.log.info({ workerId: settings.workerId, slots: settings.slots, tags: settings.tags }, 'worker consuming');
+  }
+
+  // ---- dispatches ---------------------------------------------------------------------------
+
+  private onDispatch(message: BusMessage): Promise<ConsumeOutcome> {
+    const parsed = parseMessage(message.body);
+    if (!parsed.ok) {
+      this.deps.metrics?.deadLettered.inc();
+      this.log.warn({ reason: parsed.reason, redelivered: message.redelivered }, 'invalid message dead-lettered');
+      return Promise.resolve({ action: 'dead-letter', reason: parsed.reason });
+    }
+    if (parsed.message.kind !== 'dispatch') {
+      this.deps.metrics?.deadLettered.inc();
+      return Promise.resolve({ action: 'dead-letter', reason: `expected a dispatch message, got ${parsed.message.kind}` });
+    }
+    try {
+      this.accept(parsed.message);
+    } catch (error) {
+      // The outbox could not be written (disk full, I/O error): nothing was decided, so let
+      // RabbitMQ deliver it again (bounded by @ax/bus; the broker re-routes after the ACK timeout).
+      this.log.error({ err: error }, 'could not record a dispatch in the outbox; requeued');
+      return Promise.resolve('requeue');
+    }
+    return Promise.resolve('ack');
+  }
+
+  /** Records, decides and starts the items of one dispatch message (synchronous outbox work). */
+  private accept(message: DispatchMessage): void {
+    const { outbox, metrics } = this.deps;
+    const now = Date.now();
+    const toRun: DispatchItem[] = [];
+    outbox.transaction(() => {
+      for (const item of message.items) {
+        if (!outbox.recordDispatch(item, now)) {
+          metrics?.dispatchItems.inc({ decision: 'duplicate' });
+          this.log.info({ executionId: item.executionId, instanceId: item.instanceId }, 'dispatch already known: not run again (R12)');
+          continue;
+        }
+        const ctx = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
+        if (this.earlyCancels.delete(item.executionId)) {
+          outbox.finish(item.executionId, 'done', 'result', resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now), now);
+          metrics?.dispatchItems.inc({ decision: 'canceled' });
+          continue;
+        }
+        const refusal = refusalFor(item, now, {
+          shuttingDown: this.shuttingDown,
+          skewed: this.guard.skewed,
+          offsetMs: this.guard.offsetMs,
+          skewLimitMs: this.guard.limitMs,
+        });
+        if (refusal !== null) {
+          outbox.finish(item.executionId, refusal.reason === 'EXPIRED' ? 'expired' : 'refused', 'refusal', refusalItem(item, refusal.reason, now, refusal.detail), now);
+          metrics?.dispatchItems.inc({ decision: refusal.reason.toLowerCase() });
+          this.log.warn({ ...ctx, reason: refusal.reason, detail: refusal.detail }, 'dispatch refused');
+          continue;
+        }
+        outbox.setState(item.executionId, 'acked', now);
+        outbox.enqueue('ack', item.executionId, { executionId: item.executionId, instanceId: item.instanceId, at: new Date(now).toISOString() }, now);
+        metrics?.dispatchItems.inc({ decision: 'accepted' });
+        toRun.push(item);
+      }
+    });
+    this.publisher.wake();
+    for (const item of toRun) this.execute(item);
+  }
+
+  private execute(item: DispatchItem): void {
+    const active: Active = { item, controller: new AbortController(), started: false };
+    this.active.set(item.executionId, active);
+    void this.runOne(active);
+  }
+
+  private async runOne(active: Active): Promise<void> {
+    const { outbox, executors, metrics } = this.deps;
+    const { item, controller } = active;
+    const log = this.log.child({ executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId });
+    let outcome: ExecutionOutcome;
+    let startedAtMs: number | undefined;
+    try {
+      const release = await this.slots.acquire(item.priority, controller.signal);
+      try {
+        startedAtMs = Date.now();
+        active.started = true;
+        outbox.setState(item.executionId, 'running', startedAtMs);
+        metrics?.running.set(this.slots.inUse);
+        log.info({ exec: item.exec.type, attempt: item.attempt }, 'job started');
+        try {
+          outcome = await executors[item.exec.type].run({
+            item,
+            deadlineMs: startedAtMs + item.timeoutSeconds * 1000,
+            signal: controller.signal,
+            onSpawn: (pgid, procStart) => outbox.setProcess(item.executionId, pgid, procStart, Date.now()),
+          });
+        } catch (error) {
+          outcome = { outcome: 'FAILED', exitCode: null, error: `executor error: ${error instanceof Error ? error.message : String(error)}` };
+        }
+      } finally {
+        release();
+        metrics?.running.set(this.slots.inUse);
+      }
+    } catch (error) {
+      if (!(error instanceof SlotWaitCanceledError)) throw error;
+      outcome = { ...stoppedOutcome(controller.signal.reason), error: `${stoppedOutcome(controller.signal.reason).error} (not started)` };
+    }
+    const endedAtMs = Date.now();
+    try {
+      outbox.finish(item.executionId, 'done', 'result', resultItem(item, outcome, startedAtMs, endedAtMs), endedAtMs);
+    } catch (error) {
+      log.error({ err: error }, 'could not write the result to the outbox');
+    }
+    this.active.delete(item.executionId);
+    this.publisher.wake();
+    if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
+    log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, async: outcome.async, error: outcome.error }, 'job ended');
+  }
+
+  private recordDuration(endedAtMs: number, durationMs: number, type: string, outcome: ExecutionOutcome): void {
+    this.durations.add(endedAtMs, durationMs);
+    this.deps.metrics?.executions.inc({ type, outcome: outcome.outcome });
+    this.deps.metrics?.duration.observe({ type }, durationMs / 1000);
+  }
+
+  // ---- cancels ------------------------------------------------------------------------------
+
+  private onControl(message: BusMessage): Promise<ConsumeOutcome> {
+    const parsed = parseMessage(message.body);
+    if (!parsed.ok || parsed.message.kind !== 'cancel') {
+      this.deps.metrics?.deadLettered.inc();
+      return Promise.resolve({ action: 'dead-letter', reason: parsed.ok ? `expected a cancel message, got ${parsed.message.kind}` : parsed.reason });
+    }
+    this.cancel(parsed.message);
+    return Promise.resolve('ack');
+  }
+
+  private cancel(message: CancelMessage): void {
+    for (const executionId of message.executionIds) {
+      const active = this.active.get(executionId);
+      if (active !== undefined) {
+        this.log.info({ executionId, reason: message.reason, started: active.started }, 'cancel: stopping the execution');
+        active.controller.abort('cancel');
+        continue;
+      }
+      if (this.deps.outbox.dispatch(executionId) !== undefined) continue; // already finished or refused
+      this.earlyCancels.add(executionId);
+      if (this.earlyCancels.size > EARLY_CANCELS_KEPT) {
+        const oldest = this.earlyCancels.values().next().value;
+        if (oldest !== undefined) this.earlyCancels.delete(oldest);
+      }
+    }
+  }
+
+  // ---- registry, lease and clock ------------------------------------------------------------
+
+  /** The registry entry as it would be published now. */
+  registration(draining: boolean, nowMs = Date.now()): WorkerRegistration {
+    const { settings } = this.deps;
+    const skewed = this.guard.skewed;
+    return {
+      workerId: settings.workerId,
+      host: os.hostname(),
+      tags: [...settings.tags],
+      cores: Math.max(1, os.availableParallelism()),
+      // A skewed worker keeps only the lease of what it still runs: no capacity to route to.
+      slots: skewed ? 0 : settings.slots,
+      running: this.slots.inUse,
+      runningExecutionIds: this.leaseExecutionIds(),
+      avgDurationMs5m: this.durations.average(nowMs),
+      draining: draining || skewed || this.shuttingDown,
+      version: settings.version,
+      startedAt: this.startedAt,
+      at: new Date(nowMs).toISOString(),
+      clockOffsetMs: this.guard.offsetMs,
+    };
+  }
+
+  private async heartbeat(): Promise<void> {
+    const { redis, keys, settings, outbox } = this.deps;
+    if (this.heartbeatRunning) return; // a slow Redis: never two heartbeats at once
+    this.heartbeatRunning = true;
+    try {
+      this.deps.metrics?.outboxUnconfirmed.set(outbox.unconfirmedCount());
+      const lease = this.leaseExecutionIds();
+      if (this.guard.skewed && lease.length === 0) {
+        // §5: a skewed worker leaves the registry (once nothing of its own is left to lease).
+        if (this.registered) {
+          await removeRegistration(redis, keys, settings.workerId);
+          this.registered = false;
+          this.log.warn('left the registry: clock skewed');
+        }
+        return;
+      }
+      const drained = await isDrained(redis, keys, settings.workerId);
+      await publishRegistration(redis, keys, this.registration(drained), settings.leaseTtlMs);
+      this.registered = true;
+    } catch (error) {
+      this.log.warn({ err: error }, 'heartbeat failed; retrying at the next interval');
+    } finally {
+      this.heartbeatRunning = false;
+    }
+  }
+
+  /** Drops confirmed items and finished dispatches older than a day (redeliveries come within seconds). */
+  private prune(): void {
+    try {
+      const removed = this.deps.outbox.prune(Date.now() - OUTBOX_KEEP_MS);
+      if (removed.dispatch + removed.outgoing > 0) this.log.debug(removed, 'outbox pruned');
+    } catch (error) {
+      this.log.warn({ err: error }, 'outbox prune failed');
+    }
+  }
+
+  private async checkClock(): Promise<void> {
+    try {
+      const sample = await measureOffset(this.deps.redis);
+      this.deps.metrics?.clockOffset.set(sample.offsetMs);
+      const change = this.guard.update(sample);
+      if (change === 'became-skewed') {
+        this.deps.metrics?.alerts.inc({ kind: 'CLOCK_SKEW' });
+        this.log.error(
+          {
+            alert: {
+              kind: 'CLOCK_SKEW',
+              severity: 'critical',
+              workerId: this.deps.settings.workerId,
+              message: `worker clock is ${sample.offsetMs} ms off Redis TIME (limit ${this.guard.limitMs} ms): refusing work and leaving the registry`,
+              at: new Date().toISOString(),
+            },
+            offsetMs: sample.offsetMs,
+            roundTripMs: sample.roundTripMs,
+          },
+          'ALERT CLOCK_SKEW: refusing all work',
+        );
+        await this.heartbeat();
+      } else if (change === 'recovered') {
+        this.log.warn({ offsetMs: sample.offsetMs }, 'clock back within 1 s of Redis TIME: taking work again');
+        await this.heartbeat();
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'clock check failed; keeping the last state');
+    }
+  }
+
+  // ---- shutdown -----------------------------------------------------------------------------
+
+  /**
+   * SIGTERM (§5): stop taking work, let running jobs finish within the grace, then kill and
+   * report them, flush the outbox, deregister. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.doStop();
+    return this.stopped;
+  }
+
+  private async doStop(): Promise<void> {
+    const { settings, redis, keys } = this.deps;
+    this.shuttingDown = true;
+    await this.dispatchConsumer?.cancel();
+    await this.heartbeat(); // draining: true
+    const graceEnds = Date.now() + settings.shutdownGraceMs;
+    while (this.active.size > 0 && Date.now() < graceEnds) await sleep(100);
+    if (this.active.size > 0) {
+      this.log.warn({ executions: [...this.active.keys()] }, 'shutdown grace over: killing the jobs still running');
+      for (const active of this.active.values()) active.controller.abort('shutdown');
+      const killEnds = Date.now() + 15_000;
+      while (this.active.size > 0 && Date.now() < killEnds) await sleep(50);
+    }
+    await this.controlConsumer?.cancel();
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.clockTimer) clearInterval(this.clockTimer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    const flushed = await this.publisher.flush(10_000);
+    if (!flushed) this.log.warn({ unconfirmed: this.deps.outbox.unconfirmedCount() }, 'outbox not fully confirmed; the rest is replayed at the next start');
+    this.publisher.stop();
+    if (!flushed) return; // keep the lease until it expires: unconfirmed results are not lost (R14)
+    try {
+      await removeRegistration(redis, keys, settings.workerId);
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not deregister; the entry expires with its TTL');
+    }
+    this.log.info('worker stopped');
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
