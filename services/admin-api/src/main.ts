@@ -1,1 +1,83 @@
-export {};
+/**
+ * admin-api: the REST API of ax (DESIGN §6, ADMIN-API.md). Configuration from the environment
+ * → MySQL pool → schema check (R22) → bootstrap admin token → Redis → RabbitMQ publisher →
+ * express app → listen on AX_HTTP_PORT (default 8080); SIGTERM/SIGINT stop it cleanly.
+ */
+import type { Server } from 'node:http';
+import { createBus } from '@ax/bus';
+import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, redisKeys, toError } from '@ax/kit';
+import { assertSchemaSupported, createPool } from '@ax/store';
+import { createApp } from './app.js';
+import { bootstrapAdminToken } from './auth.js';
+import { createApiMetrics } from './metrics.js';
+
+const config = loadConfigOrExit({
+  ...axServiceFields('admin-api'),
+  /** `AX_ADMIN_CORS_ORIGINS` — comma list of origins allowed by CORS (`*` = any). Default: none (CORS off). */
+  corsOrigins: listField({
+    env: 'AX_ADMIN_CORS_ORIGINS',
+    expected: 'a comma-separated list of origins such as https://console.example.com, or *',
+    itemPattern: /^(\*|https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?)$/,
+    default: [],
+  }),
+});
+const logger = createLogger({ service: 'admin-api', level: config.logLevel });
+/** Set when start-up fails: the process then exits 1 after closing what was opened. */
+let startFailed = false;
+const shutdown = createShutdown({
+  logger,
+  graceMs: config.shutdownGraceSeconds * 1000,
+  exit: (code) => process.exit(startFailed ? 1 : code),
+});
+const metrics = createMetrics({ service: 'admin-api' });
+
+async function main(): Promise<void> {
+  const pool = createPool(config.mysqlUrl);
+  shutdown.register('mysql', () => pool.end());
+  const schemaVersion = await assertSchemaSupported(pool);
+  logger.info({ schemaVersion, database: pool.redactedUrl }, 'schema supported');
+  if (config.adminToken !== undefined) {
+    await bootstrapAdminToken(pool, config.adminToken);
+    logger.info('bootstrap admin token from AX_ADMIN_TOKEN is active');
+  }
+  const redis = createRedis(config.redisUrl, { logger, name: 'ax-admin-api' });
+  shutdown.register('redis', () => closeRedis(redis));
+  const bus = createBus({ url: config.amqpUrl, namespace: config.namespace, logger, name: `ax-admin-api-${process.pid}` });
+  shutdown.register('rabbitmq', () => bus.close());
+  // The API serves reads without RabbitMQ; /readyz reports it until the first connection.
+  bus.start().catch((err: unknown) => logger.error({ err: toError(err) }, 'RabbitMQ did not start'));
+
+  const admin = createApp({
+    pool,
+    redis,
+    keys: redisKeys(config.namespace),
+    bus,
+    logger,
+    metrics,
+    apiMetrics: createApiMetrics(metrics),
+    executorSecret: config.executorSecret,
+    hmacWindowMs: config.hmacWindowMs,
+    bodyLimitBytes: config.requestBodyLimitBytes,
+    corsOrigins: config.corsOrigins,
+    authFailureLimit: { max: 20, windowMs: 60_000 },
+    now: Date.now,
+  });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = admin.app.listen(config.httpPort, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 60_000;
+  shutdown.register('http server', () => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  }));
+  shutdown.register('drain', () => admin.setDraining());
+  const address = server.address();
+  logger.info({ port: typeof address === 'object' && address !== null ? address.port : config.httpPort }, 'admin-api listening');
+}
+
+main().catch((err: unknown) => {
+  startFailed = true;
+  logger.fatal({ err: toError(err) }, 'admin-api failed to start');
+  void shutdown.shutdown('start-up failure');
+});

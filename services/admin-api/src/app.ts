@@ -1,0 +1,220 @@
+/**
+ * The express app of the admin API, built from injected dependencies (main.ts wires the real
+ * clients; tests run it in-process against a test database). Every route comes from the
+ * registry (route.ts): auth → content type → body → validation → handler; errors become the
+ * contract's error body (errors.ts).
+ */
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { formatPath, structureProblems, toError, type Issue } from '@ax/core';
+import { AuthFailureLimiter, authenticate, clientAddress, type Principal } from './auth.js';
+import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
+import { adminRoutes } from './routes/admin.js';
+import { edgeRoutes } from './routes/edges.js';
+import { executionRoutes } from './routes/executions.js';
+import { instanceRoutes } from './routes/instances.js';
+import { opsRoutes } from './routes/ops.js';
+import { rerunRoutes } from './routes/reruns.js';
+import { systemRoutes } from './routes/system.js';
+import { taskRoutes } from './routes/tasks.js';
+import type { AppDeps } from './deps.js';
+
+/** Every API route (without the system routes). */
+export const API_ROUTES: readonly RouteSpec[] = [
+  ...taskRoutes,
+  ...edgeRoutes,
+  ...instanceRoutes,
+  ...rerunRoutes,
+  ...opsRoutes,
+  ...adminRoutes,
+  ...executionRoutes,
+];
+
+const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml']);
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+function mediaType(req: Request): string {
+  return (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+}
+
+function isJsonType(type: string): boolean {
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Reads the body as a Buffer (bounded), rejecting with express's 413 error past the limit. */
+function readRaw(parser: RequestHandler, req: Request, res: Response): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    parser(req, res, (err?: unknown) => {
+      if (err !== undefined && err !== null) reject(toError(err));
+      else resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+    });
+  });
+}
+
+function verifyHmac(deps: AppDeps, req: Request, raw: Buffer): void {
+  if (deps.executorSecret === undefined) throw new ApiError(503, 'UNAVAILABLE', 'AX_EXECUTOR_SECRET is not configured');
+  const timestamp = req.headers['x-ax-timestamp'];
+  const signature = req.headers['x-ax-signature'];
+  const refuse = (why: string): ApiError => new ApiError(401, 'BAD_SIGNATURE', why);
+  if (typeof timestamp !== 'string' || typeof signature !== 'string') throw refuse('X-Ax-Timestamp and X-Ax-Signature are required');
+  if (!/^\d{1,16}$/.test(timestamp)) throw refuse('X-Ax-Timestamp must be unix milliseconds');
+  if (Math.abs(deps.now() - Number(timestamp)) > deps.hmacWindowMs) throw refuse('X-Ax-Timestamp is outside the accepted window');
+  const expected = Buffer.from(`sha256=${createHmac('sha256', deps.executorSecret).update(`${timestamp}.`).update(raw).digest('hex')}`);
+  const given = Buffer.from(signature);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw refuse('the signature does not match');
+}
+
+function decodeJsonBody(raw: Buffer, optional: boolean): unknown {
+  if (raw.length === 0) {
+    if (optional) return {};
+    throw validationFailed([{ path: '', message: 'a JSON body is required' }]);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw validationFailed([{ path: '', message: 'the body is not valid JSON' }]);
+  }
+  const problems = structureProblems(value);
+  if (problems.length > 0) {
+    throw validationFailed(problems.map((p): Issue => {
+      const path = formatPath(p.path);
+      return { path, message: path === '' ? p.detail : `${path}: ${p.detail}` };
+    }));
+  }
+  return value;
+}
+
+/** Mounts one route. */
+function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailureLimiter): void {
+  const rawParser = express.raw({ type: () => true, limit: deps.bodyLimitBytes });
+  const handler = async (req: Request, res: Response): Promise<void> => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const labels = { method: req.method, route: route.path };
+      deps.apiMetrics.requests.inc({ ...labels, status: String(res.statusCode) });
+      deps.apiMetrics.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    let principal: Principal | null = null;
+    let raw: Buffer = Buffer.alloc(0);
+    try {
+      if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
+        principal = await authenticate(deps.pool, limiter, req, route.access);
+      }
+      if (route.body !== undefined || route.access === 'hmac') {
+        if (hasBody(req)) {
+          const type = mediaType(req);
+          const wantsYaml = route.body?.kind === 'yaml';
+          const ok = wantsYaml ? YAML_TYPES.has(type) : isJsonType(type);
+          if (!ok) {
+            throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be ${wantsYaml ? 'application/yaml' : 'application/json'}`, { contentType: type });
+          }
+          raw = await readRaw(rawParser, req, res);
+        }
+      }
+      if (route.access === 'hmac') verifyHmac(deps, req, raw);
+    } catch (err) {
+      const { error } = toApiError(err);
+      if (error.status === 401 || error.status === 403 || error.status === 429) {
+        deps.apiMetrics.refused.inc({ reason: error.code });
+        deps.logger.warn(
+          { method: req.method, route: route.path, address: clientAddress(req), status: error.status, code: error.code, ...(principal ? { actor: principal.name } : {}) },
+          'request refused',
+        );
+      }
+      throw err;
+    }
+
+    const issues: Issue[] = [];
+    let params: unknown = {};
+    let query: unknown = {};
+    let body: unknown = undefined;
+    if (route.params !== undefined) {
+      const parsed = route.params.safeParse(req.params);
+      if (parsed.success) params = parsed.data;
+      else issues.push(...zodIssues(parsed.error));
+    }
+    if (route.query !== undefined) {
+      const parsed = route.query.safeParse(req.query);
+      if (parsed.success) query = parsed.data;
+      else issues.push(...zodIssues(parsed.error));
+    }
+    if (route.body !== undefined) {
+      const input = route.body.kind === 'yaml' ? raw.toString('utf8') : decodeJsonBody(raw, route.body.optional === true);
+      if (route.body.kind === 'yaml' && raw.length === 0) issues.push({ path: '', message: 'a YAML body is required' });
+      else {
+        const parsed = parseBody(route.body, input);
+        if (parsed.ok) body = parsed.value;
+        else issues.push(...parsed.issues);
+      }
+    }
+    if (issues.length > 0) throw validationFailed(issues);
+
+    const reply = await route.handler({ params, query, body, principal, deps, req, res, rawBody: raw });
+    if (reply.sent === true) return;
+    if (reply.body === undefined || reply.status === 204) res.status(reply.status).end();
+    else res.status(reply.status).json(reply.body);
+  };
+  app[route.method](expressPath(route.path), handler);
+}
+
+function securityHeaders(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('x-content-type-options', 'nosniff');
+  res.setHeader('x-frame-options', 'DENY');
+  res.setHeader('referrer-policy', 'no-referrer');
+  res.setHeader('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+  res.setHeader('cross-origin-resource-policy', 'same-origin');
+  res.setHeader('cache-control', 'no-store');
+  next();
+}
+
+function cors(origins: readonly string[]): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && (origins.includes(origin) || origins.includes('*'))) {
+      res.setHeader('access-control-allow-origin', origins.includes('*') ? '*' : origin);
+      res.setHeader('vary', 'Origin');
+      res.setHeader('access-control-allow-headers', 'authorization, content-type, idempotency-key');
+      res.setHeader('access-control-allow-methods', 'GET, POST, PUT, DELETE');
+      res.setHeader('access-control-max-age', '600');
+      if (req.method === 'OPTIONS') {
+        res.status(204).end();
+        return;
+      }
+    }
+    next();
+  };
+}
+
+/** The app and a switch for `/readyz` during shutdown. */
+export interface AdminApp {
+  readonly app: Express;
+  readonly routes: readonly RouteSpec[];
+  /** From now on `/readyz` answers 503. */
+  setDraining(): void;
+}
+
+/** Builds the express app. */
+export function createApp(deps: AppDeps): AdminApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(securityHeaders);
+  if (deps.corsOrigins.length > 0) app.use(cors(deps.corsOrigins));
+  let draining = false;
+  let document: Record<string, unknown> | undefined;
+  const system = systemRoutes(() => (document ??= buildOpenApiDocument(routes)), () => draining);
+  const routes: RouteSpec[] = [...system, ...API_ROUTES];
+  const limiter = new AuthFailureLimiter(deps.authFailureLimit.max, deps.authFailureLimit.windowMs, deps.now);
+  for (const route of routes) mount(app, route, deps, limiter);
+  app.use((req: Request, res: Response) => sendError(res, notFound(`${req.method} ${req.path}`)));
+  app.use(errorMiddleware(deps.logger));
+  return { app, routes, setDraining: () => void (draining = true) };
+}

@@ -1,0 +1,32 @@
+/** What the express app is built from (injected: main.ts wires real clients, tests their own). */
+import type { Bus } from '@ax/bus';
+import type { Logger, Metrics, Redis, RedisKeys } from '@ax/kit';
+import type { StorePool } from '@ax/store';
+import type { ApiMetrics } from './metrics.js';
+
+/** The part of `@ax/bus` the admin API uses. */
+export type BusPublisher = Pick<Bus, 'topology' | 'publish' | 'connected'>;
+
+/** Dependencies and options of the app. */
+export interface AppDeps {
+  readonly pool: StorePool;
+  readonly redis: Redis;
+  readonly keys: RedisKeys;
+  /** RabbitMQ publisher (cancel and report results); null = not configured (those endpoints answer 503). */
+  readonly bus: BusPublisher | null;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly apiMetrics: ApiMetrics;
+  /** `AX_EXECUTOR_SECRET`: HMAC key of report/claim; without it those endpoints answer 503. */
+  readonly executorSecret: string | undefined;
+  /** Accepted age of a signed request, ms (default 300000). */
+  readonly hmacWindowMs: number;
+  /** Largest request body, bytes (default 1 MiB). */
+  readonly bodyLimitBytes: number;
+  /** Origins allowed by CORS; empty = CORS off (default). */
+  readonly corsOrigins: readonly string[];
+  /** Failed authentications per client address per window before 429 (default 20 per 60000 ms). */
+  readonly authFailureLimit: { readonly max: number; readonly windowMs: number };
+  /** Milliseconds now (default `Date.now`). */
+  readonly now: () => number;
+}

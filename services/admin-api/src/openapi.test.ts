@@ -1,0 +1,74 @@
+/** The OpenAPI document: valid OpenAPI 3.1, lists every endpoint of the contract, built from the same schemas. */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { API_ROUTES } from './app.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { systemRoutes } from './routes/system.js';
+
+const document = buildOpenApiDocument([...systemRoutes(() => ({}), () => false), ...API_ROUTES]);
+
+/** Every endpoint of shared/ADMIN-API.md, with its access. */
+const CONTRACT: Array<[string, string, string]> = [
+  ['get', '/healthz', 'public'],
+  ['get', '/readyz', 'public'],
+  ['get', '/metrics', 'public'],
+  ['get', '/api/v1/openapi.json', 'public'],
+  ['post', '/api/v1/tasks', 'operator'],
+  ['put', '/api/v1/tasks/{name}', 'operator'],
+  ['get', '/api/v1/tasks', 'viewer'],
+  ['get', '/api/v1/tasks/{name}', 'viewer'],
+  ['get', '/api/v1/tasks/{name}/preview', 'viewer'],
+  ['delete', '/api/v1/tasks/{name}', 'admin'],
+  ['post', '/api/v1/tasks/{name}/enable', 'operator'],
+  ['post', '/api/v1/tasks/{name}/disable', 'operator'],
+  ['post', '/api/v1/tasks/{name}/trigger', 'operator'],
+  ['post', '/api/v1/tasks/import', 'operator'],
+  ['post', '/api/v1/edges', 'operator'],
+  ['delete', '/api/v1/edges', 'operator'],
+  ['get', '/api/v1/dag', 'viewer'],
+  ['get', '/api/v1/instances', 'viewer'],
+  ['get', '/api/v1/instances/{id}', 'viewer'],
+  ['post', '/api/v1/instances/{id}/cancel', 'operator'],
+  ['post', '/api/v1/reruns', 'operator'],
+  ['get', '/api/v1/workers', 'viewer'],
+  ['post', '/api/v1/workers/{id}/drain', 'operator'],
+  ['post', '/api/v1/dispatch/pause', 'admin'],
+  ['post', '/api/v1/dispatch/resume', 'admin'],
+  ['get', '/api/v1/stats/today', 'viewer'],
+  ['get', '/api/v1/dead-letters', 'operator'],
+  ['get', '/api/v1/audit', 'admin'],
+  ['post', '/api/v1/tokens', 'admin'],
+  ['delete', '/api/v1/tokens/{id}', 'admin'],
+  ['post', '/api/v1/executions/{executionId}/report', 'hmac'],
+  ['post', '/api/v1/executions/{executionId}/claim', 'hmac'],
+];
+
+type Op = { 'x-ax-access': string; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: Array<{ name: string; in: string }> };
+const op = (method: string, path: string): Op | undefined => (document['paths'] as Record<string, Record<string, Op>>)[path]?.[method];
+
+describe('OpenAPI document', () => {
+  it('passes the OpenAPI schema validator', async () => {
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect((await new Validator().validate({ openapi: '3.1.0', paths: { x: 1 } })).valid).toBe(false);
+  });
+
+  it('lists every endpoint of the contract with its role', () => {
+    for (const [method, path, access] of CONTRACT) {
+      expect(op(method, path), `${method} ${path}`).toBeDefined();
+      expect(op(method, path)?.['x-ax-access'], `${method} ${path}`).toBe(access);
+    }
+  });
+
+  it('documents request bodies and query parameters from the validating schemas', () => {
+    const create = op('post', '/api/v1/tasks')?.requestBody?.content['application/json']?.schema as { required?: string[]; properties?: Record<string, unknown> };
+    expect(create.required?.sort()).toEqual(['exec', 'name', 'schedule']);
+    expect(Object.keys(create.properties ?? {})).toEqual(expect.arrayContaining(['priority', 'retry', 'misfire', 'block', 'route']));
+    expect(op('put', '/api/v1/tasks/{name}')?.requestBody?.content['application/json']?.schema['required']).toContain('version');
+    expect(op('post', '/api/v1/tasks/import')?.requestBody?.content['application/yaml']).toBeDefined();
+    expect(op('get', '/api/v1/instances')?.parameters?.map((p) => p.name)).toEqual(['task', 'state', 'bizDate', 'from', 'to', 'limit', 'cursor']);
+    const reruns = JSON.stringify(op('post', '/api/v1/reruns')?.requestBody);
+    for (const mode of ['instance', 'dag', 'failed', 'backfill']) expect(reruns).toContain(`"${mode}"`);
+  });
+});

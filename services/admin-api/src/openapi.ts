@@ -1,0 +1,123 @@
+/**
+ * The OpenAPI 3.1 document, built from the route registry: the same zod schemas that validate
+ * requests describe them here (`z.toJSONSchema`), so the document lists exactly what is served.
+ */
+import { z } from 'zod';
+import type { RouteSpec } from './route.js';
+import { errorSchema } from './schemas.js';
+
+type Json = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+  delete out['$schema'];
+  return out;
+}
+
+function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
+  if (schema instanceof z.ZodObject) return schema.shape;
+  return {};
+}
+
+const STANDARD_ERRORS: Record<number, string> = {
+  400: '`VALIDATION_FAILED` with `details.issues` = `[{path, message}]`',
+  401: 'missing or unknown token (or a bad signature on HMAC routes)',
+  403: 'the token\'s role is too low',
+  404: '`NOT_FOUND`',
+  409: 'conflict',
+  413: 'body over 1 MiB',
+  415: 'unsupported content type',
+  429: 'too many failed authentications from this address',
+  503: 'a dependency is unavailable',
+};
+
+function errorResponse(description: string): Json {
+  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+}
+
+function operation(route: RouteSpec): Json {
+  const parameters: Json[] = [];
+  for (const [name, schema] of Object.entries(objectShape(route.params))) {
+    parameters.push({ name, in: 'path', required: true, schema: jsonSchema(schema) });
+  }
+  for (const [name, schema] of Object.entries(objectShape(route.query))) {
+    const json = jsonSchema(schema);
+    const description = schema.description;
+    parameters.push({ name, in: 'query', required: !schema.safeParse(undefined).success, schema: json, ...(description ? { description } : {}) });
+  }
+  for (const [name, description] of Object.entries(route.headers ?? {})) {
+    parameters.push({ name, in: 'header', required: route.access === 'hmac', description, schema: { type: 'string' } });
+  }
+  const responses: Json = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const code = Number(status);
+    if (code >= 400) {
+      responses[status] = errorResponse(spec.description);
+      continue;
+    }
+    responses[status] = spec.schema === undefined
+      ? { description: spec.description }
+      : { description: spec.description, content: { [spec.contentType ?? 'application/json']: { schema: jsonSchema(spec.schema, 'output') } } };
+  }
+  const add = (code: number): void => {
+    if (responses[String(code)] === undefined) responses[String(code)] = errorResponse(STANDARD_ERRORS[code] ?? 'error');
+  };
+  if (route.params !== undefined || route.query !== undefined || route.body !== undefined || route.headers !== undefined) add(400);
+  if (route.access !== 'public') add(401);
+  if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
+    add(403);
+    add(429);
+  }
+  if (route.body !== undefined) {
+    add(413);
+    add(415);
+  }
+  const op: Json = {
+    operationId: `${route.method}${route.path.replace(/\{([^}]+)\}/g, 'By_$1').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    summary: route.summary,
+    tags: [route.tag],
+    'x-ax-access': route.access,
+    ...(route.extension === true ? { 'x-ax-extension': true } : {}),
+    ...(route.description === undefined ? {} : { description: route.description }),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    security:
+      route.access === 'public' ? [] : route.access === 'hmac' ? [{ axTimestamp: [], axSignature: [] }] : [{ bearer: [] }],
+    responses,
+  };
+  if (route.body !== undefined) {
+    const contentType = route.body.kind === 'yaml' ? 'application/yaml' : 'application/json';
+    op['requestBody'] = {
+      required: route.body.optional !== true,
+      ...(route.body.description === undefined ? {} : { description: route.body.description }),
+      content: { [contentType]: { schema: jsonSchema(route.body.schema) } },
+    };
+  }
+  return op;
+}
+
+/** The document of these routes. */
+export function buildOpenApiDocument(routes: readonly RouteSpec[], version = '1.0.0'): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const item = (paths[route.path] ??= {});
+    item[route.method] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'ax admin API',
+      version,
+      description: 'REST API of ax, the distributed job scheduler. Roles: viewer < operator < admin. Errors: {"error":{"code","message","details"}}.',
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: { Error: jsonSchema(errorSchema, 'output') },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'an API token (AX_ADMIN_TOKEN or POST /api/v1/tokens)' },
+        axTimestamp: { type: 'apiKey', in: 'header', name: 'X-Ax-Timestamp', description: 'unix ms of the signed request' },
+        axSignature: { type: 'apiKey', in: 'header', name: 'X-Ax-Signature', description: 'sha256=<hex HMAC-SHA256 of "<timestamp>.<body>"> with AX_EXECUTOR_SECRET' },
+      },
+    },
+  };
+}

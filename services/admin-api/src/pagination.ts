@@ -1,0 +1,47 @@
+/**
+ * Lists (ADMIN-API.md "Conventions"): `?limit=` (default 50, max 500) and `?cursor=` →
+ * `{"items":[…],"nextCursor":…|null}`. Cursors are opaque base64url keysets.
+ */
+import { z } from 'zod';
+
+/** Default page size. */
+export const DEFAULT_LIMIT = 50;
+/** Largest page size. */
+export const MAX_LIMIT = 500;
+
+/** `limit` and `cursor` of every list. */
+export const pageQueryShape = {
+  limit: z.coerce
+    .number({ error: 'limit must be an integer from 1 to 500' })
+    .int('limit must be an integer from 1 to 500')
+    .min(1, 'limit must be an integer from 1 to 500')
+    .max(MAX_LIMIT, 'limit must be an integer from 1 to 500')
+    .default(DEFAULT_LIMIT)
+    .describe('page size, default 50, max 500'),
+  cursor: z.string().max(512).optional().describe('nextCursor of the previous page'),
+};
+
+/** Encodes a keyset value. */
+export function encodeCursor(value: string): string {
+  return Buffer.from(JSON.stringify({ k: value }), 'utf8').toString('base64url');
+}
+
+/** Decodes a cursor, or undefined when absent; null when malformed. */
+export function decodeCursor(cursor: string | undefined): string | undefined | null {
+  if (cursor === undefined || cursor === '') return undefined;
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (typeof value === 'object' && value !== null && typeof (value as { k?: unknown }).k === 'string') return (value as { k: string }).k;
+  } catch {
+    // fall through: malformed
+  }
+  return null;
+}
+
+/** A page from `limit + 1` rows: `items` and the cursor of the next page. */
+export function pageOf<R, T>(rows: readonly R[], limit: number, key: (row: R) => string, map: (row: R) => T): { items: T[]; nextCursor: string | null } {
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const last = page[page.length - 1];
+  return { items: page.map(map), nextCursor: more && last !== undefined ? encodeCursor(key(last)) : null };
+}

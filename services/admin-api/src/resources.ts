@@ -1,0 +1,97 @@
+/** Resource shapes of the API (ADMIN-API.md): tasks, instances, executions, events. */
+import { redactTaskSecrets } from '@ax/core';
+import type { EventRecord, ExecutionRecord, InstanceRecord, TaskRecord } from '@ax/store';
+import type { Role } from './auth.js';
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/** The task resource: the definition plus `version`, `createdAt`, `updatedAt`, `nextFireTime`, `lastFireTime`. */
+export function taskResource(task: TaskRecord, opts: { redact: boolean }): Record<string, unknown> {
+  const resource = {
+    ...task.definition,
+    version: task.version,
+    createdAt: task.createdAt.toISOString(),
+    updatedAt: task.updatedAt.toISOString(),
+    nextFireTime: iso(task.nextFireTime),
+    lastFireTime: iso(task.lastFireTime),
+    skippedCount: task.skippedCount,
+    coalescedCount: task.coalescedCount,
+  };
+  return opts.redact ? redactTaskSecrets(resource) : resource;
+}
+
+/** Viewers see stored header/env values redacted; operators and admins as stored. */
+export function redactFor(role: Role | undefined): boolean {
+  return role === undefined || role === 'viewer';
+}
+
+/** The instance resource. */
+export function instanceResource(i: InstanceRecord): Record<string, unknown> {
+  return {
+    id: i.id,
+    taskName: i.taskName,
+    expectedTime: i.expectedTime.toISOString(),
+    bizDate: i.bizDate,
+    trigger: i.trigger,
+    runNo: i.runNo,
+    state: i.state,
+    reason: i.reason,
+    attempt: i.attempt,
+    maxAttempts: i.maxAttempts,
+    priority: i.priority,
+    params: i.params,
+    workerId: i.workerId,
+    currentExecutionId: i.currentExecutionId,
+    createdAt: i.createdAt.toISOString(),
+    startedAt: iso(i.startedAt),
+    endedAt: iso(i.endedAt),
+    rerunBatchId: i.rerunBatchId,
+  };
+}
+
+/** One execution (attempt) in an instance detail. */
+export function executionResource(e: ExecutionRecord): Record<string, unknown> {
+  return {
+    executionId: e.executionId,
+    attempt: e.attempt,
+    runNo: e.runNo,
+    shardIndex: e.shardIndex,
+    shardTotal: e.shardTotal,
+    workerId: e.workerId,
+    state: e.state,
+    reason: e.reason,
+    dispatchedAt: e.dispatchedAt.toISOString(),
+    ackedAt: iso(e.ackedAt),
+    startedAt: iso(e.startedAt),
+    endedAt: iso(e.endedAt),
+    exitCode: e.exitCode,
+    outputTail: e.outputTail,
+    outputTruncated: e.outputTruncated,
+    error: e.error,
+    result: e.result,
+  };
+}
+
+/** An event (ADMIN-API.md "Shapes of events"): optional fields only when set. */
+export function eventResource(e: EventRecord): Record<string, unknown> {
+  return {
+    type: e.type,
+    at: e.at.toISOString(),
+    ...(e.executionId === null ? {} : { executionId: e.executionId }),
+    ...(e.workerId === null ? {} : { workerId: e.workerId }),
+    ...(e.message === null ? {} : { message: e.message }),
+    ...(e.data === null ? {} : { data: e.data }),
+  };
+}
+
+/** JSON with object keys sorted (equality of definitions regardless of key order). */
+export function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

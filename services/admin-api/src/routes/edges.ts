@@ -1,0 +1,98 @@
+/** DAG edges: add (cycle-checked under the DAG lock, R19), remove, and the DAG view. */
+import { z } from 'zod';
+import { findCycle, reachableFrom } from '@ax/core';
+
+const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
+import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listTasks, lockDag, withTransaction } from '@ax/store';
+import { audit } from '../audit.js';
+import { ApiError, notFound } from '../errors.js';
+import { notifyTaskChanged } from '../notify.js';
+import { defineRoute, type RouteSpec } from '../route.js';
+import { taskNameSchema } from '../schemas.js';
+
+const edgeSchema = z.object({ parent: z.string(), child: z.string(), rule: z.enum(RULES) });
+
+export const edgeRoutes: RouteSpec[] = [
+  defineRoute<unknown, unknown, { parent: string; child: string; rule: 'ALL_SUCCESS' | 'ALL_DONE' }>({
+    method: 'post',
+    path: '/api/v1/edges',
+    access: 'operator',
+    tag: 'dag',
+    summary: 'Add a DAG edge (refused with the cycle named if it would close one)',
+    body: {
+      schema: z.strictObject({
+        parent: taskNameSchema,
+        child: taskNameSchema,
+        rule: z.enum(RULES, { error: 'must be ALL_SUCCESS or ALL_DONE' }).default('ALL_SUCCESS'),
+      }),
+    },
+    responses: {
+      201: { description: 'the edge', schema: edgeSchema },
+      404: { description: 'the parent or child task does not exist' },
+      409: { description: '`CYCLE` with `details.cycle` = the task names in order (first = last), or `ALREADY_EXISTS`' },
+    },
+    handler: async ({ body, deps, principal }) => {
+      await withTransaction(deps.pool, async (tx) => {
+        await lockDag(tx);
+        for (const name of [body.parent, body.child]) {
+          if ((await getTask(tx, name)) === null) throw notFound(`task ${JSON.stringify(name)}`);
+        }
+        const edges = await listEdges(tx);
+        if (edges.some((e) => e.parent === body.parent && e.child === body.child)) {
+          throw new ApiError(409, 'ALREADY_EXISTS', `the edge ${body.parent} → ${body.child} exists already`);
+        }
+        const cycle = findCycle(edges, { parent: body.parent, child: body.child });
+        if (cycle !== null) {
+          throw new ApiError(409, 'CYCLE', `the edge would close a dependency cycle: ${cycle.join(' → ')}`, { cycle });
+        }
+        if (!(await insertEdge(tx, body))) throw new ApiError(409, 'ALREADY_EXISTS', `the edge ${body.parent} → ${body.child} exists already`);
+        await bumpDagVersion(tx);
+        await audit(tx, principal, { action: 'edge.create', target: `edge:${body.parent}->${body.child}`, after: body });
+      });
+      await notifyTaskChanged(deps, [body.child]);
+      return { status: 201, body: { parent: body.parent, child: body.child, rule: body.rule } };
+    },
+  }),
+  defineRoute<unknown, { parent: string; child: string }>({
+    method: 'delete',
+    path: '/api/v1/edges',
+    access: 'operator',
+    tag: 'dag',
+    summary: 'Remove a DAG edge',
+    query: z.object({ parent: z.string().min(1).max(128), child: z.string().min(1).max(128) }),
+    responses: { 204: { description: 'removed' }, 404: { description: 'no such edge' } },
+    handler: async ({ query, deps, principal }) => {
+      await withTransaction(deps.pool, async (tx) => {
+        await lockDag(tx);
+        const before = (await listEdges(tx)).find((e) => e.parent === query.parent && e.child === query.child);
+        if (before === undefined || !(await deleteEdge(tx, query))) throw notFound(`edge ${query.parent} → ${query.child}`);
+        await bumpDagVersion(tx);
+        await audit(tx, principal, { action: 'edge.delete', target: `edge:${query.parent}->${query.child}`, before });
+      });
+      await notifyTaskChanged(deps, [query.child]);
+      return { status: 204 };
+    },
+  }),
+  defineRoute<unknown, { root?: string }>({
+    method: 'get',
+    path: '/api/v1/dag',
+    access: 'viewer',
+    tag: 'dag',
+    summary: 'The DAG reachable from `root` (all of it without)',
+    query: z.object({ root: z.string().min(1).max(128).optional() }),
+    responses: {
+      200: { description: 'nodes and edges', schema: z.object({ nodes: z.array(z.string()), edges: z.array(edgeSchema) }) },
+      404: { description: 'no such root task' },
+    },
+    handler: async ({ query, deps }) => {
+      const edges = await listEdges(deps.pool);
+      if (query.root === undefined) {
+        const names = (await listTasks(deps.pool)).map((t) => t.definition.name);
+        return { status: 200, body: { nodes: names, edges } };
+      }
+      if ((await getTask(deps.pool, query.root)) === null) throw notFound(`task ${JSON.stringify(query.root)}`);
+      const reach = reachableFrom(query.root, edges);
+      return { status: 200, body: { nodes: reach.nodes, edges: reach.edges } };
+    },
+  }),
+];

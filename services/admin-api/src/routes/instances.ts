@@ -1,0 +1,212 @@
+/** Instance endpoints: list, detail (executions, events, output tail), cancel, and manual triggers. */
+import { z } from 'zod';
+import { INSTANCE_STATES, bizDateOf, encodeMessage, toError } from '@ax/core';
+import {
+  bindIdempotencyKey,
+  cancelInstance,
+  getInstance,
+  getTask,
+  insertManualInstance,
+  listExecutions,
+  listInstanceEvents,
+  listInstances,
+  reserveIdempotencyKey,
+  withTransaction,
+  type InstanceRecord,
+} from '@ax/store';
+import { audit } from '../audit.js';
+import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
+import { notifyInstancesReady } from '../notify.js';
+import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { eventResource, executionResource, instanceResource } from '../resources.js';
+import { defineRoute, type RouteSpec } from '../route.js';
+import { bizDateSchema, eventSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
+import type { AppDeps } from '../deps.js';
+import { publishConfirmed } from '../publish.js';
+
+async function mustGetInstance(deps: AppDeps, id: string): Promise<InstanceRecord> {
+  const inst = await getInstance(deps.pool, id);
+  if (inst === null) throw notFound(`instance ${JSON.stringify(id)}`);
+  return inst;
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Publishes a `cancel` to the worker's control queue; logged (not fatal) when it cannot. */
+async function sendCancel(deps: AppDeps, workerId: string, executionId: string): Promise<boolean> {
+  if (deps.bus === null) {
+    deps.logger.warn({ workerId, executionId }, 'no RabbitMQ publisher: the cancel was not sent to the worker');
+    return false;
+  }
+  try {
+    const body = encodeMessage({ v: 1, kind: 'cancel', workerId, executionIds: [executionId], reason: 'CANCELED_BY_USER' });
+    await publishConfirmed(deps, deps.bus.topology.dispatchExchange, deps.bus.topology.controlRoutingKey(workerId), body);
+    return true;
+  } catch (err) {
+    deps.logger.error({ err: toError(err), workerId, executionId }, 'could not send a cancel to the worker');
+    return false;
+  }
+}
+
+export const instanceRoutes: RouteSpec[] = [
+  defineRoute<unknown, { task?: string; state?: string; bizDate?: string; from?: string; to?: string; limit: number; cursor?: string }>({
+    method: 'get',
+    path: '/api/v1/instances',
+    access: 'viewer',
+    tag: 'instances',
+    summary: 'List instances, newest first',
+    query: z.object({
+      task: z.string().max(128).optional(),
+      state: z
+        .string()
+        .max(200)
+        .optional()
+        .refine((s) => s === undefined || s.split(',').every((p) => (INSTANCE_STATES as readonly string[]).includes(p)), {
+          message: `must be one of ${INSTANCE_STATES.join(', ')} (extension: a comma list)`,
+        }),
+      bizDate: bizDateSchema.optional(),
+      from: instantSchema.optional().describe('expected time at or after'),
+      to: instantSchema.optional().describe('expected time before'),
+      ...pageQueryShape,
+    }),
+    responses: { 200: { description: 'a page of instances', schema: listOf(instanceSchema) } },
+    handler: async ({ query, deps }) => {
+      const before = decodeCursor(query.cursor);
+      if (before === null || (before !== undefined && !/^\d{1,20}$/.test(before))) {
+        throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
+      }
+      const rows = await listInstances(deps.pool, {
+        ...(query.task === undefined ? {} : { taskName: query.task }),
+        ...(query.state === undefined ? {} : { states: query.state.split(',') }),
+        ...(query.bizDate === undefined ? {} : { bizDate: query.bizDate }),
+        ...(query.from === undefined ? {} : { from: new Date(query.from) }),
+        ...(query.to === undefined ? {} : { to: new Date(query.to) }),
+        ...(before === undefined ? {} : { beforeId: before }),
+        limit: query.limit + 1,
+      });
+      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, instanceResource) };
+    },
+  }),
+  defineRoute<{ id: string }>({
+    method: 'get',
+    path: '/api/v1/instances/{id}',
+    access: 'viewer',
+    tag: 'instances',
+    summary: 'One instance with its executions, events and output tail',
+    params: idParams,
+    responses: {
+      200: {
+        description: 'the instance',
+        schema: instanceSchema.extend({
+          executions: z.array(z.record(z.string(), z.unknown())),
+          events: z.array(eventSchema),
+          outputTail: z.string().nullable(),
+        }),
+      },
+      404: { description: 'no such instance' },
+    },
+    handler: async ({ params, deps }) => {
+      const inst = await mustGetInstance(deps, params.id);
+      const [executions, events] = await Promise.all([listExecutions(deps.pool, inst.id), listInstanceEvents(deps.pool, inst.id)]);
+      const last = executions[executions.length - 1];
+      return {
+        status: 200,
+        body: {
+          ...instanceResource(inst),
+          executions: executions.map(executionResource),
+          events: events.map(eventResource),
+          outputTail: last?.outputTail ?? null,
+        },
+      };
+    },
+  }),
+  defineRoute<{ id: string }>({
+    method: 'post',
+    path: '/api/v1/instances/{id}/cancel',
+    access: 'operator',
+    tag: 'instances',
+    summary: 'Cancel an instance; a running one is killed on its worker',
+    params: idParams,
+    responses: {
+      200: { description: 'the canceled instance', schema: instanceSchema },
+      404: { description: 'no such instance' },
+      409: { description: '`INVALID_STATE`: the instance is final' },
+    },
+    handler: async ({ params, deps, principal }) => {
+      const outcome = await withTransaction(deps.pool, async (tx) => {
+        const inst = await getInstance(tx, params.id, { forUpdate: true });
+        if (inst === null) throw notFound(`instance ${JSON.stringify(params.id)}`);
+        const result = await cancelInstance(tx, inst, principal?.name ?? 'unknown');
+        if (result.kind === 'final') throw invalidState(`instance ${inst.id} is ${inst.state}, a final state`, { state: inst.state });
+        if (result.kind === 'lost_race') throw invalidState(`instance ${inst.id} changed state meanwhile; read it again`);
+        await audit(tx, principal, {
+          action: 'instance.cancel',
+          target: `instance:${inst.id}`,
+          before: { state: inst.state },
+          after: { state: 'CANCELED', reason: 'CANCELED_BY_USER' },
+        });
+        return result;
+      });
+      if (outcome.workerId !== null && outcome.executionId !== null) await sendCancel(deps, outcome.workerId, outcome.executionId);
+      return { status: 200, body: instanceResource(await mustGetInstance(deps, params.id)) };
+    },
+  }),
+  defineRoute<{ name: string }, unknown, { params?: Record<string, unknown>; bizDate?: string }>({
+    method: 'post',
+    path: '/api/v1/tasks/{name}/trigger',
+    access: 'operator',
+    tag: 'instances',
+    summary: 'Run a task now (an `Idempotency-Key` header makes a repeat within 24 h return the same instance)',
+    params: nameParams,
+    headers: { 'Idempotency-Key': 'optional; a repeat of the same key for the same task within 24 h returns the same instance' },
+    body: {
+      optional: true,
+      schema: z.strictObject({
+        params: z.record(z.string(), z.unknown()).optional().describe('merged over the task params'),
+        bizDate: bizDateSchema.optional(),
+      }),
+    },
+    responses: {
+      202: { description: 'the instance', schema: instanceSchema },
+      404: { description: 'no such task' },
+    },
+    handler: async ({ params, body, deps, principal, req, res }) => {
+      const key = req.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
+        throw validationFailed([{ path: 'Idempotency-Key', message: 'Idempotency-Key: 1 to 255 visible ASCII characters' }]);
+      }
+      const outcome = await withTransaction(deps.pool, async (tx) => {
+        const task = await getTask(tx, params.name);
+        if (task === null) throw notFound(`task ${JSON.stringify(params.name)}`);
+        if (key !== undefined) {
+          const existing = await reserveIdempotencyKey(tx, task.definition.name, key);
+          if (existing !== null) return { id: existing, replayed: true };
+        }
+        const requestedAt = new Date(deps.now());
+        const def = task.definition;
+        const created = await insertManualInstance(tx, {
+          taskId: task.id,
+          taskName: def.name,
+          requestedAt,
+          bizDate: body.bizDate ?? bizDateOf(requestedAt.getTime(), def.schedule.timezone, def.bizDateOffsetDays),
+          params: { ...def.params, ...(body.params ?? {}) },
+          priority: def.priority,
+          maxAttempts: def.retry.max + 1,
+          trigger: 'manual',
+          message: `triggered by ${principal?.name ?? 'unknown'}`,
+        });
+        if (created === null) throw new ApiError(500, 'INTERNAL', 'no slot for the trigger');
+        if (key !== undefined) await bindIdempotencyKey(tx, def.name, key, created.id);
+        await audit(tx, principal, {
+          action: 'task.trigger',
+          target: `task:${def.name}`,
+          after: { instanceId: created.id, expectedTime: created.expectedTime.toISOString(), ...(body.bizDate ? { bizDate: body.bizDate } : {}) },
+        });
+        return { id: created.id, replayed: false };
+      });
+      if (outcome.replayed) res.setHeader('idempotent-replayed', 'true');
+      else await notifyInstancesReady(deps, 1);
+      return { status: 202, body: instanceResource(await mustGetInstance(deps, outcome.id)) };
+    },
+  }),
+];

@@ -1,0 +1,157 @@
+/** Operations: workers and drain, global dispatch pause, today's figures, dead letters. */
+import { z } from 'zod';
+import { readRegistry, setDrained, readRegistration } from '@ax/redis';
+import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, setSystemFlag, withTransaction } from '@ax/store';
+import { audit } from '../audit.js';
+import { notFound, validationFailed } from '../errors.js';
+import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { defineRoute, type RouteSpec } from '../route.js';
+import { idParams, listOf } from '../schemas.js';
+
+const workerSchema = z.object({
+  id: z.string(),
+  host: z.string(),
+  tags: z.array(z.string()),
+  cores: z.int(),
+  slots: z.int(),
+  running: z.int(),
+  avgDurationMs: z.number(),
+  lastHeartbeat: z.string(),
+  state: z.enum(['active', 'draining']),
+});
+
+const pausedSchema = z.object({ paused: z.boolean() });
+
+export const opsRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/workers',
+    access: 'viewer',
+    tag: 'workers',
+    summary: 'The worker registry',
+    responses: { 200: { description: 'live workers', schema: listOf(workerSchema) } },
+    handler: async ({ deps }) => {
+      const workers = await readRegistry(deps.redis, deps.keys);
+      return {
+        status: 200,
+        body: {
+          items: workers.map((w) => ({
+            id: w.workerId,
+            host: w.host,
+            tags: w.tags,
+            cores: w.cores,
+            slots: w.slots,
+            running: w.running,
+            avgDurationMs: w.avgDurationMs5m,
+            lastHeartbeat: w.at,
+            state: w.draining ? 'draining' : 'active',
+            version: w.version,
+            startedAt: w.startedAt,
+            clockOffsetMs: w.clockOffsetMs ?? null,
+          })),
+          nextCursor: null,
+        },
+      };
+    },
+  }),
+  defineRoute<{ id: string }>({
+    method: 'post',
+    path: '/api/v1/workers/{id}/drain',
+    access: 'operator',
+    tag: 'workers',
+    summary: 'Stop routing new work to a worker',
+    params: idParams,
+    responses: {
+      200: { description: 'drained', schema: z.object({ id: z.string(), state: z.literal('draining') }) },
+      404: { description: 'no such live worker' },
+    },
+    handler: async ({ params, deps, principal }) => {
+      if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(params.id)) throw notFound(`worker ${JSON.stringify(params.id)}`);
+      const worker = await readRegistration(deps.redis, deps.keys, params.id);
+      if (worker === null) throw notFound(`worker ${JSON.stringify(params.id)}`);
+      await setDrained(deps.redis, deps.keys, params.id, true);
+      await audit(deps.pool, principal, { action: 'worker.drain', target: `worker:${params.id}`, after: { state: 'draining' } });
+      try {
+        await deps.redis.publish(deps.keys.channels.workersChanged, params.id);
+      } catch {
+        deps.logger.warn({ workerId: params.id }, 'could not publish workers-changed');
+      }
+      return { status: 200, body: { id: params.id, state: 'draining' } };
+    },
+  }),
+  ...(['pause', 'resume'] as const).map((action) =>
+    defineRoute({
+      method: 'post',
+      path: `/api/v1/dispatch/${action}`,
+      access: 'admin',
+      tag: 'dispatch',
+      summary: action === 'pause' ? 'Stop all dispatching' : 'Start dispatching again',
+      responses: { 200: { description: 'the switch', schema: pausedSchema } },
+      handler: async ({ deps, principal }) => {
+        const paused = action === 'pause';
+        await withTransaction(deps.pool, async (tx) => {
+          const before = (await getSystemFlag(tx, DISPATCH_PAUSED_FLAG)) === true;
+          await setSystemFlag(tx, DISPATCH_PAUSED_FLAG, paused, principal?.name ?? null);
+          await audit(tx, principal, { action: `dispatch.${action}`, target: 'dispatch', before: { paused: before }, after: { paused } });
+        });
+        return { status: 200, body: { paused } };
+      },
+    }),
+  ),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/dispatch',
+    access: 'viewer',
+    tag: 'dispatch',
+    extension: true,
+    summary: 'Whether dispatching is paused (extension)',
+    responses: { 200: { description: 'the switch', schema: pausedSchema } },
+    handler: async ({ deps }) => ({ status: 200, body: { paused: (await getSystemFlag(deps.pool, DISPATCH_PAUSED_FLAG)) === true } }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/stats/today',
+    access: 'viewer',
+    tag: 'stats',
+    summary: "Today's figures (UTC day of the slots)",
+    responses: {
+      200: {
+        description: 'figures',
+        schema: z.object({
+          total: z.int(),
+          succeeded: z.int(),
+          failed: z.int(),
+          running: z.int(),
+          avgTriggerDelayMs: z.number().nullable(),
+          maxDurationMs: z.number().nullable(),
+          topFailing: z.array(z.object({ task: z.string(), count: z.int() })),
+        }),
+      },
+    },
+    handler: async ({ deps }) => {
+      const now = new Date(deps.now());
+      const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+      return { status: 200, body: { ...(await dayStats(deps.pool, dayStart)), day: dayStart.toISOString().slice(0, 10) } };
+    },
+  }),
+  defineRoute<unknown, { limit: number; cursor?: string }>({
+    method: 'get',
+    path: '/api/v1/dead-letters',
+    access: 'operator',
+    tag: 'dispatch',
+    summary: 'Poison messages seen, newest first',
+    query: z.object({ ...pageQueryShape }),
+    responses: {
+      200: {
+        description: 'a page of dead letters',
+        schema: listOf(z.object({ id: z.string(), at: z.string(), sourceQueue: z.string(), reason: z.string(), payload: z.string().nullable(), headers: z.unknown() })),
+      },
+    },
+    handler: async ({ query, deps }) => {
+      const before = decodeCursor(query.cursor);
+      if (before === null || (before !== undefined && !/^\d{1,20}$/.test(before))) throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
+      const rows = await listDeadLetters(deps.pool, { ...(before === undefined ? {} : { beforeId: before }), limit: query.limit + 1 });
+      return { status: 200, body: pageOf(rows, query.limit, (r) => r.id, (r) => ({ ...r, at: r.at.toISOString() })) };
+    },
+  }),
+];

@@ -1,0 +1,83 @@
+/** zod schemas shared by the routes (validation and the OpenAPI document). */
+import { z } from 'zod';
+import { INSTANCE_STATES, TASK_NAME_PATTERN, taskDefinitionSchema } from '@ax/core';
+
+/** A task name (path or body). */
+export const taskNameSchema = z
+  .string()
+  .regex(TASK_NAME_PATTERN, 'must be a task name: lower-case letters, digits, "_", "-", "." (1 to 128, starting with a letter or digit)');
+
+/** `{name}` path parameter. */
+export const nameParams = z.object({ name: z.string().max(256) });
+
+/** `{id}` path parameter. */
+export const idParams = z.object({ id: z.string().max(64) });
+
+/** A business date `YYYY-MM-DD`. */
+export const bizDateSchema = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
+
+/** An ISO-8601 instant. */
+export const instantSchema = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time, e.g. 2026-12-01T02:00:00.000Z' });
+
+/** Reason of a rerun or another operator action. */
+export const reasonSchema = z.string().trim().min(1, 'must not be empty').max(2048);
+
+/** The error body. */
+export const errorSchema = z.object({
+  error: z.object({
+    code: z.string().describe('UPPER_SNAKE code'),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  }),
+});
+
+/** `{items, nextCursor}`. */
+export function listOf(item: z.ZodType): z.ZodType {
+  return z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+}
+
+/** The task resource (documented as the definition plus the resource fields). */
+export const taskResourceSchema = z.object({
+  ...taskDefinitionSchema.shape,
+  version: z.int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  nextFireTime: z.string().nullable(),
+  lastFireTime: z.string().nullable(),
+  skippedCount: z.int().describe('extension: slots dropped by the misfire policy'),
+  coalescedCount: z.int().describe('extension: slots folded into a waiting instance'),
+});
+
+/** The task body of PUT: the definition plus the current `version`. */
+export const taskReplaceSchema = z.object({ ...taskDefinitionSchema.shape, version: z.int().min(1) });
+
+/** The instance resource. */
+export const instanceSchema = z.object({
+  id: z.string(),
+  taskName: z.string(),
+  expectedTime: z.string(),
+  bizDate: z.string(),
+  trigger: z.string(),
+  runNo: z.int(),
+  state: z.enum(INSTANCE_STATES),
+  reason: z.string().nullable(),
+  attempt: z.int(),
+  maxAttempts: z.int(),
+  priority: z.int(),
+  params: z.record(z.string(), z.unknown()),
+  workerId: z.string().nullable(),
+  currentExecutionId: z.string().nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+});
+
+/** An event. */
+export const eventSchema = z.object({
+  type: z.string(),
+  at: z.string(),
+  executionId: z.string().optional(),
+  workerId: z.string().optional(),
+  message: z.string().optional(),
+  data: z.record(z.string(), z.unknown()).optional(),
+});
