@@ -78,8 +78,10 @@ export const ROUTE_STRATEGIES = ['load', 'round_robin', 'consistent_hash', 'broa
 /** The task definition schema (input → output with defaults filled). */
 export const taskDefinitionSchema = z.strictObject({
   name: nameSchema,
-  description: z.string().max(4_000).default(''),
-  owner: z.string().max(200).default(''),
+  // Lengths match the `task` table's columns (VARCHAR(2048), VARCHAR(128)), so a valid
+  // definition always fits its row.
+  description: z.string().max(2_048).default(''),
+  owner: z.string().max(128).default(''),
   schedule: scheduleSchema,
   exec: execSchema,
   params: z.record(z.string(), z.unknown()).default(() => ({})),

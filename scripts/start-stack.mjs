@@ -1,0 +1,215 @@
+// `pnpm start`: the whole ax stack on one machine, for a first look and for development.
+// Checks MySQL/Redis/RabbitMQ answer (else: which one, where, how to start it; exit 2),
+// migrates, starts 1 scheduler, 1 broker, 2 workers (one tagged `etl`), the admin API on :8080
+// and the example business HTTP executor on :8090, imports examples/jobs, triggers the example
+// DAG once, prints the URL and the admin token, and shows every process's logs prefixed by its
+// name. Ctrl-C stops everything (SIGTERM, then SIGKILL after the grace).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { prettyFactory } from 'pino-pretty';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const env = {
+  AX_MYSQL_URL: 'mysql://root@127.0.0.1:3306/ax',
+  AX_REDIS_URL: 'redis://127.0.0.1:6379',
+  AX_AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
+  AX_NAMESPACE: 'ax',
+  ...process.env,
+};
+env.AX_ADMIN_TOKEN ||= `dev-${randomBytes(16).toString('hex')}`;
+env.AX_EXECUTOR_SECRET ||= `dev-${randomBytes(16).toString('hex')}`;
+const adminPort = Number(env.AX_STACK_ADMIN_PORT ?? 8080);
+const adminUrl = `http://127.0.0.1:${adminPort}`;
+const dataDir = join(root, '.ax-dev');
+const stopGraceMs = 15_000;
+
+const HOW_TO_START = {
+  MySQL: 'start MariaDB/MySQL (e.g. `sudo systemctl start mariadb`, or `docker compose -f deploy/docker-compose.yml up -d mysql`)',
+  Redis: 'start Redis (e.g. `redis-server --daemonize yes`, or `docker compose -f deploy/docker-compose.yml up -d redis`)',
+  RabbitMQ: 'start RabbitMQ (e.g. `rabbitmq-server -detached`, or `docker compose -f deploy/docker-compose.yml up -d rabbitmq`)',
+};
+
+function say(line) {
+  process.stdout.write(`\x1b[1m[ax]\x1b[0m ${line}\n`);
+}
+
+function fail(line) {
+  process.stderr.write(`ax: ${line}\n`);
+  process.exit(2);
+}
+
+/** Resolves when host:port accepts a TCP connection within `timeoutMs`, else rejects. */
+function probe(url, defaultPort, timeoutMs = 2_000) {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port || defaultPort) });
+    const timer = setTimeout(() => socket.destroy(new Error('no answer within 2 s')), timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.end();
+      resolve();
+    });
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+function redact(url) {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+async function checkServers() {
+  const servers = [
+    ['MySQL', env.AX_MYSQL_URL, 3306],
+    ['Redis', env.AX_REDIS_URL, 6379],
+    ['RabbitMQ', env.AX_AMQP_URL, 5672],
+  ];
+  for (const [name, url, port] of servers) {
+    try {
+      await probe(url, port);
+    } catch (err) {
+      const reason = err.code === 'ECONNREFUSED' ? 'connection refused' : err.message;
+      fail(`cannot reach ${name} at ${redact(url)} (${reason}); ${HOW_TO_START[name]}, or point AX_${name === 'MySQL' ? 'MYSQL' : name === 'Redis' ? 'REDIS' : 'AMQP'}_URL at yours`);
+    }
+  }
+}
+
+function runOnce(command, args) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+const prettify = prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+const children = [];
+let stopping = false;
+
+function start(name, script, extraEnv, color) {
+  const child = spawn(process.execPath, [script], {
+    cwd: root,
+    env: { ...env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
+    // services with one SIGTERM each (a second signal would make them exit without draining).
+    detached: true,
+  });
+  const prefix = `\x1b[${color}m${name.padEnd(13)}\x1b[0m| `;
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => {
+      let text = line;
+      if (line.startsWith('{')) {
+        try {
+          text = prettify(JSON.parse(line)).trimEnd();
+        } catch {
+          // not a pino line: show it as it is
+        }
+      }
+      process.stdout.write(`${prefix}${text}\n`);
+    });
+  }
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      say(`${name} exited (${signal ?? `code ${code}`}); stopping the stack`);
+      void stopAll(1);
+    }
+  });
+  children.push({ name, child });
+}
+
+async function stopAll(exitCode) {
+  stopping = true;
+  say('stopping…');
+  const exits = children.map(
+    ({ child }) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', resolve))),
+  );
+  for (const { child } of children) child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const { child } of children) child.kill('SIGKILL');
+  }, stopGraceMs);
+  await Promise.all(exits);
+  clearTimeout(timer);
+  process.exit(exitCode);
+}
+
+async function api(method, path, body, contentType = 'application/json') {
+  const res = await fetch(`${adminUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${env.AX_ADMIN_TOKEN}`, 'content-type': contentType },
+    body: body === undefined ? undefined : contentType === 'application/json' ? JSON.stringify(body) : body,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function waitReady(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return true;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+async function importExamples() {
+  const jobsDir = join(root, 'examples/jobs');
+  for (const file of readdirSync(jobsDir).filter((f) => f.endsWith('.yaml')).sort()) {
+    const res = await api('POST', '/api/v1/tasks/import', readFileSync(join(jobsDir, file), 'utf8'), 'application/yaml');
+    if (res.status !== 200) {
+      say(`import of examples/jobs/${file} failed (${res.status}): ${JSON.stringify(res.body?.error ?? res.body)}`);
+      continue;
+    }
+    const { created, updated, unchanged } = res.body;
+    say(`examples/jobs/${file}: created ${created.length}, updated ${updated.length}, unchanged ${unchanged.length}`);
+  }
+  for (const edge of JSON.parse(readFileSync(join(jobsDir, 'dag-edges.json'), 'utf8'))) {
+    const res = await api('POST', '/api/v1/edges', edge);
+    if (res.status !== 201 && res.status !== 409) say(`edge ${edge.parent} → ${edge.child}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  const trigger = await api('POST', '/api/v1/tasks/dag_extract/trigger', {});
+  if (trigger.status === 202) say(`triggered the example DAG: instance ${trigger.body.id} of dag_extract`);
+}
+
+process.once('exit', () => {
+  for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+process.once('SIGINT', () => void stopAll(0));
+process.once('SIGTERM', () => void stopAll(0));
+
+await checkServers();
+say('migrating the database');
+if ((await runOnce(process.execPath, ['packages/store/dist/cli.js', 'migrate'])) !== 0) fail('migration failed (see above)');
+mkdirSync(join(dataDir, 'workers'), { recursive: true });
+mkdirSync('/tmp/ax-dev/inbox', { recursive: true });
+
+start('scheduler', 'services/scheduler/dist/main.js', { AX_HTTP_PORT: '9101' }, 36);
+start('broker', 'services/broker/dist/main.js', { AX_HTTP_PORT: '9102' }, 35);
+const workerEnv = { AX_WORKER_DATA_DIR: join(dataDir, 'workers'), AX_PLUGIN_DIR: join(root, 'examples/plugins') };
+start('worker-1', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: '9103', AX_WORKER_ID: 'dev-worker-1' }, 33);
+start('worker-2/etl', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: '9104', AX_WORKER_ID: 'dev-worker-2', AX_WORKER_TAGS: 'etl' }, 33);
+start('admin-api', 'services/admin-api/dist/main.js', { AX_HTTP_PORT: String(adminPort) }, 32);
+start('business-svc', 'examples/business-service/server.mjs', { PORT: '8090', AX_ADMIN_API_URL: adminUrl }, 34);
+
+if (!(await waitReady(`${adminUrl}/readyz`, 60_000))) {
+  say('the admin API did not become ready within 60 s');
+  await stopAll(1);
+}
+await importExamples();
+say('');
+say(`ax is running. API: ${adminUrl}/api/v1   OpenAPI: ${adminUrl}/api/v1/openapi.json`);
+say(`admin token: ${env.AX_ADMIN_TOKEN}`);
+say(`try: curl -H "Authorization: Bearer ${env.AX_ADMIN_TOKEN}" ${adminUrl}/api/v1/instances?limit=5`);
+say('Ctrl-C stops everything.');
