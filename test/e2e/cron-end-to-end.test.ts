@@ -104,6 +104,6 @@ describe('a cron task end to end', () => {
       'SELECT type FROM event_log WHERE instance_id = ? ORDER BY id',
       [first.id],
     );
-    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'ACKED', 'SUCCEEDED']));
+    expect(events.map((e) => String(e.type))).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'ACKED', 'SUCCEEDED']));
   });
 });
