@@ -265,6 +265,9 @@ class AmqpBus implements Bus {
     const model = await this.connectFn(this.options.url, {
       clientProperties: { connection_name: this.options.name },
       heartbeat: this.options.heartbeatSeconds ?? 10,
+      // Without TCP_NODELAY a publish that follows a consumer's basic.ack on the same socket
+      // waits ~40 ms for Nagle + delayed ACK (measured by the worker: result p50 43 ms → 0.4 ms).
+      noDelay: true,
     });
     let channel: ConfirmChannel | undefined;
     try {

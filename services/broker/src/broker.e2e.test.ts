@@ -58,7 +58,9 @@ describe('broker with real workers', () => {
       AX_NAMESPACE: namespace,
       AX_LOG_LEVEL: 'warn',
     };
-    for (const name of ['broker-1', 'broker-2']) procs.push(await startService('broker', { name, env: common }));
+    const brokers = [];
+    for (const name of ['broker-1', 'broker-2']) brokers.push(await startService('broker', { name, env: common }));
+    procs.push(...brokers);
     for (const id of ['e2e-w1', 'e2e-w2']) {
       procs.push(
         await startService('worker', {
@@ -91,7 +93,7 @@ describe('broker with real workers', () => {
         const counts = Object.fromEntries(r.map((row) => [String(row.state), Number(row.n)]));
         return (counts.SUCCESS ?? 0) === N ? counts : null;
       },
-      { description: `${N} instances SUCCESS`, timeoutMs: 150_000, intervalMs: 500 },
+      { description: `${N} instances SUCCESS`, timeoutMs: Math.max(150_000, N * 60), intervalMs: 500 },
     );
     const elapsedMs = Math.round(performance.now() - started);
     const [execs] = await db.pool.query<RowDataPacket[]>(
@@ -118,5 +120,12 @@ describe('broker with real workers', () => {
     expect(execs.every((r) => Number(r.ok) === 1)).toBe(true);
     const [dupes] = await db.pool.query<RowDataPacket[]>(`SELECT instance_id, COUNT(*) AS n FROM event_log WHERE type = 'SUCCEEDED' GROUP BY instance_id HAVING n > 1`);
     expect(dupes).toHaveLength(0);
-  }, 240_000);
+    // The process side: readiness, metrics, and a clean SIGTERM.
+    const broker = brokers[0]!;
+    expect((await fetch(`${broker.baseUrl}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${broker.baseUrl}/metrics`)).text();
+    expect(metrics).toContain('ax_dispatches_total');
+    expect(metrics).toContain('ax_dispatch_ack_latency_seconds_bucket');
+    expect((await broker.stop({ graceMs: 20_000 })).code).toBe(0);
+  }, Math.max(240_000, N * 80));
 });
