@@ -1,0 +1,166 @@
+// deploy/docker-compose.yml, checked without a Docker engine: `docker-compose config` validates
+// and resolves it (with the placeholders of deploy/.env.example), then the resolved model is
+// checked for what the stack needs. Locally the check is skipped when the binary is missing;
+// in CI (CI=true) a missing binary fails it.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  arr,
+  deployDir,
+  hasCommand,
+  IMAGE_TARGETS,
+  knownAxVariables,
+  obj,
+  parseDockerfile,
+  parseYamlDocuments,
+  readRepoFile,
+} from './support.js';
+
+const run = promisify(execFile);
+const COMPOSE = 'docker-compose';
+const composeFile = path.join(deployDir, 'docker-compose.yml');
+const envExample = path.join(deployDir, '.env.example');
+const available = hasCommand(COMPOSE);
+
+if (!available && process.env.CI !== 'true') {
+  console.warn(`${COMPOSE} is not installed: the compose checks are skipped (apt-get install docker-compose)`);
+}
+
+/** Runs `docker-compose <args>`, never reading a developer's own deploy/.env. */
+async function compose(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(COMPOSE, args, { cwd: deployDir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, timeout: 60_000 });
+}
+
+describe('deploy/docker-compose.yml', () => {
+  it.runIf(process.env.CI === 'true')('docker-compose is installed in CI', () => {
+    expect(available, `${COMPOSE} must be installed in CI (.ci/run DEBIAN_PACKAGES)`).toBe(true);
+  });
+
+  describe.runIf(available)('resolved by docker-compose config', () => {
+    let services: Record<string, Record<string, unknown>> = {};
+    let volumes: Record<string, unknown> = {};
+
+    beforeAll(async () => {
+      const { stdout } = await compose(['--env-file', envExample, '-f', composeFile, 'config']);
+      const model = obj(parseYamlDocuments(stdout, 'docker-compose config')[0], 'config');
+      services = Object.fromEntries(Object.entries(obj(model.services, 'services')).map(([k, v]) => [k, obj(v, k)]));
+      volumes = obj(model.volumes, 'volumes');
+    });
+
+    const env = (name: string): Record<string, string> => obj(services[name]?.environment ?? {}, `${name}.environment`) as Record<string, string>;
+    const axServices = ['scheduler-1', 'scheduler-2', 'broker', 'worker-1', 'worker-2', 'admin-api'];
+
+    it('runs MySQL 8, Redis 7, RabbitMQ 3 with management, each health-checked', () => {
+      expect(services.mysql?.image).toMatch(/^mysql:8\.\d+$/);
+      expect(services.redis?.image).toMatch(/^redis:7\.\d+/);
+      expect(services.rabbitmq?.image).toMatch(/^rabbitmq:3\.\d+-management$/);
+      for (const name of ['mysql', 'redis', 'rabbitmq']) expect(services[name]?.healthcheck, name).toBeDefined();
+    });
+
+    it('has 2 schedulers, 1 broker, 2 workers (one tagged), the admin API on 8080 and the example executor', () => {
+      const byTarget = (target: string) => Object.keys(services).filter((k) => obj(services[k]?.build ?? {}, k).target === target);
+      expect(byTarget('scheduler')).toHaveLength(2);
+      expect(byTarget('broker')).toHaveLength(1);
+      expect(byTarget('worker')).toHaveLength(2);
+      expect(byTarget('admin-api')).toHaveLength(1);
+      expect(byTarget('example-business-service')).toHaveLength(1);
+      expect(byTarget('migrate')).toHaveLength(1);
+      const tags = ['worker-1', 'worker-2'].map((w) => env(w).AX_WORKER_TAGS ?? '').filter((t) => t !== '');
+      expect(tags).toHaveLength(1);
+      const ports = arr(services['admin-api']?.ports, 'admin-api.ports').map((p) => obj(p, 'port'));
+      expect(ports.some((p) => String(p.published) === '8080' && String(p.target) === '8080')).toBe(true);
+    });
+
+    it('starts every ax service only after the migration completed successfully', () => {
+      expect(services.migrate?.restart).toBe('no');
+      for (const name of [...axServices]) {
+        const depends = obj(services[name]?.depends_on, `${name}.depends_on`);
+        expect(obj(depends.migrate, `${name} → migrate`).condition, name).toBe('service_completed_successfully');
+        expect(obj(depends.redis, `${name} → redis`).condition, name).toBe('service_healthy');
+        expect(obj(depends.rabbitmq, `${name} → rabbitmq`).condition, name).toBe('service_healthy');
+      }
+      expect(obj(obj(services.migrate?.depends_on, 'migrate.depends_on').mysql, 'migrate → mysql').condition).toBe('service_healthy');
+    });
+
+    it('health-checks every ax service on /healthz and gives it more than AX_SHUTDOWN_GRACE_S to stop', () => {
+      for (const name of axServices) {
+        const test = arr(obj(services[name]?.healthcheck, `${name}.healthcheck`).test, `${name}.healthcheck.test`).join(' ');
+        expect(test, name).toMatch(/fetch\(.*\/healthz/);
+        const graceS = Number(env(name).AX_SHUTDOWN_GRACE_S ?? '30');
+        const stopS = Number(/^(\d+)s$/.exec(String(services[name]?.stop_grace_period))?.[1]);
+        expect(stopS, `${name} stop_grace_period`).toBeGreaterThanOrEqual(graceS + 10);
+      }
+    });
+
+    it('gives each worker a stable id and its own outbox volume', () => {
+      const ids = new Set<string>();
+      for (const name of ['worker-1', 'worker-2']) {
+        const e = env(name);
+        expect(e.AX_WORKER_ID, name).toBeTruthy();
+        ids.add(e.AX_WORKER_ID ?? '');
+        const mounts = arr(services[name]?.volumes, `${name}.volumes`).map((v) => String(v));
+        expect(mounts.some((m) => m.startsWith(`${name}-data:${e.AX_WORKER_DATA_DIR}`)), `${name} volume`).toBe(true);
+        expect(volumes).toHaveProperty(`${name}-data`);
+      }
+      expect(ids.size).toBe(2);
+    });
+
+    it('builds images from deploy/Dockerfile targets that exist, tagged with a version', () => {
+      const targets = new Set(parseDockerfile(readRepoFile('deploy/Dockerfile')).stages.map((s) => s.name));
+      for (const [name, service] of Object.entries(services)) {
+        expect(String(service.image), `${name} image`).not.toMatch(/:latest$/);
+        expect(String(service.image), `${name} image has a tag`).toMatch(/:[\w.-]+$/);
+        if (service.build === undefined) continue;
+        const build = obj(service.build, `${name}.build`);
+        expect(build.dockerfile).toBe('deploy/Dockerfile');
+        expect(targets, `${name} target`).toContain(build.target);
+        expect(IMAGE_TARGETS as readonly unknown[]).toContain(build.target);
+        expect(service.image).toBe(`ax/${String(build.target)}:0.1.0`);
+      }
+    });
+
+    it('sets AX_HTTP_EXECUTOR_ALLOW where NODE_ENV=production requires it (workers, admin API)', () => {
+      for (const name of ['worker-1', 'worker-2', 'admin-api']) {
+        expect(env(name).NODE_ENV, name).toBe('production');
+        expect(env(name).AX_HTTP_EXECUTOR_ALLOW, name).toBeTruthy();
+      }
+    });
+
+    it('sets only variables the code reads, in every ax service', () => {
+      const known = knownAxVariables();
+      for (const name of [...axServices, 'migrate', 'example-business-service']) {
+        for (const key of Object.keys(env(name))) if (key.startsWith('AX_')) expect(known, `${name} sets ${key}`).toContain(key);
+      }
+    });
+
+    it('refuses to start without the secrets of deploy/.env', async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'ax-compose-'));
+      const emptyEnv = path.join(dir, 'empty.env');
+      await writeFile(emptyEnv, '# no secrets\n');
+      const failed = await compose(['--env-file', emptyEnv, '-f', composeFile, 'config'])
+        .then(
+          () => undefined,
+          (error: unknown) => error as { stderr?: string },
+        )
+        .finally(() => rm(dir, { recursive: true, force: true }));
+      expect(failed, 'docker-compose config succeeded without secrets').toBeDefined();
+      expect(failed?.stderr).toMatch(/set AX_[A-Z_]+ in deploy\/\.env|MYSQL_ROOT_PASSWORD/);
+    });
+  });
+
+  it('commits placeholders only: every secret in .env.example is a change-me value', () => {
+    const lines = readRepoFile('deploy/.env.example').split('\n').filter((l) => /^[A-Z_]+=/.test(l));
+    const values = new Map(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    for (const key of ['MYSQL_ROOT_PASSWORD', 'AX_MYSQL_PASSWORD', 'AX_REDIS_PASSWORD', 'AX_RABBITMQ_PASSWORD', 'AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET']) {
+      expect(values.get(key), key).toMatch(/^change-me/);
+    }
+    // Tokens must pass the services' own length check (>= 16 characters).
+    expect(values.get('AX_ADMIN_TOKEN')?.length).toBeGreaterThanOrEqual(16);
+    expect(values.get('AX_EXECUTOR_SECRET')?.length).toBeGreaterThanOrEqual(16);
+    expect(readRepoFile('.gitignore').split('\n').concat(readRepoFile('deploy/.gitignore').split('\n'))).toContain('.env');
+  });
+});

@@ -1,0 +1,149 @@
+// deploy/k8s: every manifest parses; each service runs with readiness (/readyz) and liveness
+// (/healthz) probes, resource requests and limits, a PodDisruptionBudget and a Service; images
+// are Dockerfile targets; the worker keeps its outbox on a volume; shutdown has its grace.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { arr, deployDir, knownAxVariables, obj, parseDockerfile, parseYamlDocuments, readRepoFile, SERVICES } from './support.js';
+
+const k8sDir = path.join(deployDir, 'k8s');
+const files = readdirSync(k8sDir).filter((f) => /\.ya?ml$/.test(f));
+const manifests = files.flatMap((f) =>
+  parseYamlDocuments(readFileSync(path.join(k8sDir, f), 'utf8'), `deploy/k8s/${f}`).map((doc) => ({ file: f, doc: obj(doc, f) })),
+);
+const resources = manifests.filter((m) => m.doc.kind !== 'Kustomization');
+
+type Manifest = Record<string, unknown>;
+const kindOf = (m: Manifest): string => String(m.kind);
+const nameOf = (m: Manifest): string => String(obj(m.metadata, 'metadata').name);
+const find = (kind: string, name: string): Manifest | undefined => resources.map((r) => r.doc).find((d) => kindOf(d) === kind && nameOf(d) === name);
+const podSpec = (workload: Manifest): Manifest => obj(obj(obj(workload.spec, 'spec').template, 'template').spec, 'pod spec');
+const containers = (workload: Manifest): Manifest[] => arr(podSpec(workload).containers, 'containers').map((c) => obj(c, 'container'));
+const configMap = obj(find('ConfigMap', 'ax-config')?.data, 'ax-config data');
+const shutdownGraceS = Number(configMap.AX_SHUTDOWN_GRACE_S);
+
+/** The env value of a container (literal only). */
+const envValue = (c: Manifest, name: string): Manifest | undefined =>
+  arr(c.env ?? [], 'env').map((e) => obj(e, 'env')).find((e) => e.name === name);
+
+describe('deploy/k8s', () => {
+  it('parses, and every resource has a kind, a name and the ax namespace', () => {
+    expect(resources.length).toBeGreaterThan(10);
+    for (const { file, doc } of resources) {
+      expect(doc.apiVersion, file).toBeTruthy();
+      expect(nameOf(doc), file).toMatch(/^[a-z0-9-]+$/);
+      if (kindOf(doc) !== 'Namespace') expect(obj(doc.metadata, file).namespace, `${file} ${nameOf(doc)}`).toBe('ax');
+    }
+  });
+
+  it('has a ConfigMap, and a Secret with placeholders only', () => {
+    expect(shutdownGraceS).toBeGreaterThan(0);
+    // NODE_ENV=production makes AX_HTTP_EXECUTOR_ALLOW required (worker, admin API).
+    expect(configMap.NODE_ENV).toBe('production');
+    expect(String(configMap.AX_HTTP_EXECUTOR_ALLOW)).not.toBe('');
+    expect(String(configMap.AX_HTTP_EXECUTOR_ALLOW)).not.toBe('*');
+    const secret = find('Secret', 'ax-secrets');
+    const data = obj(secret?.stringData, 'ax-secrets stringData');
+    for (const [key, value] of Object.entries(data)) {
+      if (value === '') continue;
+      expect(String(value), key).toContain('CHANGE_ME');
+    }
+    expect(Object.keys(data)).toEqual(expect.arrayContaining(['AX_MYSQL_URL', 'AX_REDIS_URL', 'AX_AMQP_URL', 'AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET']));
+  });
+
+  describe.each(SERVICES.map((s) => ({ ...s, kind: s.name === 'worker' ? 'StatefulSet' : 'Deployment' })))('$name', ({ name, port, kind }) => {
+    const workload = find(kind, `ax-${name}`);
+
+    it(`is a ${kind} of the ax/${name} image on port ${port}`, () => {
+      expect(workload, `${kind} ax-${name}`).toBeDefined();
+      const [container] = containers(workload ?? {});
+      expect(String(container?.image)).toMatch(new RegExp(`^ax/${name}:\\d+\\.\\d+\\.\\d+$`));
+      expect(envValue(container ?? {}, 'AX_HTTP_PORT')?.value).toBe(String(port));
+      const ports = arr(container?.ports, 'ports').map((p) => obj(p, 'port'));
+      expect(ports).toContainEqual(expect.objectContaining({ name: 'http', containerPort: port }));
+    });
+
+    it('has readiness on /readyz, liveness on /healthz, requests and limits', () => {
+      for (const container of containers(workload ?? {})) {
+        const readiness = obj(obj(container.readinessProbe, 'readinessProbe').httpGet, 'readiness httpGet');
+        const liveness = obj(obj(container.livenessProbe, 'livenessProbe').httpGet, 'liveness httpGet');
+        expect(readiness.path).toBe('/readyz');
+        expect(liveness.path).toBe('/healthz');
+        const res = obj(container.resources, 'resources');
+        for (const part of ['requests', 'limits']) {
+          const r = obj(res[part], part);
+          expect(r.cpu, `${part}.cpu`).toBeDefined();
+          expect(r.memory, `${part}.memory`).toBeDefined();
+        }
+      }
+    });
+
+    it('runs as the image user (10001), non-root, and waits longer than AX_SHUTDOWN_GRACE_S on SIGTERM', () => {
+      const spec = podSpec(workload ?? {});
+      const security = obj(spec.securityContext, 'securityContext');
+      expect(security.runAsNonRoot).toBe(true);
+      expect(security.runAsUser).toBe(10001);
+      expect(Number(spec.terminationGracePeriodSeconds)).toBeGreaterThanOrEqual(shutdownGraceS + 10);
+    });
+
+    it('has a PodDisruptionBudget and a Service selecting its pods', () => {
+      const labels = obj(obj(obj(obj(workload?.spec, 'spec').template, 'template').metadata, 'metadata').labels, 'labels');
+      const pdb = find('PodDisruptionBudget', `ax-${name}`);
+      expect(pdb, 'PodDisruptionBudget').toBeDefined();
+      const pdbSpec = obj(pdb?.spec, 'pdb spec');
+      expect(pdbSpec.minAvailable ?? pdbSpec.maxUnavailable).toBeDefined();
+      const service = find('Service', `ax-${name}`);
+      expect(service, 'Service').toBeDefined();
+      for (const selector of [obj(obj(pdbSpec.selector, 'pdb selector').matchLabels, 'matchLabels'), obj(obj(service?.spec, 'service spec').selector, 'service selector')]) {
+        for (const [k, v] of Object.entries(selector)) expect(labels[k], k).toBe(v);
+      }
+    });
+  });
+
+  it('runs the worker as a StatefulSet: pod name as AX_WORKER_ID, outbox on a claimed volume', () => {
+    const worker = find('StatefulSet', 'ax-worker');
+    const [container] = containers(worker ?? {});
+    const id = envValue(container ?? {}, 'AX_WORKER_ID');
+    expect(obj(obj(id?.valueFrom, 'valueFrom').fieldRef, 'fieldRef').fieldPath).toBe('metadata.name');
+    const dataDir = envValue(container ?? {}, 'AX_WORKER_DATA_DIR')?.value;
+    expect(dataDir).toBe('/data');
+    const mounts = arr(container?.volumeMounts, 'volumeMounts').map((m) => obj(m, 'mount'));
+    const data = mounts.find((m) => m.mountPath === dataDir);
+    const claims = arr(obj(worker?.spec, 'spec').volumeClaimTemplates, 'volumeClaimTemplates').map((c) => nameOf(obj(c, 'claim')));
+    expect(claims).toContain(data?.name);
+    expect(obj(podSpec(worker ?? {}).securityContext, 'securityContext').fsGroup).toBe(10001);
+  });
+
+  it('runs the migration as a Job of the migrate image', () => {
+    const job = find('Job', 'ax-migrate');
+    const [container] = containers(job ?? {});
+    expect(String(container?.image)).toMatch(/^ax\/migrate:\d+\.\d+\.\d+$/);
+    expect(container?.args).toEqual(['migrate']);
+    expect(podSpec(job ?? {}).restartPolicy).toBe('Never');
+    expect(obj(container?.resources, 'resources').limits).toBeDefined();
+  });
+
+  it('uses only images the Dockerfile builds and variables the code reads', () => {
+    const targets = new Set(parseDockerfile(readRepoFile('deploy/Dockerfile')).stages.map((s) => s.name));
+    const known = knownAxVariables();
+    for (const { doc } of resources) {
+      if (!['Deployment', 'StatefulSet', 'Job'].includes(kindOf(doc))) continue;
+      for (const c of containers(doc)) {
+        const image = /^ax\/([a-z-]+):/.exec(String(c.image))?.[1];
+        expect(targets, `${nameOf(doc)} image ${String(c.image)}`).toContain(image);
+        for (const e of arr(c.env ?? [], 'env')) {
+          const key = String(obj(e, 'env').name);
+          if (key.startsWith('AX_')) expect(known, `${nameOf(doc)} sets ${key}`).toContain(key);
+        }
+      }
+    }
+    for (const key of Object.keys(configMap)) if (key.startsWith('AX_')) expect(known, `ax-config ${key}`).toContain(key);
+  });
+
+  it('lists every manifest but the Job and the placeholder Secret in kustomization.yaml', () => {
+    const kustomization = manifests.find((m) => m.doc.kind === 'Kustomization')?.doc;
+    const listed = arr(kustomization?.resources, 'resources');
+    const expected = files.filter((f) => !['kustomization.yaml', 'migrate-job.yaml', 'secret.yaml'].includes(f));
+    expect([...listed].sort()).toEqual(expected.sort());
+  });
+});
