@@ -8,3 +8,4 @@ export * from './namespace.js';
 export * from './processes.js';
 export * from './redis.js';
 export * from './wait.js';
+export * from './rabbitmq-server.js';
