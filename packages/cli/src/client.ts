@@ -1,0 +1,183 @@
+/**
+ * The admin API over fetch: bearer token, JSON (or YAML) bodies, and every failure mapped to
+ * one of two typed errors whose message is one line: {@link ApiRequestError} (the API answered
+ * with an error) and {@link NetworkError} (it could not be reached or did not answer).
+ */
+
+/** Default time to wait for one answer, in milliseconds. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Collapses whitespace (newlines included) so a message stays on one line. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The API answered 4xx/5xx. */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    /** The contract's `error.code`, or `HTTP_<status>` when the body is not the error shape. */
+    readonly code: string,
+    /** The contract's `error.message` (one line). */
+    readonly apiMessage: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(`${apiMessage} (${status} ${code})`);
+    this.name = 'ApiRequestError';
+  }
+}
+
+/** The API could not be reached, or did not answer in time, or answered something unreadable. */
+export class NetworkError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NetworkError';
+  }
+}
+
+/** A successful answer. */
+export interface ApiResponse<T = unknown> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+/** Options of {@link ApiClient}. */
+export interface ApiClientOptions {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:8080`. */
+  readonly baseUrl: string;
+  /** Bearer token; none = no `Authorization` header. */
+  readonly token?: string | undefined;
+  /** Time to wait for one answer, ms (default {@link DEFAULT_REQUEST_TIMEOUT_MS}). */
+  readonly requestTimeoutMs?: number;
+  /** Aborts every request (Ctrl-C during `tail`). */
+  readonly signal?: AbortSignal;
+}
+
+/** What a request carries. */
+export interface RequestOptions {
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  /** A JSON body. */
+  readonly json?: unknown;
+  /** A YAML body (sent as `application/yaml`). */
+  readonly yaml?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const NETWORK_CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed',
+  CERT_HAS_EXPIRED: 'TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate cannot be verified',
+};
+
+interface CodedError {
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** Why fetch failed, in a few words. */
+export function describeFetchFailure(thrown: unknown, timeoutMs: number): string {
+  const e = thrown as CodedError & { name?: unknown };
+  if (e?.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000}s`;
+  if (e?.name === 'AbortError') return 'interrupted';
+  // fetch throws TypeError('fetch failed') with the socket error as its cause (sometimes an
+  // AggregateError of one error per address tried).
+  const candidates: CodedError[] = [];
+  const cause = e?.cause as CodedError | undefined;
+  if (cause !== undefined && cause !== null) {
+    candidates.push(cause);
+    if (Array.isArray(cause.errors)) candidates.push(...(cause.errors as CodedError[]));
+  }
+  candidates.push(e);
+  for (const c of candidates) {
+    if (typeof c?.code === 'string') return NETWORK_CODES[c.code] ?? oneLine(typeof c.message === 'string' && c.message !== '' ? c.message : c.code);
+  }
+  const message = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : typeof e?.message === 'string' ? e.message : String(thrown);
+  return oneLine(message);
+}
+
+/** Reads an error body in the contract's shape, or describes the status. */
+function toRequestError(status: number, statusText: string, text: string): ApiRequestError {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
+    const err = parsed.error;
+    if (err !== undefined && typeof err.code === 'string' && typeof err.message === 'string') {
+      const details = err.details !== null && typeof err.details === 'object' ? (err.details as Record<string, unknown>) : {};
+      return new ApiRequestError(status, err.code, oneLine(err.message), details);
+    }
+  } catch {
+    // not JSON: described by its status below
+  }
+  return new ApiRequestError(status, `HTTP_${status}`, `the server answered ${status}${statusText === '' ? '' : ` ${statusText}`}`, {});
+}
+
+/** A small client of the admin API. */
+export class ApiClient {
+  readonly baseUrl: string;
+  private readonly token: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly signal: AbortSignal | undefined;
+
+  constructor(opts: ApiClientOptions) {
+    this.baseUrl = opts.baseUrl;
+    this.token = opts.token === '' ? undefined : opts.token;
+    this.timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.signal = opts.signal;
+  }
+
+  /** GET a JSON resource. */
+  get<T = unknown>(path: string, query?: RequestOptions['query']): Promise<ApiResponse<T>> {
+    return this.request<T>('GET', path, query === undefined ? {} : { query });
+  }
+
+  /** POST, answering the decoded JSON body. */
+  post<T = unknown>(path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    return this.request<T>('POST', path, opts);
+  }
+
+  /** One request; 2xx → the decoded body, else {@link ApiRequestError} or {@link NetworkError}. */
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [key, value] of Object.entries(opts.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+    if (this.token !== undefined) headers['authorization'] = `Bearer ${this.token}`;
+    let body: string | undefined;
+    if (opts.yaml !== undefined) {
+      headers['content-type'] = 'application/yaml';
+      body = opts.yaml;
+    } else if (opts.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.json);
+    }
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = this.signal === undefined ? timeout : AbortSignal.any([timeout, this.signal]);
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(url, { method, headers, signal, ...(body === undefined ? {} : { body }) });
+      text = await response.text();
+    } catch (err) {
+      throw new NetworkError(`cannot reach ${this.baseUrl}: ${describeFetchFailure(err, this.timeoutMs)}`);
+    }
+    if (!response.ok) throw toRequestError(response.status, response.statusText, text);
+    if (text === '') return { status: response.status, body: undefined as T, headers: response.headers };
+    try {
+      return { status: response.status, body: JSON.parse(text) as T, headers: response.headers };
+    } catch {
+      throw new NetworkError(`${this.baseUrl} answered ${response.status} with a body that is not JSON; is it the ax admin API?`);
+    }
+  }
+}

@@ -1,0 +1,208 @@
+/** `axctl tasks list|get|apply|enable|disable|trigger`. */
+import { readFile } from 'node:fs/promises';
+import { bizDate, integer, keyValues, listOption, positionals, requiredOption, stringOption, UsageError } from '../args.js';
+import { ApiRequestError, oneLine } from '../client.js';
+import { CommandFailed, printJson, printMore, type CommandSpec } from '../command.js';
+import { describeExec, describeSchedule, formatKeyValues, formatTable } from '../table.js';
+import { printInstanceSummary, type Instance } from './instances.js';
+
+/** The fields of a task resource the tables show. */
+interface Task {
+  name: string;
+  description?: string;
+  owner?: string;
+  schedule?: unknown;
+  exec?: unknown;
+  params?: unknown;
+  tags?: string[];
+  priority?: number;
+  timeoutSeconds?: number;
+  retry?: { max?: number; backoffSeconds?: number; factor?: number; jitterSeconds?: number };
+  misfire?: { policy?: string; max?: number };
+  block?: string;
+  route?: string;
+  maxLatenessSeconds?: number | null;
+  bizDateOffsetDays?: number;
+  enabled?: boolean;
+  version?: number;
+  createdAt?: string;
+  updatedAt?: string;
+  nextFireTime?: string | null;
+  lastFireTime?: string | null;
+}
+
+interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+const taskPath = (name: string): string => `/api/v1/tasks/${encodeURIComponent(name)}`;
+
+const list: CommandSpec = {
+  name: 'tasks list',
+  synopsis: '[--enabled true|false] [--tag T] [--q TEXT] [--limit N] [--cursor C]',
+  summary: 'List tasks by name.',
+  options: {
+    enabled: { type: 'string', value: 'true|false', help: 'only enabled (true) or disabled (false) tasks' },
+    tag: { type: 'string', value: 'T', help: 'only tasks carrying this tag' },
+    q: { type: 'string', value: 'TEXT', help: 'substring of the name or description' },
+    limit: { type: 'string', value: 'N', help: 'page size, 1..500 (default 50)' },
+    cursor: { type: 'string', value: 'C', help: 'next page (printed after a full page)' },
+  },
+  run: async (ctx, args) => {
+    positionals(args, [], ctx.command);
+    const enabled = stringOption(args, 'enabled');
+    if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw new UsageError(`--enabled: expected true or false, got ${JSON.stringify(enabled)}`);
+    const limit = stringOption(args, 'limit');
+    const { body } = await ctx.client.get<Page<Task>>('/api/v1/tasks', {
+      enabled,
+      tag: stringOption(args, 'tag'),
+      q: stringOption(args, 'q'),
+      limit: limit === undefined ? undefined : integer('limit', limit, 1, 500),
+      cursor: stringOption(args, 'cursor'),
+    });
+    if (ctx.json) return printJson(ctx, body);
+    const lines = formatTable<Task>(
+      [
+        { header: 'name', value: (t) => t.name },
+        { header: 'enabled', value: (t) => (t.enabled === false ? 'no' : 'yes') },
+        { header: 'schedule', value: (t) => describeSchedule(t.schedule), maxWidth: 40 },
+        { header: 'exec', value: (t) => describeExec(t.exec), maxWidth: 50 },
+        { header: 'next fire', value: (t) => t.nextFireTime },
+        { header: 'last fire', value: (t) => t.lastFireTime },
+        { header: 'version', value: (t) => t.version, align: 'right' },
+      ],
+      body.items,
+    );
+    lines.forEach((l) => ctx.io.out(l));
+    printMore(ctx, body.nextCursor);
+  },
+};
+
+const get: CommandSpec = {
+  name: 'tasks get',
+  synopsis: '<name>',
+  summary: 'Show one task.',
+  options: {},
+  run: async (ctx, args) => {
+    const [name] = positionals(args, ['name'], ctx.command) as [string];
+    const { body: t } = await ctx.client.get<Task>(taskPath(name));
+    if (ctx.json) return printJson(ctx, t);
+    const retry = t.retry === undefined ? undefined : `max ${t.retry.max ?? 0}, backoff ${t.retry.backoffSeconds ?? '-'}s ×${t.retry.factor ?? '-'} ±${t.retry.jitterSeconds ?? '-'}s`;
+    const misfire = t.misfire === undefined ? undefined : `${t.misfire.policy ?? '-'}${t.misfire.max === undefined ? '' : ` (max ${t.misfire.max})`}`;
+    formatKeyValues([
+      ['name', t.name],
+      ['description', t.description],
+      ['owner', t.owner],
+      ['enabled', t.enabled === false ? 'no' : 'yes'],
+      ['schedule', describeSchedule(t.schedule)],
+      ['exec', describeExec(t.exec)],
+      ['params', t.params !== undefined && Object.keys(t.params as object).length > 0 ? t.params : undefined],
+      ['tags', t.tags],
+      ['priority', t.priority],
+      ['timeout', t.timeoutSeconds === undefined ? undefined : `${t.timeoutSeconds}s`],
+      ['retry', retry],
+      ['misfire', misfire],
+      ['block', t.block],
+      ['route', t.route],
+      ['max lateness', t.maxLatenessSeconds === null || t.maxLatenessSeconds === undefined ? undefined : `${t.maxLatenessSeconds}s`],
+      ['biz date offset', t.bizDateOffsetDays === undefined || t.bizDateOffsetDays === 0 ? undefined : `${t.bizDateOffsetDays} days`],
+      ['next fire', t.nextFireTime],
+      ['last fire', t.lastFireTime],
+      ['version', t.version],
+      ['created', t.createdAt],
+      ['updated', t.updatedAt],
+    ]).forEach((l) => ctx.io.out(l));
+  },
+};
+
+/** Reads the YAML to apply (`-` = stdin). */
+async function readYaml(file: string): Promise<string> {
+  if (file !== '-') return readFile(file, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const apply: CommandSpec = {
+  name: 'tasks apply',
+  synopsis: '-f FILE',
+  summary: 'Create or update the tasks of a YAML file (one or more `---` documents; all or nothing).',
+  options: { file: { type: 'string', short: 'f', value: 'FILE', help: 'YAML file of task definitions (- = stdin)' } },
+  notes: ['Prints each task as created, updated or unchanged. An invalid file changes nothing: every problem is printed with its document and line.'],
+  run: async (ctx, args) => {
+    positionals(args, [], ctx.command);
+    const file = requiredOption(args, 'file', ctx.command);
+    let yaml: string;
+    try {
+      yaml = await readYaml(file);
+    } catch (err) {
+      const e = err as { code?: unknown; message?: unknown };
+      const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : oneLine(String(e.message));
+      throw new CommandFailed(`${ctx.command}: cannot read ${file}: ${why}`);
+    }
+    let body: { created: string[]; updated: string[]; unchanged: string[] };
+    try {
+      body = (await ctx.client.post<typeof body>('/api/v1/tasks/import', { yaml })).body;
+    } catch (err) {
+      const issues = err instanceof ApiRequestError ? err.details['issues'] : undefined;
+      if (err instanceof ApiRequestError && err.status === 400 && Array.isArray(issues) && issues.length > 0) {
+        ctx.io.err(`axctl: ${ctx.command}: ${file === '-' ? 'standard input' : file} is not valid, nothing was applied (${err.status} ${err.code}):`);
+        for (const issue of issues as Array<{ message?: unknown; path?: unknown }>) {
+          ctx.io.err(`  ${oneLine(typeof issue.message === 'string' ? issue.message : JSON.stringify(issue))}`);
+        }
+        throw new CommandFailed(`${ctx.command}: ${file} is not valid`, { reported: true });
+      }
+      throw err;
+    }
+    if (ctx.json) return printJson(ctx, body);
+    const rows = [
+      ...body.created.map((name) => ({ name, result: 'created' })),
+      ...body.updated.map((name) => ({ name, result: 'updated' })),
+      ...body.unchanged.map((name) => ({ name, result: 'unchanged' })),
+    ];
+    formatTable<{ name: string; result: string }>([{ header: 'task', value: (r) => r.name }, { header: 'result', value: (r) => r.result }], rows).forEach((l) => ctx.io.out(l));
+    ctx.io.out(`${body.created.length} created, ${body.updated.length} updated, ${body.unchanged.length} unchanged`);
+  },
+};
+
+const switchTask = (action: 'enable' | 'disable'): CommandSpec => ({
+  name: `tasks ${action}`,
+  synopsis: '<name>',
+  summary: action === 'enable' ? 'Switch scheduling of a task on.' : 'Switch scheduling of a task off (running instances go on).',
+  options: {},
+  run: async (ctx, args) => {
+    const [name] = positionals(args, ['name'], ctx.command) as [string];
+    const { body } = await ctx.client.post<Task>(`${taskPath(name)}/${action}`);
+    if (ctx.json) return printJson(ctx, body);
+    ctx.io.out(`task ${body.name} ${action}d (version ${body.version ?? '-'}, next fire ${body.nextFireTime ?? '-'})`);
+  },
+});
+
+const trigger: CommandSpec = {
+  name: 'tasks trigger',
+  synopsis: '<name> [--param k=v …] [--biz-date D] [--idempotency-key K]',
+  summary: 'Run a task now; prints the new instance.',
+  options: {
+    param: { type: 'string', multiple: true, value: 'k=v', help: 'param merged over the task params (string value)' },
+    'biz-date': { type: 'string', value: 'D', help: 'business date YYYY-MM-DD (default: from the time now)' },
+    'idempotency-key': { type: 'string', value: 'K', help: 'a repeat with the same key within 24 h returns the same instance' },
+  },
+  run: async (ctx, args) => {
+    const [name] = positionals(args, ['name'], ctx.command) as [string];
+    const params = keyValues('param', listOption(args, 'param'));
+    const date = stringOption(args, 'biz-date');
+    const key = stringOption(args, 'idempotency-key');
+    if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) throw new UsageError(`--idempotency-key: expected 1 to 255 visible ASCII characters, got ${JSON.stringify(key)}`);
+    const { body, headers } = await ctx.client.post<Instance>(`${taskPath(name)}/trigger`, {
+      json: { ...(Object.keys(params).length > 0 ? { params } : {}), ...(date === undefined ? {} : { bizDate: bizDate('biz-date', date) }) },
+      ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }),
+    });
+    if (ctx.json) return printJson(ctx, body);
+    const replayed = headers.get('idempotent-replayed') === 'true';
+    ctx.io.out(replayed ? `task ${name}: instance ${body.id} already triggered with this idempotency key` : `task ${name} triggered: instance ${body.id}`);
+    printInstanceSummary(ctx, body);
+  },
+};
+
+export const taskCommands: readonly CommandSpec[] = [list, get, apply, switchTask('enable'), switchTask('disable'), trigger];
