@@ -173,7 +173,9 @@ describe('@ax/bus against RabbitMQ', () => {
     const socket = (models[0] as unknown as { connection: { stream: { destroy(error?: Error): void } } }).connection.stream;
     const droppedAt = performance.now();
     socket.destroy(new Error('simulated network drop'));
-    await waitFor(() => !bus.connected, { description: 'disconnected' });
+    // The 'disconnected' event, not `bus.connected`: with TCP_NODELAY the bus may reconnect
+    // between two polls.
+    await waitFor(() => events.includes('disconnected'), { description: 'disconnected' });
     // Published while down: held, then sent once the bus is back.
     const held = bus.publish(topology.dispatchExchange, 'w-drop', Buffer.from('while-down'));
     await held;

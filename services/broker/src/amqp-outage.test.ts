@@ -31,8 +31,13 @@ describe('broker across an AMQP outage', () => {
 
     const socket = (models.at(-1) as { connection: { stream: { destroy(error?: Error): void } } }).connection.stream;
     const cutAt = performance.now();
+    // Watch the 'disconnected' event, not `bus.connected`: the bus may reconnect between polls.
+    let disconnected = false;
+    h.bus.on('disconnected', () => {
+      disconnected = true;
+    });
     socket.destroy(new Error('simulated network drop'));
-    await waitFor(() => !h.bus.connected, { description: 'broker disconnected' });
+    await waitFor(() => disconnected, { description: 'broker disconnected' });
     expect(h.broker.context.links.expirySuspended).toBe(true);
     // The worker finishes while the broker is away: the results wait in <ns>.events.
     await peer.result(items, 'SUCCESS');
