@@ -241,6 +241,8 @@ describe('tasks', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues[0]).toMatchObject({ path: 'priority', document: 2 });
+    // one line naming the document once, the field, the value and the line
+    expect(bad.body.error.details.issues[0].message).toBe('document 2: priority: must be at most 9, got 42 (line 8)');
     expect(await count('task')).toBe(before);
     const json = await t.call('POST', '/api/v1/tasks/import', { token: t.tokens.operator, body: { name: 'x' } });
     expect(json.status).toBe(415);

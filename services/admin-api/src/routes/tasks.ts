@@ -251,7 +251,8 @@ export const taskRoutes: RouteSpec[] = [
           ok: false,
           issues: result.issues.map((i) => ({
             path: i.path,
-            message: i.document === undefined ? i.message : `document ${i.document}${i.line === undefined ? '' : ` (line ${i.line})`}: ${i.message}`,
+            // core's message already names the document ("document 2: priority: …"); add the line.
+            message: i.line === undefined ? i.message : `${i.message} (line ${i.line})`,
             ...(i.document === undefined ? {} : { document: i.document }),
             ...(i.line === undefined ? {} : { line: i.line }),
           })),
