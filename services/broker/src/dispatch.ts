@@ -7,7 +7,9 @@
  */
 import {
   MESSAGE_VERSION,
+  broadcastTargets,
   encodeMessage,
+  freeSlots,
   idempotencyKeyOf,
   parseMessage,
   routeInstance,
@@ -41,14 +43,19 @@ import {
 } from '@ax/store';
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
+import { restartShardAckClocks } from './shard-queries.js';
 import { uuidv7 } from './uuidv7.js';
 
-/** One planned dispatch. */
-interface Planned {
+/** One planned dispatch (for a broadcast task: one shard of it, R21). */
+export interface Planned {
   readonly instance: ClaimedInstance;
   readonly task: TaskRecord;
   readonly worker: WorkerSnapshot;
   readonly executionId: string;
+  /** Broadcast shard (R21). */
+  readonly shard?: { readonly index: number; readonly total: number };
+  /** The shard's own attempt when it differs from the instance's (a shard retry). */
+  readonly attempt?: number;
 }
 
 /** What one iteration did (for tests and logs). */
@@ -166,7 +173,21 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
           deferred++;
           continue;
         }
-        const pick = await pickWorker(ctx, snapshots, instance, task);
+        if (def.route === 'broadcast') {
+          // R21: one execution per matching worker, all or nothing (see README "Broadcast").
+          const shards = await planBroadcast(ctx, snapshots, instance, task);
+          if (shards === 'busy') {
+            deferred++;
+            continue;
+          }
+          if (shards !== 'none') {
+            if (batch !== undefined && instance.rerunBatchId !== null) batches.set(instance.rerunBatchId, { ...batch, active: batch.active + 1 });
+            picked.add(def.name);
+            plan.push(...shards);
+            continue;
+          }
+        }
+        const pick = def.route === 'broadcast' ? null : await pickWorker(ctx, snapshots, instance, task);
         if (pick === null && busyOnly(snapshots, def.tags)) {
           // Workers that could take it exist but every slot is reserved (R9): backpressure,
           // not R11's "no worker" — it waits silently for a result to free a slot.
@@ -202,10 +223,45 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
         attempt: p.instance.attempt,
         runNo: p.instance.runNo,
         workerId: p.worker.id,
+        shardIndex: p.shard?.index ?? null,
+        shardTotal: p.shard?.total ?? null,
       }));
       await insertExecutions(conn, executions);
       const dispatched: Planned[] = [];
+      const broadcastWon = new Map<string, boolean>();
       for (const p of plan) {
+        if (p.shard !== undefined) {
+          // R21: the instance moves once; its shards are fenced by their own executions.
+          let won = broadcastWon.get(p.instance.id);
+          if (won === undefined) {
+            won = await transitionInstance(conn, {
+              id: p.instance.id,
+              from: 'PENDING',
+              to: 'DISPATCHED',
+              set: {
+                worker_id: null,
+                current_execution_id: null,
+                shard_total: p.shard.total,
+                dispatch_count: { expr: 'dispatch_count + 1' },
+                ack_deadline: null,
+                lease_until: null,
+                reason: null,
+              },
+            });
+            broadcastWon.set(p.instance.id, won);
+          }
+          if (!won) continue;
+          dispatched.push(p);
+          events.push({
+            instanceId: p.instance.id,
+            type: 'DISPATCHED',
+            executionId: p.executionId,
+            workerId: p.worker.id,
+            message: `shard ${p.shard.index + 1} of ${p.shard.total}`,
+            data: { attempt: p.instance.attempt, shardIndex: p.shard.index, shardTotal: p.shard.total },
+          });
+          continue;
+        }
         const won = await transitionInstance(conn, {
           id: p.instance.id,
           from: 'PENDING',
@@ -248,6 +304,40 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
   await Promise.all([publishPlanned(ctx, planned), ...cancels.map((run) => cancelRun(ctx, run, 'COVERED'))]);
   if (outcome.claimed >= granted && granted > 0) ctx.wakeDispatch();
   return outcome;
+
+  /**
+   * R21 at claim: every non-draining worker carrying the task's tags gets one shard. When any
+   * of them is full the instance waits ('busy', R9 backpressure); reservations are all or
+   * nothing. 'none' = no matching worker (R11).
+   */
+  async function planBroadcast(c: BrokerContext, workers: WorkerSnapshot[], instance: ClaimedInstance, task: TaskRecord): Promise<Planned[] | 'busy' | 'none'> {
+    const tags = task.definition.tags;
+    const matching = workers.filter((w) => !w.draining && tags.every((t) => w.tags.includes(t)));
+    if (matching.length === 0) return 'none';
+    if (matching.some((w) => freeSlots(w) <= 0)) return 'busy';
+    const targets = broadcastTargets(workers, { tags });
+    if (targets.length !== matching.length) return 'busy';
+    const ttl = c.config.ackTimeoutMs + c.config.publishAllowanceMs + c.config.ackGraceMs;
+    const got: Array<{ workerId: string; executionId: string }> = [];
+    for (const t of targets) {
+      const executionId = uuidv7();
+      const ok = await c.reservations.reserve(t.worker.id, t.worker.slots, [executionId], ttl);
+      if (ok !== 1) {
+        // Another broker filled it meanwhile: give back what this instance took, wait.
+        await releaseAll(c, got);
+        const full = workers.find((w) => w.id === t.worker.id);
+        if (full !== undefined) full.running = full.slots;
+        return 'busy';
+      }
+      got.push({ workerId: t.worker.id, executionId });
+    }
+    reserved.push(...got);
+    return targets.map((t, i) => {
+      const target = workers.find((w) => w.id === t.worker.id);
+      if (target !== undefined) target.running += 1;
+      return { instance, task, worker: t.worker, executionId: (got[i] as { executionId: string }).executionId, shard: { index: t.shardIndex, total: t.shardTotal } };
+    });
+  }
 
   async function pickWorker(
     c: BrokerContext,
@@ -307,13 +397,14 @@ async function releaseAll(ctx: BrokerContext, reservations: ReadonlyArray<{ work
 function itemOf(p: Planned, ackDeadline: Date): DispatchItem {
   const expectedTime = p.instance.expectedTime.toISOString();
   return {
+    ...(p.shard === undefined ? {} : { shardIndex: p.shard.index, shardTotal: p.shard.total }),
     executionId: p.executionId,
     instanceId: p.instance.id,
     taskName: p.instance.taskName,
     taskId: p.instance.taskId,
     expectedTime,
     bizDate: p.instance.bizDate,
-    attempt: p.instance.attempt,
+    attempt: p.attempt ?? p.instance.attempt,
     maxAttempts: p.instance.maxAttempts,
     runNo: p.instance.runNo,
     priority: Math.min(9, Math.max(0, p.instance.priority)),
@@ -327,7 +418,7 @@ function itemOf(p: Planned, ackDeadline: Date): DispatchItem {
 }
 
 /** Publishes the plan, one message per worker and chunk (R10), then starts the ACK deadlines (R8). */
-async function publishPlanned(ctx: BrokerContext, planned: readonly Planned[]): Promise<void> {
+export async function publishPlanned(ctx: BrokerContext, planned: readonly Planned[]): Promise<void> {
   const byWorker = new Map<string, Planned[]>();
   for (const p of planned) byWorker.set(p.worker.id, [...(byWorker.get(p.worker.id) ?? []), p]);
   const chunks: Planned[][] = [];
@@ -357,6 +448,7 @@ async function publishPlanned(ctx: BrokerContext, planned: readonly Planned[]): 
         messageDeadline,
         ctx.config.ackTimeoutMs,
       );
+      await restartShardAckClocks(ctx.pool, chunk.flatMap((p) => (p.shard === undefined ? [] : [p.executionId])));
     }),
   );
 }

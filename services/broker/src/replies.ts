@@ -22,8 +22,11 @@ import {
   type NewEvent,
 } from '@ax/store';
 import { failAttempt } from './attempts.js';
+import { applyShardAck, applyShardResult } from './broadcast.js';
 import type { BrokerContext } from './context.js';
+import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
+import { uuidv7 } from './uuidv7.js';
 
 interface Effects {
   releases: Array<{ workerId: string; executionId: string }>;
@@ -114,6 +117,11 @@ async function applyAcks(ctx: BrokerContext, message: AckMessage, effects: Effec
         ctx.logger.warn({ executionId: item.executionId, workerId: message.workerId }, 'ACK of an unknown execution ignored');
         continue;
       }
+      if (r.executionShardIndex !== null) {
+        // R21: a broadcast shard is fenced by its own current execution.
+        await applyShardAck(ctx, conn, message.workerId, r, events, effects);
+        continue;
+      }
       const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
       if (r.currentExecutionId !== item.executionId) {
         // R16/§4: the dispatch was re-routed; this worker must not run it to completion unnoticed.
@@ -164,6 +172,24 @@ async function applyRefusals(ctx: BrokerContext, message: RefusalMessage, effect
       if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'REFUSED', item.reason, { ended: true });
       const detail = item.detail === undefined ? '' : `: ${item.detail}`;
       events.push({ ...base, type: item.reason === 'CLOCK_SKEW' ? 'CLOCK_SKEW' : 'REFUSED', message: `refused ${item.reason}${detail}`, data: { reason: item.reason } });
+      if (r.executionShardIndex !== null) {
+        // R21: a refused shard waits as a retry of itself, due now, without counting an attempt.
+        if (r.latestOfShard && r.executionRunNo === r.runNo && (r.state === 'DISPATCHED' || r.state === 'RUNNING')) {
+          await insertShardExecution(conn, {
+            executionId: uuidv7(),
+            instanceId: r.instanceId,
+            attempt: r.executionAttempt,
+            runNo: r.runNo,
+            shardIndex: r.executionShardIndex,
+            shardTotal: r.executionShardTotal ?? r.shardTotal ?? 1,
+            workerId: message.workerId,
+            state: 'RETRY_WAIT',
+            delayMs: 0,
+          });
+          events.push({ ...base, type: 'REROUTED', message: `shard ${r.executionShardIndex + 1} refused ${item.reason}; re-dispatched without counting an attempt` });
+        }
+        continue;
+      }
       if (r.currentExecutionId !== item.executionId || r.state !== 'DISPATCHED') continue;
       // R16: a refusal is a transition — re-route without counting an attempt.
       const won = await transitionInstance(conn, {
@@ -260,6 +286,11 @@ async function applyResult(
   }
   ctx.metrics.results.inc({ outcome: item.outcome });
   await recordExecutionOutcome(conn, item.executionId, { ...outcome, state: EXECUTION_STATE[item.outcome], reason: item.outcome === 'SUCCESS' ? null : item.outcome });
+  if (r.executionShardIndex !== null) {
+    // R21: per-shard fencing, success when every shard succeeded, a failed shard retries alone.
+    await applyShardResult(ctx, conn, item, r, events, effects);
+    return;
+  }
   if (current && active) {
     if (item.outcome === 'SUCCESS') {
       const won = await transitionInstance(conn, {

@@ -24,6 +24,7 @@ import {
   type TimedInstance,
 } from '@ax/store';
 import { failAttempt } from './attempts.js';
+import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
 
@@ -52,6 +53,7 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
     ack = await ackExpiry(ctx);
     lease = await leaseExpiry(ctx);
   }
+  await runShardTimers(ctx, !suspended);
   await longRunning(ctx);
   ctx.links.setMysql(true);
   return { retriesDue, ackRerouted: ack.rerouted, ackFailed: ack.failed, leasesExtended: lease.extended, lost: lease.lost, asyncTimedOut: lease.asyncTimedOut, suspended };

@@ -30,6 +30,16 @@ export interface ExecutionWithInstance {
   readonly lostCount: number;
   readonly timeoutSeconds: number | null;
   readonly retry: { backoffSeconds: number; factor: number; jitterSeconds: number } | null;
+  /** Broadcast shard of the execution (R21), or null. */
+  readonly executionShardIndex: number | null;
+  readonly executionShardTotal: number | null;
+  readonly executionRunNo: number;
+  /** The instance's current run number (R18). */
+  readonly runNo: number;
+  /** The instance's `shard_total` (R21), or null. */
+  readonly shardTotal: number | null;
+  /** True unless a later execution of the same (instance, run, shard) exists (R21 fencing). */
+  readonly latestOfShard: boolean;
 }
 
 type Row = RowDataPacket & Record<string, unknown>;
@@ -64,6 +74,12 @@ function toRecord(r: Row): ExecutionWithInstance {
             factor: Number(retryRaw.factor ?? 2),
             jitterSeconds: Number(retryRaw.jitterSeconds ?? 10),
           },
+    executionShardIndex: r.shard_index == null ? null : Number(r.shard_index),
+    executionShardTotal: r.exec_shard_total == null ? null : Number(r.exec_shard_total),
+    executionRunNo: Number(r.exec_run_no),
+    runNo: Number(r.run_no),
+    shardTotal: r.inst_shard_total == null ? null : Number(r.inst_shard_total),
+    latestOfShard: Number(r.latest_of_shard) === 1,
   };
 }
 
@@ -71,7 +87,10 @@ const SELECT = `SELECT e.execution_id, e.state AS exec_state, e.worker_id AS exe
          e.acked_at, e.ended_at AS exec_ended_at,
          TIMESTAMPDIFF(MICROSECOND, e.dispatched_at, NOW(3)) AS since_dispatch_us,
          i.id AS instance_id, i.task_id, i.task_name, i.biz_date, i.state, i.current_execution_id, i.worker_id,
-         i.attempt, i.max_attempts, i.lost_count, t.timeout_s, t.retry
+         i.attempt, i.max_attempts, i.lost_count, t.timeout_s, t.retry,
+         e.shard_index, e.shard_total AS exec_shard_total, e.run_no AS exec_run_no, i.run_no, i.shard_total AS inst_shard_total,
+         (e.shard_index IS NULL OR NOT EXISTS (SELECT 1 FROM task_execution x
+            WHERE x.instance_id = e.instance_id AND x.run_no = e.run_no AND x.shard_index = e.shard_index AND x.id > e.id)) AS latest_of_shard
     FROM task_execution e
     JOIN task_instance i ON i.id = e.instance_id
     LEFT JOIN task t ON t.id = i.task_id`;

@@ -20,6 +20,7 @@ export type InstanceColumn =
   | 'ack_deadline'
   | 'lease_until'
   | 'current_execution_id'
+  | 'shard_total'
   | 'started_at'
   | 'ended_at';
 
