@@ -104,6 +104,7 @@ describe('a cron task end to end', () => {
       'SELECT type FROM event_log WHERE instance_id = ? ORDER BY id',
       [first.id],
     );
-    expect(events.map((e) => String(e.type))).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'ACKED', 'SUCCEEDED']));
+    // ACKED may be missing: a result may overtake its ACK, which is then a no-op (R16).
+    expect(events.map((e) => String(e.type))).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'SUCCEEDED']));
   });
 });
