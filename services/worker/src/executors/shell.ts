@@ -9,7 +9,8 @@
  */
 import { spawn } from 'node:child_process';
 import { expandExecTemplates, type DispatchItem, type ShellExec } from '@ax/core';
-import { processStartTime, signalGroup, terminateGroup } from '../process-group.js';
+import { terminateGroup } from '../process-group.js';
+import { recordGroupAndArm } from './spawn-gate.js';
 import { OutputTail } from './output-tail.js';
 import { resolveSecretable, SecretMissingError } from './secrets.js';
 import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
@@ -144,18 +145,7 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
         });
         if (pgid === undefined) return; // 'error' follows
         // R13: record the group before the job starts, then open the gate.
-        try {
-          request.onSpawn?.(pgid, processStartTime(pgid) ?? '0');
-        } catch (error) {
-          signalGroup(pgid, 'SIGKILL');
-          finish({ outcome: 'FAILED', exitCode: null, error: `could not record the process group: ${(error as Error).message}` });
-          return;
-        }
-        if (request.signal.aborted) {
-          onAbort();
-          return;
-        }
-        request.signal.addEventListener('abort', onAbort, { once: true });
+        if (!recordGroupAndArm(pgid, request, onAbort, finish)) return;
         child.stdin.end('go\n');
       });
     },

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { expandExecTemplates, type PluginExec } from '@ax/core';
 import { OutputTail } from '../executors/output-tail.js';
 import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from '../executors/types.js';
-import { processStartTime, signalGroup, terminateGroup } from '../process-group.js';
+import { recordGroupAndArm } from '../executors/spawn-gate.js';
+import { terminateGroup } from '../process-group.js';
 import type { RunnerResult, RunnerStart } from './plugin-api.js';
 import type { PluginSet } from './plugin-registry.js';
 
@@ -130,18 +131,7 @@ export function createPluginExecutor(options: PluginExecutorOptions): Executor {
           })();
         });
         if (pgid === undefined) return;
-        try {
-          request.onSpawn?.(pgid, processStartTime(pgid) ?? '0');
-        } catch (error) {
-          signalGroup(pgid, 'SIGKILL');
-          finish({ outcome: 'FAILED', exitCode: null, error: `could not record the process group: ${(error as Error).message}` });
-          return;
-        }
-        if (request.signal.aborted) {
-          onAbort();
-          return;
-        }
-        request.signal.addEventListener('abort', onAbort, { once: true });
+        if (!recordGroupAndArm(pgid, request, onAbort, finish)) return;
         child.send(start);
       });
     },
