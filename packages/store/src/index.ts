@@ -96,6 +96,8 @@ export type { SlotOutcome, SlotRange, SlotToCreate, WatermarkMove } from './quer
 // Broker queries: state transitions, dispatch, replies, timed transitions, alert delivery.
 export { NOW, increment, nowPlusMs, transitionInstance } from './queries/transitions.js';
 export type { InstanceColumn, InstanceTransition, SqlExpr } from './queries/transitions.js';
+export { markExecutionsAcked, recordExecutionOutcomes, transitionInstances } from './queries/bulk-transitions.js';
+export type { BulkTransition } from './queries/bulk-transitions.js';
 export {
   activeRunsOfTasks,
   claimDuePending,

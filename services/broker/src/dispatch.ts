@@ -34,7 +34,7 @@ import {
   setExecutionState,
   startAckDeadlines,
   transitionInstance,
-
+  transitionInstances,
   type ActiveRun,
   type ClaimedInstance,
   type NewEvent,
@@ -187,7 +187,7 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
             continue;
           }
         }
-        const pick = def.route === 'broadcast' ? null : await pickWorker(ctx, snapshots, instance, task);
+        const pick = def.route === 'broadcast' ? null : await chooseWorker(ctx, snapshots, instance, task);
         if (pick === null && busyOnly(snapshots, def.tags)) {
           // Workers that could take it exist but every slot is reserved (R9): backpressure,
           // not R11's "no worker" — it waits silently for a result to free a slot.
@@ -213,6 +213,13 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
         plan.push({ instance, task, worker: pick.worker, executionId: pick.executionId });
       }
 
+      // R9: one reservation call per worker for everything routed to it in this batch; what a
+      // worker (filled meanwhile by another broker) refuses waits for the next iteration.
+      const refused = await reserveChosen(ctx, snapshots, plan.filter((p) => p.shard === undefined));
+      if (refused.size > 0) {
+        deferred += refused.size;
+        for (let i = plan.length - 1; i >= 0; i--) if (refused.has((plan[i] as Planned).executionId)) plan.splice(i, 1);
+      }
       for (const [why, ids] of noWorker) {
         const fresh = await recordNoWorker(conn, ids, why);
         ctx.metrics.noWorker.inc(fresh.length);
@@ -229,6 +236,7 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
       await insertExecutions(conn, executions);
       const dispatched: Planned[] = [];
       const broadcastWon = new Map<string, boolean>();
+      const singles: Planned[] = [];
       for (const p of plan) {
         if (p.shard !== undefined) {
           // R21: the instance moves once; its shards are fenced by their own executions.
@@ -262,20 +270,27 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
           });
           continue;
         }
-        const won = await transitionInstance(conn, {
-          id: p.instance.id,
-          from: 'PENDING',
-          to: 'DISPATCHED',
-          set: {
-            worker_id: p.worker.id,
-            current_execution_id: p.executionId,
-            dispatch_count: { expr: 'dispatch_count + 1' },
-            ack_deadline: nowPlusMs(ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs),
-            lease_until: null,
-            reason: null,
-          },
-        });
-        if (!won) continue;
+        singles.push(p);
+      }
+      // R10: every single-worker dispatch of the batch moves in one statement (rows are ours:
+      // claimed FOR UPDATE SKIP LOCKED above).
+      const moved = await transitionInstances(conn, {
+        ids: singles.map((p) => p.instance.id),
+        from: 'PENDING',
+        to: 'DISPATCHED',
+        perRow: {
+          worker_id: new Map(singles.map((p) => [p.instance.id, p.worker.id])),
+          current_execution_id: new Map(singles.map((p) => [p.instance.id, p.executionId])),
+        },
+        set: {
+          dispatch_count: { expr: 'dispatch_count + 1' },
+          ack_deadline: nowPlusMs(ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs),
+          lease_until: null,
+          reason: null,
+        },
+      });
+      for (const p of singles) {
+        if (!moved.has(p.instance.id)) continue;
         dispatched.push(p);
         events.push({ instanceId: p.instance.id, type: 'DISPATCHED', executionId: p.executionId, workerId: p.worker.id, data: { attempt: p.instance.attempt } });
       }
@@ -339,7 +354,11 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
     });
   }
 
-  async function pickWorker(
+  /**
+   * Routes one instance over the in-memory snapshot (counting it against the chosen worker's
+   * free slots); the reservation (R9) is made per worker for the whole batch by `reserveChosen`.
+   */
+  async function chooseWorker(
     c: BrokerContext,
     workers: WorkerSnapshot[],
     instance: ClaimedInstance,
@@ -347,33 +366,46 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
   ): Promise<{ worker: WorkerSnapshot; executionId: string } | null> {
     const def = task.definition;
     const exclude = instance.rerouteCount > 0 && instance.workerId !== null ? [instance.workerId] : [];
-    const excluded = new Set<string>(exclude);
-    for (let tries = 0; tries < 4; tries++) {
-      const strategy = def.route === 'broadcast' ? 'load' : def.route;
-      let cursor = 0;
-      if (strategy === 'round_robin') cursor = (await c.redis.incr(c.keys.roundRobin(def.name))) - 1;
-      const request = { tags: def.tags, exclude: [...excluded] };
-      let decision = routeInstance(strategy, workers, request, { random: c.random, cursor, hashKey: def.name });
-      if (decision.kind === 'none' && exclude.length > 0 && tries === 0) {
-        // The silent worker is the only one left: better it than waiting forever.
-        decision = routeInstance(strategy, workers, { tags: def.tags }, { random: c.random, cursor, hashKey: def.name });
-      }
-      if (decision.kind !== 'single') return null;
-      const worker = decision.worker;
-      const executionId = uuidv7();
-      const ttl = c.config.ackTimeoutMs + c.config.publishAllowanceMs + c.config.ackGraceMs;
-      const got = await c.reservations.reserve(worker.id, worker.slots, [executionId], ttl);
-      const target = workers.find((w) => w.id === worker.id);
-      if (got === 1) {
-        reserved.push({ workerId: worker.id, executionId });
-        if (target !== undefined) target.running += 1;
-        return { worker, executionId };
-      }
-      // Another broker filled it meanwhile (R9): never beyond its slots.
-      if (target !== undefined) target.running = target.slots;
-      excluded.add(worker.id);
+    const strategy = def.route === 'broadcast' ? 'load' : def.route;
+    const cursor = strategy === 'round_robin' ? (await c.redis.incr(c.keys.roundRobin(def.name))) - 1 : 0;
+    let decision = routeInstance(strategy, workers, { tags: def.tags, exclude }, { random: c.random, cursor, hashKey: def.name });
+    if (decision.kind === 'none' && exclude.length > 0) {
+      // The silent worker is the only one left: better it than waiting forever.
+      decision = routeInstance(strategy, workers, { tags: def.tags }, { random: c.random, cursor, hashKey: def.name });
     }
-    return null;
+    if (decision.kind !== 'single') return null;
+    const chosen = decision.worker;
+    const target = workers.find((w) => w.id === chosen.id);
+    if (target !== undefined) target.running += 1;
+    return { worker: chosen, executionId: uuidv7() };
+  }
+
+  /**
+   * Reserves the slots of the routed plan, one Lua call per worker; returns the execution ids
+   * a worker refused (it filled up meanwhile: never beyond its slots). Reservations made are
+   * remembered in `reserved` so that a failed transaction gives them back.
+   */
+  async function reserveChosen(c: BrokerContext, workers: WorkerSnapshot[], chosen: readonly Planned[]): Promise<Set<string>> {
+    const byWorker = new Map<string, { slots: number; ids: string[] }>();
+    for (const p of chosen) {
+      const entry = byWorker.get(p.worker.id) ?? { slots: p.worker.slots, ids: [] };
+      entry.ids.push(p.executionId);
+      byWorker.set(p.worker.id, entry);
+    }
+    const ttl = c.config.ackTimeoutMs + c.config.publishAllowanceMs + c.config.ackGraceMs;
+    const refused = new Set<string>();
+    await Promise.all(
+      [...byWorker].map(async ([workerId, { slots, ids }]) => {
+        const granted = await c.reservations.reserve(workerId, slots, ids, ttl);
+        for (const id of ids.slice(0, granted)) reserved.push({ workerId, executionId: id });
+        for (const id of ids.slice(granted)) refused.add(id);
+        if (granted < ids.length) {
+          const target = workers.find((w) => w.id === workerId);
+          if (target !== undefined) target.running = target.slots;
+        }
+      }),
+    );
+    return refused;
   }
 }
 

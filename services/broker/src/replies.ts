@@ -13,11 +13,14 @@ import {
   extendLease,
   lockExecutions,
   markExecutionAcked,
+  markExecutionsAcked,
   nowPlusMs,
   recordExecutionOutcome,
+  recordExecutionOutcomes,
   setExecutionState,
   transitionInstance,
-
+  transitionInstances,
+  type ExecutionOutcome,
   type ExecutionWithInstance,
   type NewEvent,
 } from '@ax/store';
@@ -93,7 +96,15 @@ async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {
   const byWorker = new Map<string, string[]>();
   for (const r of effects.releases) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
   await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
-  await Promise.all(effects.extends.map((e) => ctx.reservations.extend(e.workerId, [e.executionId], e.ttlMs)));
+  // One call per (worker, ttl): a batch of ACKs extends its slots together.
+  const extendGroups = new Map<string, { workerId: string; ttlMs: number; ids: string[] }>();
+  for (const e of effects.extends) {
+    const key = `${e.workerId}\u0000${e.ttlMs}`;
+    const group = extendGroups.get(key) ?? { workerId: e.workerId, ttlMs: e.ttlMs, ids: [] };
+    group.ids.push(e.executionId);
+    extendGroups.set(key, group);
+  }
+  await Promise.all([...extendGroups.values()].map((g) => ctx.reservations.extend(g.workerId, g.ids, g.ttlMs)));
   await Promise.all(
     effects.cancels.map(async (c) => {
       try {
@@ -107,11 +118,18 @@ async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {
   if (effects.wake || effects.releases.length > 0) ctx.wakeDispatch();
 }
 
+/** Items of one message, each execution once (a repeated item changes nothing twice). */
+function uniqueItems<T extends { executionId: string }>(items: readonly T[]): T[] {
+  return [...new Map(items.map((i) => [i.executionId, i])).values()];
+}
+
 async function applyAcks(ctx: BrokerContext, message: AckMessage, effects: Effects): Promise<void> {
   await inTransaction(ctx.pool, async (conn) => {
     const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
     const events: NewEvent[] = [];
-    for (const item of message.items) {
+    const acked: string[] = [];
+    const toRunning = new Map<string, { r: ExecutionWithInstance; workerId: string }>();
+    for (const item of uniqueItems(message.items)) {
       const r = rows.get(item.executionId);
       if (r === undefined) {
         ctx.logger.warn({ executionId: item.executionId, workerId: message.workerId }, 'ACK of an unknown execution ignored');
@@ -132,21 +150,27 @@ async function applyAcks(ctx: BrokerContext, message: AckMessage, effects: Effec
         ctx.metrics.fenced.inc({ kind: 'ack' });
         continue;
       }
-      await markExecutionAcked(conn, item.executionId);
+      acked.push(item.executionId);
       if (r.state !== 'DISPATCHED') continue; // R16: an ACK for an instance past RUNNING is a no-op
-      const won = await transitionInstance(conn, {
-        id: r.instanceId,
-        from: 'DISPATCHED',
-        to: 'RUNNING',
-        fenceExecutionId: item.executionId,
-        set: { lease_until: nowPlusMs(ctx.config.leaseTtlMs), started_at: { expr: 'COALESCE(started_at, NOW(3))' }, ack_deadline: null },
-      });
-      if (!won) continue;
-      events.push({ ...base, type: 'ACKED' });
+      toRunning.set(r.instanceId, { r, workerId: message.workerId });
+    }
+    // R10: every ACK of the message in two statements; the rows are locked, the fence stays in
+    // the WHERE all the same.
+    await markExecutionsAcked(conn, acked);
+    const won = await transitionInstances(conn, {
+      ids: [...toRunning.keys()],
+      from: 'DISPATCHED',
+      to: 'RUNNING',
+      fence: new Map([...toRunning].map(([id, t]) => [id, t.r.executionId])),
+      set: { lease_until: nowPlusMs(ctx.config.leaseTtlMs), started_at: { expr: 'COALESCE(started_at, NOW(3))' }, ack_deadline: null },
+    });
+    for (const [instanceId, { r, workerId }] of toRunning) {
+      if (!won.has(instanceId)) continue;
+      events.push({ instanceId, executionId: r.executionId, workerId, type: 'ACKED' });
       ctx.metrics.ackLatency.observe(Math.max(0, r.sinceDispatchMs) / 1000);
       effects.extends.push({
-        workerId: message.workerId,
-        executionId: item.executionId,
+        workerId,
+        executionId: r.executionId,
         ttlMs: (r.timeoutSeconds ?? 3_600) * 1000 + ctx.config.leaseTtlMs + ctx.config.lostWorkerGraceMs,
       });
     }
@@ -223,16 +247,71 @@ async function applyResults(ctx: BrokerContext, message: ResultMessage, effects:
   await inTransaction(ctx.pool, async (conn) => {
     const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
     const events: NewEvent[] = [];
-    for (const item of message.items) {
+    // R10: the common case — the current execution of an active instance succeeded — is
+    // collected and written set-based; anything else is applied one by one, in order, after
+    // what was collected before it.
+    let successes: Array<{ item: ResultItem; r: ExecutionWithInstance }> = [];
+    const flush = async (): Promise<void> => {
+      if (successes.length === 0) return;
+      const batch = successes;
+      successes = [];
+      await recordExecutionOutcomes(conn, batch.map(({ item }) => ({ executionId: item.executionId, outcome: { ...outcomeOf(item), state: 'SUCCESS', reason: null } })));
+      const won = await transitionInstances(conn, {
+        ids: batch.map(({ r }) => r.instanceId),
+        from: ['DISPATCHED', 'RUNNING'],
+        to: 'SUCCESS',
+        fence: new Map(batch.map(({ r }) => [r.instanceId, r.executionId])),
+        set: { reason: null, ended_at: NOW, ack_deadline: null, lease_until: null, started_at: { expr: 'COALESCE(started_at, NOW(3))' } },
+      });
+      for (const { r } of batch) {
+        if (!won.has(r.instanceId)) continue;
+        events.push({ instanceId: r.instanceId, executionId: r.executionId, workerId: r.executionWorkerId, type: 'SUCCEEDED' });
+        finished(effects, r);
+      }
+    };
+    for (const item of uniqueItems(message.items)) {
       const r = rows.get(item.executionId);
       if (r === undefined) {
         ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
         continue;
       }
+      if (isPlainSuccess(item, r)) {
+        if (message.origin !== 'report') effects.releases.push({ workerId: r.executionWorkerId, executionId: item.executionId });
+        ctx.metrics.results.inc({ outcome: item.outcome });
+        successes.push({ item, r });
+        continue;
+      }
+      await flush();
       await applyResult(ctx, conn, message, item, r, events, effects);
     }
+    await flush();
     await appendEvents(conn, events);
   });
+}
+
+/** A SUCCESS of the current execution of a DISPATCHED/RUNNING, non-broadcast instance, not yet recorded. */
+function isPlainSuccess(item: ResultItem, r: ExecutionWithInstance): boolean {
+  return (
+    item.outcome === 'SUCCESS' &&
+    item.async !== true &&
+    r.executionShardIndex === null &&
+    !RESULT_RECORDED.has(r.executionState) &&
+    r.currentExecutionId === item.executionId &&
+    (r.state === 'DISPATCHED' || r.state === 'RUNNING')
+  );
+}
+
+/** The run-log columns a result carries. */
+function outcomeOf(item: ResultItem): Omit<ExecutionOutcome, 'state'> {
+  return {
+    exitCode: item.exitCode ?? null,
+    outputTail: item.outputTail ?? null,
+    outputTruncated: item.outputTruncated ?? false,
+    error: item.error ?? null,
+    result: item.data ?? null,
+    startedAt: item.startedAt === undefined ? null : new Date(item.startedAt),
+    endedAt: new Date(item.endedAt),
+  };
 }
 
 async function applyResult(
@@ -251,15 +330,7 @@ async function applyResult(
   const current = r.currentExecutionId === item.executionId;
   const active = r.state === 'DISPATCHED' || r.state === 'RUNNING';
   if (message.origin !== 'report') effects.releases.push({ workerId, executionId: item.executionId });
-  const outcome = {
-    exitCode: item.exitCode ?? null,
-    outputTail: item.outputTail ?? null,
-    outputTruncated: item.outputTruncated ?? false,
-    error: item.error ?? null,
-    result: item.data ?? null,
-    startedAt: item.startedAt === undefined ? null : new Date(item.startedAt),
-    endedAt: new Date(item.endedAt),
-  };
+  const outcome = outcomeOf(item);
   if (item.async === true) {
     // R15: accepted by an HTTP endpoint (202). The slot is free; the attempt deadline is ours.
     await recordExecutionOutcome(conn, item.executionId, { ...outcome, state: 'ASYNC', open: true });

@@ -1,0 +1,125 @@
+/**
+ * Set-based versions of the broker's hottest writes (R10: batch everything that travels
+ * together). One statement moves many instances, or records many execution outcomes, instead
+ * of one round trip per row: at thousands of instances per second the per-statement cost in
+ * the broker and in MySQL is what limits throughput, not the rows themselves.
+ *
+ * The callers lock the instance rows first (`FOR UPDATE`, in id order) and decide per row in
+ * code; the conditional `WHERE` still carries the expected states and fences, so a row that
+ * somehow changed meanwhile is simply not moved, and the returned set says which rows won.
+ */
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { assertTransition, type InstanceState } from '@ax/core';
+import { encodeJsonNullable } from '../json.js';
+import type { Queryable } from '../schema-version.js';
+import type { ExecutionOutcome } from './results.js';
+import type { InstanceColumn, SqlExpr } from './transitions.js';
+
+/** The same transition applied to many instances. */
+export interface BulkTransition {
+  readonly ids: readonly string[];
+  readonly from: InstanceState | readonly InstanceState[];
+  readonly to: InstanceState;
+  /** Values shared by every row (plain values or SQL expressions on the database clock). */
+  readonly set?: Partial<Record<InstanceColumn, unknown>>;
+  /** Values that differ per row: column → (instance id → value). Every id must have one. */
+  readonly perRow?: Partial<Record<InstanceColumn, ReadonlyMap<string, unknown>>>;
+  /** Fence: instance id → the `current_execution_id` it must still have. */
+  readonly fence?: ReadonlyMap<string, string>;
+}
+
+function isExpr(value: unknown): value is SqlExpr {
+  return typeof value === 'object' && value !== null && 'expr' in value && typeof (value as SqlExpr).expr === 'string';
+}
+
+/**
+ * Applies one transition to many rows in one `UPDATE`; returns the ids that moved.
+ * @throws IllegalTransitionError when a (from, to) pair is not in core's table.
+ */
+export async function transitionInstances(db: Queryable, t: BulkTransition): Promise<Set<string>> {
+  const ids = [...new Set(t.ids)];
+  if (ids.length === 0) return new Set();
+  const froms: readonly InstanceState[] = typeof t.from === 'string' ? [t.from] : t.from;
+  for (const from of froms) assertTransition(from, t.to);
+  const assignments = ['state = ?'];
+  const params: unknown[] = [t.to];
+  for (const [column, value] of Object.entries(t.set ?? {})) {
+    if (isExpr(value)) {
+      assignments.push(`${column} = ${value.expr}`);
+      params.push(...(value.params ?? []));
+    } else {
+      assignments.push(`${column} = ?`);
+      params.push(value);
+    }
+  }
+  for (const [column, values] of Object.entries(t.perRow ?? {})) {
+    assignments.push(`${column} = CASE id ${ids.map(() => 'WHEN ? THEN ?').join(' ')} END`);
+    for (const id of ids) {
+      if (!values.has(id)) throw new Error(`transitionInstances: no ${column} for instance ${id}`);
+      params.push(id, values.get(id));
+    }
+  }
+  let where = `id IN (?) AND state IN (?)`;
+  params.push(ids, froms);
+  if (t.fence !== undefined) {
+    // Execution ids are unique per instance, so "its current execution is one of these" is
+    // the per-row fence once the id list is the same set.
+    where += ' AND current_execution_id IN (?)';
+    params.push(ids.map((id) => t.fence?.get(id) ?? ''));
+  }
+  const [result] = await db.query<ResultSetHeader>(`UPDATE task_instance SET ${assignments.join(', ')} WHERE ${where}`, params);
+  if (result.affectedRows === ids.length) return new Set(ids);
+  // Some row was not where the caller thought: find out which moved (rare; same transaction).
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT id, current_execution_id FROM task_instance WHERE id IN (?) AND state = ?`, [ids, t.to]);
+  return new Set(rows.filter((r) => t.fence === undefined || t.fence.get(String(r.id)) === r.current_execution_id).map((r) => String(r.id)));
+}
+
+/** Marks executions ACKed (first ACK only) in one statement. */
+export async function markExecutionsAcked(db: Queryable, executionIds: readonly string[]): Promise<void> {
+  if (executionIds.length === 0) return;
+  await db.query(
+    `UPDATE task_execution SET acked_at = NOW(3), state = IF(state = 'DISPATCHED', 'RUNNING', state)
+      WHERE execution_id IN (?) AND acked_at IS NULL`,
+    [[...new Set(executionIds)]],
+  );
+}
+
+/**
+ * Records many executions' outcomes (the run log) in one `UPDATE … JOIN` over a derived table
+ * of the values (the `IN` list keeps the lookup on the unique index whatever the derived
+ * table's collation). Closed outcomes only (`open` is for async acceptance, recorded one by one).
+ */
+export async function recordExecutionOutcomes(
+  db: Queryable,
+  outcomes: ReadonlyArray<{ readonly executionId: string; readonly outcome: ExecutionOutcome }>,
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  const unique = [...new Map(outcomes.map((o) => [o.executionId, o])).values()];
+  const select =
+    'SELECT ? AS execution_id, ? AS state, ? AS reason, ? AS exit_code, ? AS output_tail, ? AS output_truncated, ? AS error, ? AS result, ? AS started_at, ? AS ended_at';
+  const params: unknown[] = [];
+  for (const { executionId, outcome: o } of unique) {
+    if (o.open === true) throw new Error(`recordExecutionOutcomes: execution ${executionId} is open (async); record it with recordExecutionOutcome`);
+    params.push(
+      executionId,
+      o.state,
+      o.reason ?? null,
+      o.exitCode ?? null,
+      o.outputTail ?? null,
+      o.outputTruncated ? 1 : 0,
+      o.error ?? null,
+      encodeJsonNullable(o.result ?? null),
+      o.startedAt ?? null,
+      o.endedAt ?? null,
+    );
+  }
+  await db.query(
+    `UPDATE task_execution e
+       JOIN (${unique.map(() => select).join(' UNION ALL ')}) v ON v.execution_id = e.execution_id
+        SET e.state = v.state, e.reason = v.reason, e.exit_code = v.exit_code, e.output_tail = v.output_tail,
+            e.output_truncated = v.output_truncated, e.error = v.error, e.result = COALESCE(v.result, e.result),
+            e.started_at = COALESCE(v.started_at, e.started_at, e.acked_at), e.ended_at = COALESCE(v.ended_at, NOW(3))
+      WHERE e.execution_id IN (?)`,
+    [...params, unique.map((o) => o.executionId)],
+  );
+}
