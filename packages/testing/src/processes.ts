@@ -408,7 +408,14 @@ export function serviceEntry(name: ServiceDir): string {
  */
 export async function startService(
   service: ServiceDir,
-  options: { name?: string; env?: Readonly<Record<string, string | undefined>>; readyTimeoutMs?: number; echo?: boolean } = {},
+  options: {
+    name?: string;
+    env?: Readonly<Record<string, string | undefined>>;
+    readyTimeoutMs?: number;
+    echo?: boolean;
+    /** Flags for `node` itself (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+    nodeArgs?: readonly string[];
+  } = {},
 ): Promise<ManagedProcess & { readonly port: number; readonly baseUrl: string }> {
   const entry = serviceEntry(service);
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`pnpm build\` first`);
@@ -417,7 +424,7 @@ export async function startService(
   const proc = await startProcess({
     name: options.name ?? service,
     command: process.execPath,
-    args: [entry],
+    args: [...(options.nodeArgs ?? []), entry],
     env: { ...options.env, AX_HTTP_PORT: String(port) },
     readyUrl: `${baseUrl}/healthz`,
     ...(options.readyTimeoutMs !== undefined ? { readyTimeoutMs: options.readyTimeoutMs } : {}),

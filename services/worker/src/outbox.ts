@@ -152,6 +152,8 @@ export class Outbox {
       ),
       confirm: db.prepare('UPDATE outgoing SET confirmed_at_ms = ? WHERE id = ? AND confirmed_at_ms IS NULL'),
       retryLater: db.prepare('UPDATE outgoing SET attempts = attempts + 1, next_attempt_ms = ? WHERE id = ?'),
+      hold: db.prepare('UPDATE outgoing SET next_attempt_ms = ? WHERE id = ? AND confirmed_at_ms IS NULL'),
+      releaseHolds: db.prepare('UPDATE outgoing SET next_attempt_ms = 0 WHERE confirmed_at_ms IS NULL AND next_attempt_ms > 0'),
       unconfirmedCount: db.prepare('SELECT COUNT(*) AS n FROM outgoing WHERE confirmed_at_ms IS NULL'),
       nextDue: db.prepare('SELECT MIN(next_attempt_ms) AS t FROM outgoing WHERE confirmed_at_ms IS NULL'),
       unconfirmedResults: db.prepare(`SELECT execution_id FROM outgoing WHERE kind = 'result' AND confirmed_at_ms IS NULL`),
@@ -238,6 +240,21 @@ export class Outbox {
     this.db.transaction((list: readonly number[]) => {
       for (const id of list) this.stmts.confirm.run(nowMs, id);
     })(ids);
+  }
+
+  /**
+   * Keeps items out of `due` until `untilMs` while their publish is in flight, so the
+   * publisher does not re-read (and re-parse) everything it already sent on every pump.
+   */
+  hold(ids: readonly number[], untilMs: number): void {
+    this.db.transaction((list: readonly number[]) => {
+      for (const id of list) this.stmts.hold.run(untilMs, id);
+    })(ids);
+  }
+
+  /** Makes every unconfirmed item due now (a restart replays at once, whatever was held). */
+  releaseHolds(): number {
+    return this.stmts.releaseHolds.run().changes;
   }
 
   /** Pushes items back after a failed publish. */

@@ -34,6 +34,9 @@ export interface OutboxPublisherOptions {
   readonly nowMs?: () => number;
 }
 
+/** How long an item being published stays out of `due` (confirm or failure ends it sooner). */
+const IN_FLIGHT_HOLD_MS = 30_000;
+
 /** Backoff after a failed publish of an item already tried `attempts` times: 1 s doubling to 60 s. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(60_000, 1_000 * 2 ** Math.min(attempts, 10));
@@ -53,8 +56,10 @@ export class OutboxPublisher {
 
   constructor(private readonly options: OutboxPublisherOptions) {
     this.batchSize = Math.min(options.batchSize ?? 500, MAX_ITEMS_PER_MESSAGE);
-    this.maxInflight = options.maxInflight ?? 8;
+    this.maxInflight = options.maxInflight ?? 2;
     this.now = options.nowMs ?? Date.now;
+    // Holds of a previous process are void: replay everything unconfirmed at once.
+    options.outbox.releaseHolds();
   }
 
   /** Sends what is due soon (coalesced: everything written in this tick goes together). */
@@ -138,6 +143,9 @@ export class OutboxPublisher {
     for (const row of batch) this.inflightIds.add(row.id);
     this.inflightBatches += 1;
     const ids = batch.map((r) => r.id);
+    // Out of `due` while in flight (a publish held through an outage outlives the hold: the
+    // in-flight set still keeps it from being sent twice).
+    outbox.hold(ids, this.now() + IN_FLIGHT_HOLD_MS);
     const release = (): void => {
       for (const id of ids) this.inflightIds.delete(id);
       this.inflightBatches -= 1;

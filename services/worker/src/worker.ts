@@ -10,10 +10,12 @@ import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import type { Logger, Redis, RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
 import { refusalFor } from './admission.js';
+import type { WorkerAlert } from './alert-webhook.js';
 import { ClockGuard, measureOffset } from './clock-guard.js';
 import { DurationWindow } from './duration-window.js';
 import { stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
 import type { Outbox } from './outbox.js';
+import { TickBatch } from './tick-batch.js';
 import { OutboxPublisher } from './publisher.js';
 import { recoverAfterRestart } from './recovery.js';
 import { refusalItem, resultItem } from './result-items.js';
@@ -52,6 +54,8 @@ export interface WorkerDeps {
   readonly executors: Readonly<Record<'shell' | 'http' | 'plugin', Executor>>;
   readonly logger: Logger;
   readonly metrics?: WorkerMetrics;
+  /** Sends an alert only the worker can see (clock skew) to the webhook; default: logged only. */
+  readonly sendAlert?: (alert: WorkerAlert) => Promise<unknown>;
 }
 
 interface Active {
@@ -85,10 +89,16 @@ export class Worker {
   private shuttingDown = false;
   private stopped: Promise<void> | undefined;
   private readonly log: Logger;
+  /** 'running' marks written together, before their jobs start (R13). */
+  private readonly starts: TickBatch<{ executionId: string; atMs: number }>;
+  /** Results written together (state + outgoing item per execution). */
+  private readonly finishes: TickBatch<{ executionId: string; item: Record<string, unknown>; atMs: number }>;
 
   constructor(private readonly deps: WorkerDeps) {
     const { settings, bus, outbox, logger } = deps;
     this.log = logger;
+    this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
+    this.finishes = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.finish(e.executionId, 'done', 'result', e.item, e.atMs))));
     this.guard = new ClockGuard(settings.skewLimitMs);
     this.slots = new Slots(settings.slots);
     this.publisher = new OutboxPublisher({
@@ -204,7 +214,12 @@ export class Worker {
   private async runOne(active: Active): Promise<void> {
     const { outbox, executors, metrics } = this.deps;
     const { item, controller } = active;
-    const log = this.log.child({ executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId });
+    // The child logger is built only when something is logged: at thousands of jobs a second
+    // its bindings cost more than the job's own bookkeeping.
+    let child: typeof this.log | undefined;
+    const log = (): typeof this.log =>
+      (child ??= this.log.child({ executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId }));
+    const infoEnabled = this.log.isLevelEnabled('info');
     let outcome: ExecutionOutcome;
     let startedAtMs: number | undefined;
     try {
@@ -212,9 +227,9 @@ export class Worker {
       try {
         startedAtMs = Date.now();
         active.started = true;
-        outbox.setState(item.executionId, 'running', startedAtMs);
+        await this.starts.add({ executionId: item.executionId, atMs: startedAtMs });
         metrics?.running.set(this.slots.inUse);
-        log.info({ exec: item.exec.type, attempt: item.attempt }, 'job started');
+        if (infoEnabled) log().info({ exec: item.exec.type, attempt: item.attempt }, 'job started');
         try {
           outcome = await executors[item.exec.type].run({
             item,
@@ -235,14 +250,14 @@ export class Worker {
     }
     const endedAtMs = Date.now();
     try {
-      outbox.finish(item.executionId, 'done', 'result', resultItem(item, outcome, startedAtMs, endedAtMs), endedAtMs);
+      await this.finishes.add({ executionId: item.executionId, item: resultItem(item, outcome, startedAtMs, endedAtMs), atMs: endedAtMs });
     } catch (error) {
-      log.error({ err: error }, 'could not write the result to the outbox');
+      log().error({ err: error }, 'could not write the result to the outbox');
     }
     this.active.delete(item.executionId);
     this.publisher.wake();
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
-    log.info({ outcome: outcome.outcome, exitCode: outcome.exitCode, async: outcome.async, error: outcome.error }, 'job ended');
+    if (infoEnabled) log().info({ outcome: outcome.outcome, exitCode: outcome.exitCode, async: outcome.async, error: outcome.error }, 'job ended');
   }
 
   private recordDuration(endedAtMs: number, durationMs: number, type: string, outcome: ExecutionOutcome): void {
@@ -347,20 +362,16 @@ export class Worker {
       const change = this.guard.update(sample);
       if (change === 'became-skewed') {
         this.deps.metrics?.alerts.inc({ kind: 'CLOCK_SKEW' });
-        this.log.error(
-          {
-            alert: {
-              kind: 'CLOCK_SKEW',
-              severity: 'critical',
-              workerId: this.deps.settings.workerId,
-              message: `worker clock is ${sample.offsetMs} ms off Redis TIME (limit ${this.guard.limitMs} ms): refusing work and leaving the registry`,
-              at: new Date().toISOString(),
-            },
-            offsetMs: sample.offsetMs,
-            roundTripMs: sample.roundTripMs,
-          },
-          'ALERT CLOCK_SKEW: refusing all work',
-        );
+        const alert: WorkerAlert = {
+          kind: 'CLOCK_SKEW',
+          severity: 'critical',
+          workerId: this.deps.settings.workerId,
+          message: `worker clock is ${sample.offsetMs} ms off Redis TIME (limit ${this.guard.limitMs} ms): refusing work and leaving the registry`,
+          at: new Date().toISOString(),
+        };
+        this.log.error({ alert, offsetMs: sample.offsetMs, roundTripMs: sample.roundTripMs }, 'ALERT CLOCK_SKEW: refusing all work');
+        // Nobody else hears of it (the worker leaves the registry): the worker sends it itself.
+        void this.deps.sendAlert?.(alert);
         await this.heartbeat();
       } else if (change === 'recovered') {
         this.log.warn({ offsetMs: sample.offsetMs }, 'clock back within 1 s of Redis TIME: taking work again');

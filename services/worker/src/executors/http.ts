@@ -130,8 +130,18 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
         'idempotency-key': item.idempotencyKey,
       });
       const remainingMs = Math.max(1, request.deadlineMs - Date.now());
-      const timeout = AbortSignal.timeout(remainingMs);
-      const signal = AbortSignal.any([request.signal, timeout]);
+      // One controller aborted by the deadline or by a cancel (cheaper than AbortSignal.any +
+      // AbortSignal.timeout per request, and nothing stays registered after the answer).
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error('deadline'));
+      }, remainingMs);
+      const onCancel = (): void => controller.abort(request.signal.reason);
+      if (request.signal.aborted) onCancel();
+      else request.signal.addEventListener('abort', onCancel, { once: true });
+      const signal = controller.signal;
       try {
         const response = await undiciRequest(url, {
           dispatcher: agent,
@@ -151,10 +161,13 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
         return { outcome: 'FAILED', exitCode: status, error: `answered HTTP ${status}`, ...tail };
       } catch (error) {
         if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
-        if (timeout.aborted) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
+        if (timedOut) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
         const message = error instanceof Error ? error.message : String(error);
         const code = (error as { code?: unknown }).code;
         return { outcome: 'FAILED', exitCode: null, error: `request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}` };
+      } finally {
+        clearTimeout(timer);
+        request.signal.removeEventListener('abort', onCancel);
       }
     },
     async close(): Promise<void> {
