@@ -78,6 +78,7 @@ export {
   listEdges,
   listTasks,
   replaceTask,
+  withdrawPrecreatedSlots,
   setTaskEnabled,
   taskFromRow,
 } from './queries/tasks.js';

@@ -18,6 +18,14 @@ export interface SchedulerConfig {
   readonly skewLimitMs: number;
   /** `AX_SCHEDULER_HORIZON_MS`: how far ahead the time wheel holds fires. Default 60000. */
   readonly horizonMs: number;
+  /**
+   * `AX_SCHEDULER_PRECREATE_MS`: how long before its time a slot of a plain task (no parents,
+   * not `serial`) is inserted, `PENDING` with `due_at` = its time, so a burst ("everything at
+   * 02:00") is committed before it is due instead of after (XXL-JOB pre-reads 5 s the same
+   * way). Edits, disables and deletes withdraw such not-yet-due rows in their own transaction
+   * (R3). 0 = insert at the slot time. Default 5000.
+   */
+  readonly precreateMs: number;
   /** Most fires per task put on the wheel by one refill. Default 600. */
   readonly maxQueuedPerTask: number;
   /** `AX_SCHEDULER_TICK_MS`: period of the fire loop. Default 100. */
@@ -48,6 +56,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, 'schedulerId' | 'na
   misfireThresholdMs: 5_000,
   skewLimitMs: 2_000,
   horizonMs: 60_000,
+  precreateMs: 5_000,
   maxQueuedPerTask: 600,
   tickIntervalMs: 100,
   refillIntervalMs: 1_000,

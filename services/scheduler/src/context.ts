@@ -29,6 +29,9 @@ export interface EngineState {
   firingPaused: boolean;
   /** Per task: definition version and the end of what is on the wheel. */
   readonly queued: Map<string, { version: number; untilMs: number }>;
+  /** Slot times of instances created ahead of time (`precreateMs`) that are not due yet: when
+   *  one falls due, `instances-ready` wakes the brokers (their poll is the fallback). */
+  readonly precreatedDueMs: Set<number>;
 }
 
 export interface EngineContext {

@@ -18,7 +18,7 @@ import { checkClockSkew } from './clock-skew.js';
 import type { EngineContext, SchedulerDeps } from './context.js';
 import { evaluateDag, parseInstancesFinished, type DagResult, type InstancesFinishedMessage } from './dag.js';
 import { cancelTimedOutWaiting } from './dependency-timeout.js';
-import { fireEntries } from './fire.js';
+import { announceDue, fireEntries, popFireable } from './fire.js';
 import { createSchedulerMetrics } from './metrics.js';
 import { queueUpcoming, reconcile } from './refill.js';
 import { purgeOnce } from './retention.js';
@@ -63,7 +63,7 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
     keys: redisKeys(config.namespace),
     cache,
     wheel: new TimeWheel({ startMs: clock.nowMs() }),
-    state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map() },
+    state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map(), precreatedDueMs: new Set() },
   };
   let loaded = false;
   const loops: BackgroundLoop[] = [];
@@ -96,11 +96,13 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
       created += await refill();
     }
     ctx.state.lastTickMs = now;
-    const due = ctx.wheel.popDue(now);
+    await announceDue(ctx, now);
+    if (ctx.state.firingPaused) return created;
+    const due = popFireable(ctx, now);
     metrics.wheelSize.set(ctx.wheel.size);
-    if (ctx.state.firingPaused || due.length === 0) return created;
+    if (due.length === 0) return created;
     const fresh = due.filter((e) => now - e.expectedMs <= config.misfireThresholdMs);
-    return created + (await fireEntries(ctx, fresh));
+    return created + (await fireEntries(ctx, fresh, now));
   };
 
   const dag = async (hint: InstancesFinishedMessage | null = null): Promise<DagResult & { timedOut: number }> => {

@@ -26,6 +26,8 @@ export const schedulerEnvFields = {
   httpPort: httpPortField('scheduler'),
   /** `AX_SCHEDULER_HORIZON_MS` — how far ahead the time wheel holds fires. Default 60000. */
   horizonMs: ms('AX_SCHEDULER_HORIZON_MS', DEFAULT_SCHEDULER_CONFIG.horizonMs),
+  /** `AX_SCHEDULER_PRECREATE_MS` — slots of plain tasks are inserted this long before they are due. Default 5000. */
+  precreateMs: intField({ env: 'AX_SCHEDULER_PRECREATE_MS', unit: 'ms', default: DEFAULT_SCHEDULER_CONFIG.precreateMs, min: 0 }),
   /** `AX_SCHEDULER_TICK_MS` — period of the fire loop. Default 100. */
   tickIntervalMs: ms('AX_SCHEDULER_TICK_MS', DEFAULT_SCHEDULER_CONFIG.tickIntervalMs),
   /** `AX_SCHEDULER_REFILL_MS` — period of refill and re-scan. Default 1000. */
@@ -54,6 +56,7 @@ export function toSchedulerConfig(env: SchedulerEnv, schedulerId = `${os.hostnam
       retentionDays: env.retentionDays,
       dependencyTimeoutSeconds: env.dependencyTimeoutSeconds,
       horizonMs: env.horizonMs,
+      precreateMs: env.precreateMs,
       tickIntervalMs: env.tickIntervalMs,
       refillIntervalMs: env.refillIntervalMs,
       resyncIntervalMs: env.resyncIntervalMs,

@@ -8,10 +8,52 @@
 import type { EngineContext } from './context.js';
 import { createSlots, slotOf } from './context.js';
 import type { WheelEntry } from './time-wheel.js';
+import type { CachedTask } from './task-cache.js';
 import type { SlotToCreate } from '@ax/store';
 
-/** Fires `entries`; returns how many instances were created. */
-export async function fireEntries(ctx: EngineContext, entries: readonly WheelEntry[]): Promise<number> {
+/**
+ * A task whose slots may be created ahead of time (`precreateMs`): no parents (a child's
+ * WAITING slot is created at its time) and not `serial` (a pre-created instance would count as
+ * "waiting" and coalesce the run before it, R4). The slot is PENDING with `due_at` = its time,
+ * so brokers claim it only then.
+ */
+export function precreatable(task: CachedTask): boolean {
+  return task.parents.length === 0 && task.definition.block !== 'serial';
+}
+
+/**
+ * The wheel entries to fire now: everything whose pop time has come. A slot queued to be
+ * created ahead of time whose task stopped being `precreatable` meanwhile goes back on the
+ * wheel for its own time.
+ */
+export function popFireable(ctx: EngineContext, nowMs: number): WheelEntry[] {
+  const out: WheelEntry[] = [];
+  for (const e of ctx.wheel.popDue(nowMs)) {
+    const task = e.expectedMs > nowMs ? ctx.cache.get(e.taskName) : undefined;
+    if (task !== undefined && !precreatable(task)) ctx.wheel.add({ taskName: e.taskName, version: e.version, expectedMs: e.expectedMs });
+    else out.push(e);
+  }
+  return out;
+}
+
+/** Wakes the brokers when pre-created slots fall due (one message per tick, not per slot). */
+export async function announceDue(ctx: EngineContext, nowMs: number): Promise<void> {
+  let due = 0;
+  for (const t of ctx.state.precreatedDueMs) {
+    if (t > nowMs) continue;
+    ctx.state.precreatedDueMs.delete(t);
+    due += 1;
+  }
+  if (due === 0) return;
+  try {
+    await ctx.redis.publish(ctx.keys.channels.instancesReady, JSON.stringify({ count: due }));
+  } catch (error) {
+    ctx.logger.warn({ err: error }, 'publishing instances-ready failed (brokers poll as well)');
+  }
+}
+
+/** Fires `entries` (some ahead of their time, see `popFireable`); returns how many instances were created. */
+export async function fireEntries(ctx: EngineContext, entries: readonly WheelEntry[], nowMs: number = ctx.clock.nowMs()): Promise<number> {
   const slots: SlotToCreate[] = [];
   for (const e of entries) {
     const task = ctx.cache.get(e.taskName);
@@ -24,6 +66,7 @@ export async function fireEntries(ctx: EngineContext, entries: readonly WheelEnt
   const outcomes = await createSlots(ctx, won, 'schedule');
   let created = 0;
   for (const o of outcomes.values()) if (o.kind === 'created') created += 1;
+  for (const s of won) if (s.expectedMs > nowMs) ctx.state.precreatedDueMs.add(s.expectedMs);
   return created;
 }
 

@@ -14,6 +14,7 @@
 import type { RowDataPacket } from 'mysql2';
 import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordMisfireDecision, slotKey, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type WatermarkMove } from '@ax/store';
 import { createSlots, slotOf, type EngineContext } from './context.js';
+import { precreatable } from './fire.js';
 import { planMisfire, type MisfirePlan } from './misfire.js';
 import type { CachedTask } from './task-cache.js';
 
@@ -40,7 +41,8 @@ export function queueUpcoming(ctx: EngineContext, nowMs: number): void {
     }
     if (from >= until) continue;
     const fires = task.compiled.between(from, until, config.maxQueuedPerTask);
-    for (const ms of fires) wheel.add({ taskName: task.name, version: task.version, expectedMs: ms });
+    const ahead = precreatable(task) ? config.precreateMs : 0;
+    for (const ms of fires) wheel.add({ taskName: task.name, version: task.version, expectedMs: ms, ...(ahead > 0 ? { fireAtMs: ms - ahead } : {}) });
     const end = fires.length === config.maxQueuedPerTask ? (fires[fires.length - 1] as number) : until;
     state.queued.set(task.name, { version: task.version, untilMs: end });
   }

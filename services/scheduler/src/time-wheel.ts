@@ -14,6 +14,13 @@ export interface WheelEntry {
   readonly version: number;
   /** Epoch ms of the slot. */
   readonly expectedMs: number;
+  /** When to pop it, if earlier than the slot (a slot created ahead of time); default `expectedMs`. */
+  readonly fireAtMs?: number;
+}
+
+/** When an entry is popped. */
+function atOf(e: WheelEntry): number {
+  return e.fireAtMs ?? e.expectedMs;
 }
 
 export class TimeWheel {
@@ -39,7 +46,7 @@ export class TimeWheel {
 
   /** Adds a fire. An entry already due (before the cursor) is popped by the next `popDue`. */
   add(entry: WheelEntry): void {
-    const tick = Math.floor(entry.expectedMs / this.#tickMs);
+    const tick = Math.floor(atOf(entry) / this.#tickMs);
     this.#size += 1;
     if (tick < this.#cursor + this.#level0Size) {
       push(this.#level0, Math.max(tick, this.#cursor), entry);
@@ -48,7 +55,7 @@ export class TimeWheel {
     }
   }
 
-  /** Removes and returns every entry with `expectedMs <= nowMs`, ascending by time. */
+  /** Removes and returns every entry with `fireAtMs ?? expectedMs <= nowMs`, ascending by that time. */
   popDue(nowMs: number): WheelEntry[] {
     const nowTick = Math.floor(nowMs / this.#tickMs);
     const due: WheelEntry[] = [];
@@ -56,8 +63,8 @@ export class TimeWheel {
       // A very long jump: take every due entry without walking each tick.
       for (const store of [this.#level0, this.#level1]) {
         for (const [key, list] of store) {
-          const keep = list.filter((e) => e.expectedMs > nowMs);
-          for (const e of list) if (e.expectedMs <= nowMs) due.push(e);
+          const keep = list.filter((e) => atOf(e) > nowMs);
+          for (const e of list) if (atOf(e) <= nowMs) due.push(e);
           if (keep.length === 0) store.delete(key);
           else store.set(key, keep);
         }
@@ -65,7 +72,7 @@ export class TimeWheel {
       this.#size -= due.length;
       this.#cursor = nowTick;
       this.#rebucket();
-      return due.sort((a, b) => a.expectedMs - b.expectedMs);
+      return due.sort((a, b) => atOf(a) - atOf(b));
     }
     while (this.#cursor <= nowTick) {
       const t = this.#cursor;
@@ -78,7 +85,7 @@ export class TimeWheel {
         } else {
           // The current tick: only what is due by now.
           const keep: WheelEntry[] = [];
-          for (const e of list) (e.expectedMs <= nowMs ? due : keep).push(e);
+          for (const e of list) (atOf(e) <= nowMs ? due : keep).push(e);
           if (keep.length === 0) this.#level0.delete(t);
           else this.#level0.set(t, keep);
         }
@@ -87,7 +94,7 @@ export class TimeWheel {
       this.#cursor = t + 1;
     }
     this.#size -= due.length;
-    return due.sort((a, b) => a.expectedMs - b.expectedMs);
+    return due.sort((a, b) => atOf(a) - atOf(b));
   }
 
   /** Removes every entry of a task (definition changed or gone); returns how many. */
@@ -110,7 +117,7 @@ export class TimeWheel {
     const list = this.#level1.get(block);
     if (list === undefined) return;
     this.#level1.delete(block);
-    for (const e of list) push(this.#level0, Math.max(Math.floor(e.expectedMs / this.#tickMs), this.#cursor), e);
+    for (const e of list) push(this.#level0, Math.max(Math.floor(atOf(e) / this.#tickMs), this.#cursor), e);
   }
 
   /** After a long jump: entries of level 1 that are now near move down. */
@@ -119,7 +126,7 @@ export class TimeWheel {
     for (const [block, list] of [...this.#level1]) {
       if ((block + 1) * this.#level0Size <= cursor + this.#level0Size) {
         this.#level1.delete(block);
-        for (const e of list) push(this.#level0, Math.max(Math.floor(e.expectedMs / this.#tickMs), cursor), e);
+        for (const e of list) push(this.#level0, Math.max(Math.floor(atOf(e) / this.#tickMs), cursor), e);
       }
     }
   }

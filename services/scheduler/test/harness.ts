@@ -34,7 +34,10 @@ export async function createHarness(): Promise<Harness> {
         redis: redis.redis,
         clock,
         logger,
-        config: resolveSchedulerConfig({ namespace, schedulerId: id }, overrides),
+        // These tests drive historical ManualClock times, while withdrawing slots created ahead
+        // of time (R3) compares with the database's real NOW(3): they create slots at their
+        // time (precreateMs 0, a production setting too) unless a test asks otherwise.
+        config: resolveSchedulerConfig({ namespace, schedulerId: id }, { precreateMs: 0, ...overrides }),
       }),
     task: (input, createdAtMs) =>
       insertTask(

@@ -289,9 +289,33 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
     const current = await getTask(db, def.name);
     throw new TaskVersionConflictError(def.name, expectedVersion, current?.version ?? null);
   }
+  await withdrawPrecreatedSlots(db, def.name);
   const updated = await getTask(db, def.name);
   if (updated === null) throw new TaskVersionConflictError(def.name, expectedVersion, null);
   return updated;
+}
+
+/**
+ * R3 for slots created ahead of time (the scheduler's `precreateMs`): instances of this task
+ * whose slot time has not come yet and that never left PENDING are withdrawn — deleted with
+ * their events, as if the scheduler had not reached them yet — so an edit, a disable or a
+ * delete never leaves a slot of the old definition behind. Call it in the transaction of the
+ * change; returns how many were withdrawn. The scheduler re-creates the slots of the new
+ * definition (its version guard refuses the old one's).
+ */
+export async function withdrawPrecreatedSlots(db: Queryable, taskName: string): Promise<number> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT id FROM task_instance
+      WHERE task_name = ? AND state = 'PENDING' AND \`trigger\` = 'schedule' AND dispatch_count = 0
+        AND expected_time > NOW(3)
+      FOR UPDATE`,
+    [taskName],
+  );
+  const ids = rows.map((r) => String(r.id));
+  if (ids.length === 0) return 0;
+  await db.query(`DELETE FROM event_log WHERE instance_id IN (?)`, [ids]);
+  const [result] = await db.query<ResultSetHeader>(`DELETE FROM task_instance WHERE id IN (?) AND state = 'PENDING'`, [ids]);
+  return result.affectedRows;
 }
 
 /**
@@ -309,6 +333,7 @@ export async function setTaskEnabled(db: Queryable, name: string, enabled: boole
       WHERE name = ? AND enabled <> ?`,
     [enabled ? 1 : 0, name, enabled ? 1 : 0],
   );
+  if (!enabled) await withdrawPrecreatedSlots(db, name);
   return getTask(db, name);
 }
 
@@ -331,6 +356,7 @@ export async function deleteTask(db: Queryable, name: string, expectedVersion?: 
     `DELETE FROM task WHERE name = ?${expectedVersion === undefined ? '' : ' AND version = ?'}`,
     expectedVersion === undefined ? [name] : [name, expectedVersion],
   );
+  if (result.affectedRows === 1) await withdrawPrecreatedSlots(db, name);
   return result.affectedRows === 1;
 }
 
