@@ -12,9 +12,19 @@ import tseslint from 'typescript-eslint';
 
 const repoRoot = fileURLToPath(new URL('.', import.meta.url));
 
-const TS_FILES = ['**/*.ts', '**/*.mts', '**/*.cts'];
+const TS_FILES = ['**/*.ts', '**/*.tsx', '**/*.mts', '**/*.cts'];
 const JS_FILES = ['**/*.js', '**/*.mjs', '**/*.cjs'];
 const TEST_FILES = ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'];
+
+/** Browser globals of the console (packages/console; no `globals` package needed). */
+const browserGlobals = Object.fromEntries(
+  [
+    'window', 'document', 'navigator', 'location', 'history', 'sessionStorage', 'localStorage', 'fetch',
+    'Response', 'Request', 'Headers', 'URL', 'URLSearchParams', 'AbortController', 'ResizeObserver',
+    'HTMLElement', 'SVGElement', 'Event', 'KeyboardEvent', 'console', 'setTimeout', 'clearTimeout',
+    'setInterval', 'clearInterval', 'requestAnimationFrame', 'cancelAnimationFrame', 'Intl',
+  ].map((name) => [name, 'readonly']),
+);
 
 /** Node's globals for plain JavaScript files (no `globals` package needed). */
 const nodeGlobals = Object.fromEntries(
@@ -63,7 +73,7 @@ export default defineConfig(
       'import-x/resolver-next': [
         createTypeScriptImportResolver({ project: `${repoRoot}tsconfig.json`, alwaysTryTypes: true }),
       ],
-      'import-x/extensions': ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'],
+      'import-x/extensions': ['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs'],
       // Workspace packages are ours: `no-cycle` must follow them (it skips external modules).
       'import-x/internal-regex': '^@ax/',
     },
@@ -114,6 +124,13 @@ export default defineConfig(
         { considerDefaultExhaustiveForUnions: true },
       ],
     },
+  },
+
+  // The web console runs in the browser (its own tsconfig: DOM, JSX); it has no logger to use.
+  {
+    files: ['packages/console/**/*.{ts,tsx}'],
+    languageOptions: { globals: browserGlobals },
+    rules: { 'no-console': 'error' },
   },
 
   // Production code logs through pino, never the console; CLIs may print.

@@ -210,6 +210,7 @@ if (!(await waitReady(`${adminUrl}/readyz`, 60_000))) {
 await importExamples();
 say('');
 say(`ax is running. API: ${adminUrl}/api/v1   OpenAPI: ${adminUrl}/api/v1/openapi.json`);
+say(`console: ${adminUrl}/  (sign in with the admin token below)`);
 say(`admin token: ${env.AX_ADMIN_TOKEN}`);
 say(`try: curl -H "Authorization: Bearer ${env.AX_ADMIN_TOKEN}" ${adminUrl}/api/v1/instances?limit=5`);
 say('Ctrl-C stops everything.');

@@ -8,6 +8,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { formatPath, structureProblems, toError, type Issue } from '@ax/core';
 import { AuthFailureLimiter, authenticate, clientAddress, type Principal } from './auth.js';
+import { mountConsole } from './console.js';
 import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
@@ -17,6 +18,8 @@ import { executionRoutes } from './routes/executions.js';
 import { instanceRoutes } from './routes/instances.js';
 import { opsRoutes } from './routes/ops.js';
 import { rerunRoutes } from './routes/reruns.js';
+import { sessionRoutes } from './routes/session.js';
+import { statsRoutes } from './routes/stats.js';
 import { systemRoutes } from './routes/system.js';
 import { taskRoutes } from './routes/tasks.js';
 import type { AppDeps } from './deps.js';
@@ -28,6 +31,8 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...instanceRoutes,
   ...rerunRoutes,
   ...opsRoutes,
+  ...statsRoutes,
+  ...sessionRoutes,
   ...adminRoutes,
   ...executionRoutes,
 ];
@@ -214,6 +219,7 @@ export function createApp(deps: AppDeps): AdminApp {
   const routes: RouteSpec[] = [...system, ...API_ROUTES];
   const limiter = new AuthFailureLimiter(deps.authFailureLimit.max, deps.authFailureLimit.windowMs, deps.now);
   for (const route of routes) mount(app, route, deps, limiter);
+  if (deps.consoleDir !== undefined) mountConsole(app, deps.consoleDir);
   app.use((req: Request, res: Response) => sendError(res, notFound(`${req.method} ${req.path}`)));
   app.use(errorMiddleware(deps.logger));
   return { app, routes, setDraining: () => void (draining = true) };

@@ -27,6 +27,11 @@ export interface AppDeps {
   readonly corsOrigins: readonly string[];
   /** Failed authentications per client address per window before 429 (default 20 per 60000 ms). */
   readonly authFailureLimit: { readonly max: number; readonly windowMs: number };
+  /**
+   * The console's build folder (`@ax/console`'s `dist/`), served at `/`; null = not built (its
+   * paths answer 503); omitted = no console at all (unknown paths are JSON 404s). main.ts sets it.
+   */
+  readonly consoleDir?: string | null;
   /** Milliseconds now (default `Date.now`). */
   readonly now: () => number;
 }

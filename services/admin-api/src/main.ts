@@ -9,6 +9,7 @@ import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, 
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
+import { consoleBuilt, locateConsoleDist } from './console.js';
 import { createApiMetrics } from './metrics.js';
 
 const config = loadConfigOrExit({
@@ -47,6 +48,10 @@ async function main(): Promise<void> {
   // The API serves reads without RabbitMQ; /readyz reports it until the first connection.
   bus.start().catch((err: unknown) => logger.error({ err: toError(err) }, 'RabbitMQ did not start'));
 
+  const consoleDir = locateConsoleDist();
+  if (consoleBuilt(consoleDir)) logger.info({ consoleDir }, 'serving the console at /');
+  else logger.warn({ consoleDir }, 'the console is not built (pnpm build): / answers 503, the API works');
+
   const admin = createApp({
     pool,
     redis,
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
     bodyLimitBytes: config.requestBodyLimitBytes,
     corsOrigins: config.corsOrigins,
     authFailureLimit: { max: 20, windowMs: 60_000 },
+    consoleDir,
     now: Date.now,
   });
   const server: Server = await new Promise((resolve, reject) => {

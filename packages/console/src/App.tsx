@@ -1,0 +1,93 @@
+/** The console: sign-in until a token is accepted, then the pages under one navigation bar. */
+import { Link, Route, Switch, useLocation } from 'wouter';
+import { can } from './roles';
+import { SessionProvider, useSession, useSignIn } from './session';
+import { AuditPage } from './pages/Audit';
+import { DagPage } from './pages/Dag';
+import { DashboardPage } from './pages/Dashboard';
+import { InstanceDetailPage } from './pages/InstanceDetail';
+import { InstancesPage } from './pages/Instances';
+import { SignInPage } from './pages/SignIn';
+import { TaskDetailPage } from './pages/TaskDetail';
+import { TasksPage } from './pages/Tasks';
+import { WorkersPage } from './pages/Workers';
+
+function NavLink({ href, children }: { href: string; children: string }) {
+  const [location] = useLocation();
+  const current = href === '/' ? location === '/' : location === href || location.startsWith(`${href}/`);
+  return (
+    <li>
+      <Link href={href} aria-current={current ? 'page' : undefined}>
+        {children}
+      </Link>
+    </li>
+  );
+}
+
+function Shell() {
+  const { principal, signOut } = useSession();
+  return (
+    <>
+      <header className="container-fluid topbar">
+        <nav>
+          <ul>
+            <li>
+              <Link href="/" className="brand">
+                <strong>ax</strong>
+              </Link>
+            </li>
+          </ul>
+          <ul className="nav-links">
+            <NavLink href="/">Dashboard</NavLink>
+            <NavLink href="/tasks">Tasks</NavLink>
+            <NavLink href="/instances">Instances</NavLink>
+            <NavLink href="/dag">DAG</NavLink>
+            <NavLink href="/workers">Workers</NavLink>
+            {can(principal.role, 'admin') && <NavLink href="/audit">Audit</NavLink>}
+          </ul>
+          <ul>
+            <li className="who" data-testid="who">
+              {principal.name} <small>({principal.role})</small>
+            </li>
+            <li>
+              <button type="button" className="secondary outline small" onClick={() => signOut()}>
+                Sign out
+              </button>
+            </li>
+          </ul>
+        </nav>
+      </header>
+      <main className="container-fluid">
+        <Switch>
+          <Route path="/" component={DashboardPage} />
+          <Route path="/tasks" component={TasksPage} />
+          <Route path="/tasks/:name" component={TaskDetailPage} />
+          <Route path="/instances" component={InstancesPage} />
+          <Route path="/instances/:id" component={InstanceDetailPage} />
+          <Route path="/dag" component={DagPage} />
+          <Route path="/workers" component={WorkersPage} />
+          <Route path="/audit" component={AuditPage} />
+          <Route>
+            <h2>Not found</h2>
+            <p>
+              No page here. <Link href="/">Back to the dashboard</Link>.
+            </p>
+          </Route>
+        </Switch>
+      </main>
+    </>
+  );
+}
+
+function Gate() {
+  const { session } = useSignIn();
+  return session === null ? <SignInPage /> : <Shell />;
+}
+
+export function App() {
+  return (
+    <SessionProvider>
+      <Gate />
+    </SessionProvider>
+  );
+}

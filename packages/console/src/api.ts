@@ -1,0 +1,106 @@
+/**
+ * The admin API from the browser: same origin, bearer token, JSON. Every failure becomes an
+ * `ApiError` whose message is one line for the UI — the API's own `error.message` when it sent
+ * one (ADMIN-API.md "Errors"), never a stack trace.
+ */
+
+/** An API failure as shown to the user. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status; 0 when the API could not be reached. */
+    readonly status: number,
+    /** The API's error code (`NOT_FOUND`, `INVALID_STATE`, …) or `NETWORK` / `HTTP`. */
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Query values; undefined and empty strings are left out. */
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** `{items, nextCursor}` of every list. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Builds `path?query`, skipping unset values. */
+export function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === '' ? path : `${path}?${text}`;
+}
+
+/** One line out of whatever the API answered for a failed request. */
+function messageOf(status: number, statusText: string, body: unknown): { message: string; code: string } {
+  if (typeof body === 'object' && body !== null && 'error' in body) {
+    const error = (body as { error: { code?: unknown; message?: unknown; details?: { issues?: Array<{ message?: unknown }> } } }).error;
+    const issues = error.details?.issues;
+    // A validation failure names its fields: show the first, that is what the user must fix.
+    const first = Array.isArray(issues) && typeof issues[0]?.message === 'string' ? `: ${issues[0].message}` : '';
+    if (typeof error.message === 'string') {
+      return { message: `${error.message}${first}`.split('\n', 1)[0] ?? '', code: typeof error.code === 'string' ? error.code : 'HTTP' };
+    }
+  }
+  return { message: `the admin API answered ${status} ${statusText}`.trim(), code: 'HTTP' };
+}
+
+/** The API as pages use it, bound to the signed-in token. */
+export interface ApiClient {
+  get: <T>(path: string, query?: Query) => Promise<T>;
+  post: <T>(path: string, body?: unknown) => Promise<T>;
+}
+
+/** Sends one request. */
+export async function request<T>(token: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  } catch (err) {
+    throw new ApiError(`cannot reach the admin API (${err instanceof Error ? err.message : String(err)})`, 0, 'NETWORK');
+  }
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  if (text !== '') {
+    try {
+      parsed = JSON.parse(text);
+    } catch (_notJson) {
+      parsed = undefined;
+    }
+  }
+  if (!response.ok) {
+    const { message, code } = messageOf(response.status, response.statusText, parsed);
+    throw new ApiError(message, response.status, code);
+  }
+  return parsed as T;
+}
+
+/** A client whose 401s also call `onUnauthenticated` (the console then signs out). */
+export function createClient(token: string, onUnauthenticated: (error: ApiError) => void): ApiClient {
+  const guarded = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+    try {
+      return await request<T>(token, method, path, body);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) onUnauthenticated(err);
+      throw err;
+    }
+  };
+  return {
+    get: (path, query) => guarded('GET', withQuery(path, query)),
+    post: (path, body) => guarded('POST', path, body ?? {}),
+  };
+}
+
+/** The message of anything thrown, for an error line. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n', 1)[0] ?? err.name;
+  return String(err);
+}

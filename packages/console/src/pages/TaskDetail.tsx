@@ -1,0 +1,187 @@
+/**
+ * One task: its definition, the next fire times in UTC and in the task's own zone, its recent
+ * instances, and (operators) run now, enable/disable and a DAG rerun for a business date.
+ */
+import { useState } from 'react';
+import { Link, useParams } from 'wouter';
+import { errorText, type Page } from '../api';
+import { ErrorLine } from '../components/ErrorLine';
+import { InstanceTable } from '../components/InstanceTable';
+import { Loading } from '../components/Loading';
+import { Notice } from '../components/Notice';
+import { RerunDialog } from '../components/RerunDialog';
+import { duration, inZone, scheduleText, utc } from '../format';
+import { can } from '../roles';
+import { useSession } from '../session';
+import { runNow, setEnabled } from '../task-actions';
+import { useApi } from '../use-api';
+import type { Instance, Task } from '../types';
+
+function Definition({ task }: { task: Task }) {
+  const zone = task.schedule.timezone ?? 'UTC';
+  const rows: Array<[string, string]> = [
+    ['schedule', scheduleText(task.schedule)],
+    ['time zone', zone],
+    ['exec', task.exec.type],
+    ['owner', task.owner === '' ? '—' : task.owner],
+    ['tags', task.tags.length === 0 ? '—' : task.tags.join(', ')],
+    ['priority', String(task.priority)],
+    ['timeout', duration(task.timeoutSeconds * 1000)],
+    ['retry', task.retry.max === 0 ? 'none' : `${task.retry.max}× from ${task.retry.backoffSeconds} s, ×${task.retry.factor}`],
+    ['misfire', task.misfire.policy + (task.misfire.max === undefined ? '' : ` (max ${task.misfire.max})`)],
+    ['block', task.block],
+    ['route', task.route],
+    ['version', String(task.version)],
+    ['last fire', utc(task.lastFireTime)],
+  ];
+  return (
+    <>
+      <table className="definition">
+        <tbody>
+          {rows.map(([k, v]) => (
+            <tr key={k}>
+              <th scope="row">{k}</th>
+              <td>{v}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <details>
+        <summary>Full definition (JSON)</summary>
+        <pre className="output">{JSON.stringify(task, null, 2)}</pre>
+      </details>
+    </>
+  );
+}
+
+export function TaskDetailPage() {
+  const { name = '' } = useParams<{ name: string }>();
+  const path = `/api/v1/tasks/${encodeURIComponent(name)}`;
+  const { client, principal } = useSession();
+  const task = useApi<Task>(path);
+  const preview = useApi<{ fireTimes: string[] }>(`${path}/preview`, { count: 5 }, { refreshMs: 30_000 });
+  const instances = useApi<Page<Instance>>('/api/v1/instances', { task: name, limit: 20 }, { refreshMs: 5_000 });
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [triggered, setTriggered] = useState<string | null>(null);
+  const [rerun, setRerun] = useState(false);
+  const operator = can(principal.role, 'operator');
+
+  const act = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (task.data === undefined) {
+    return (
+      <>
+        <h2>{name}</h2>
+        <ErrorLine error={task.error} />
+        {task.error === null && <Loading what="the task" />}
+      </>
+    );
+  }
+  const t = task.data;
+  const zone = t.schedule.timezone ?? 'UTC';
+  const latestBizDate = instances.data?.items[0]?.bizDate ?? new Date().toISOString().slice(0, 10);
+  return (
+    <>
+      <hgroup>
+        <h2>{t.name}</h2>
+        <p>{t.description === '' ? scheduleText(t.schedule) : t.description}</p>
+      </hgroup>
+      <div className="actions">
+        <span className={t.enabled ? 'pill pill-on' : 'pill pill-off'}>{t.enabled ? 'enabled' : 'disabled'}</span>
+        <Link href={`/dag?root=${encodeURIComponent(t.name)}`}>DAG from here</Link>
+        {operator && (
+          <>
+            <button
+              type="button"
+              data-action="run-now"
+              disabled={busy}
+              onClick={() =>
+                void act(async () => {
+                  const instance = await runNow(client, t.name);
+                  setTriggered(instance.id);
+                  instances.reload();
+                })
+              }
+            >
+              Run now
+            </button>
+            <button type="button" className="secondary" disabled={busy} onClick={() =>
+                void act(async () => {
+                  await setEnabled(client, t.name, !t.enabled);
+                  task.reload();
+                })
+              }>
+              {t.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <button type="button" className="secondary outline" onClick={() => setRerun(true)}>
+              Rerun a date…
+            </button>
+          </>
+        )}
+      </div>
+      {triggered !== null && (
+        <Notice onClose={() => setTriggered(null)}>
+          Triggered: <Link href={`/instances/${triggered}`}>instance #{triggered}</Link>
+        </Notice>
+      )}
+      <ErrorLine error={error ?? task.error} />
+      <div className="grid-2">
+        <section>
+          <h3>Definition</h3>
+          <Definition task={t} />
+        </section>
+        <section>
+          <h3>Next fire times</h3>
+          <ErrorLine error={preview.error} />
+          {preview.data === undefined ? null : preview.data.fireTimes.length === 0 ? (
+            <p>None scheduled{t.schedule.type === 'none' ? ' (manual / dependency only)' : ''}.</p>
+          ) : (
+            <table className="striped" data-testid="fire-times">
+              <thead>
+                <tr>
+                  <th>UTC</th>
+                  <th>{zone}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {preview.data.fireTimes.map((f) => (
+                  <tr key={f}>
+                    <td>{utc(f)}</td>
+                    <td>{inZone(f, zone)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      </div>
+      <section>
+        <h3>Recent instances</h3>
+        <ErrorLine error={instances.error} />
+        {instances.data === undefined ? instances.error === null && <Loading what="instances" /> : <InstanceTable instances={instances.data.items} showTask={false} />}
+        <Link href={`/instances?task=${encodeURIComponent(t.name)}`}>All instances of {t.name} →</Link>
+      </section>
+      {rerun && (
+        <RerunDialog
+          target={{ mode: 'dag', root: t.name, bizDate: latestBizDate }}
+          onClose={() => setRerun(false)}
+          onDone={() => {
+            setRerun(false);
+            instances.reload();
+          }}
+        />
+      )}
+    </>
+  );
+}

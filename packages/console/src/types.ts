@@ -1,0 +1,158 @@
+/** The API resources the console reads (ADMIN-API.md and docs/admin-api.md "Extensions"). */
+
+export type Role = 'viewer' | 'operator' | 'admin';
+
+export interface Principal {
+  name: string;
+  role: Role;
+}
+
+export const FINAL_STATES = ['SUCCESS', 'FAILED', 'CANCELED'] as const;
+
+export type InstanceState = 'WAITING' | 'PENDING' | 'DISPATCHED' | 'RUNNING' | 'RETRY_WAIT' | 'SUCCESS' | 'FAILED' | 'CANCELED';
+
+export interface Schedule {
+  type: 'cron' | 'fixed_rate' | 'once' | 'none';
+  expr?: string;
+  everySeconds?: number;
+  at?: string;
+  timezone?: string;
+}
+
+export interface Task {
+  name: string;
+  description: string;
+  owner: string;
+  schedule: Schedule;
+  exec: { type: string; [key: string]: unknown };
+  params: Record<string, unknown>;
+  tags: string[];
+  priority: number;
+  timeoutSeconds: number;
+  retry: { max: number; backoffSeconds: number; factor: number; jitterSeconds: number };
+  misfire: { policy: string; max?: number };
+  block: string;
+  route: string;
+  enabled: boolean;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  nextFireTime: string | null;
+  lastFireTime: string | null;
+}
+
+export interface Instance {
+  id: string;
+  taskName: string;
+  expectedTime: string;
+  bizDate: string;
+  trigger: string;
+  runNo: number;
+  state: InstanceState;
+  reason: string | null;
+  attempt: number;
+  maxAttempts: number;
+  priority: number;
+  params: Record<string, unknown>;
+  workerId: string | null;
+  currentExecutionId: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+}
+
+export interface Execution {
+  executionId: string;
+  attempt: number;
+  runNo: number;
+  shardIndex: number | null;
+  shardTotal: number | null;
+  workerId: string | null;
+  state: string;
+  reason: string | null;
+  dispatchedAt: string;
+  ackedAt: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  exitCode: number | null;
+  outputTail: string | null;
+  outputTruncated: boolean;
+  error: string | null;
+}
+
+export interface InstanceEvent {
+  type: string;
+  at: string;
+  executionId?: string;
+  workerId?: string;
+  message?: string;
+  data?: Record<string, unknown>;
+}
+
+export interface InstanceDetail extends Instance {
+  executions: Execution[];
+  events: InstanceEvent[];
+  outputTail: string | null;
+}
+
+export interface Worker {
+  id: string;
+  host: string;
+  tags: string[];
+  cores: number;
+  slots: number;
+  running: number;
+  avgDurationMs: number;
+  lastHeartbeat: string;
+  state: 'active' | 'draining';
+  version?: string;
+  clockOffsetMs?: number | null;
+}
+
+export interface TodayStats {
+  day: string;
+  total: number;
+  succeeded: number;
+  failed: number;
+  running: number;
+  avgTriggerDelayMs: number | null;
+  maxDurationMs: number | null;
+  topFailing: Array<{ task: string; count: number }>;
+}
+
+export interface HourStats {
+  hour: string;
+  runs: number;
+  succeeded: number;
+  failed: number;
+  avgFireLagMs: number | null;
+  avgTriggerDelayMs: number | null;
+}
+
+export interface Dag {
+  nodes: string[];
+  edges: Array<{ parent: string; child: string; rule: string }>;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  reason?: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+/** One line of a rerun dry run. */
+export interface RerunPlanItem {
+  action: 'rerun' | 'create';
+  id?: string;
+  taskName: string;
+  expectedTime: string;
+  bizDate: string;
+  from?: string;
+  state: string;
+  runNo?: number;
+}

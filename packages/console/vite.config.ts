@@ -1,0 +1,19 @@
+// Vite builds the console into dist/, which admin-api serves at `/` (services/admin-api/src/console.ts).
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  plugins: [react()],
+  // Served from the root of admin-api; client routes fall back to index.html there.
+  base: '/',
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    // A console for operators, not a landing page: one entry chunk is fine, warn only past 1 MB.
+    chunkSizeWarningLimit: 1024,
+  },
+  server: {
+    // `vite` in packages/console during development: the API of a local stack (pnpm start).
+    proxy: { '/api': 'http://127.0.0.1:8080' },
+  },
+});
