@@ -105,6 +105,7 @@ export {
   insertExecutions,
   isDispatchPaused,
   loadTasksById,
+  TaskDefinitionCache,
   lockTasksForBlockCheck,
   recordNoWorker,
   rerunBatchLoads,

@@ -240,7 +240,7 @@ export async function runShardTimers(ctx: BrokerContext, expiry: boolean): Promi
       const all = [...due, ...ackExpired, ...running];
       if (all.length === 0) return;
       const instances = await loadInstancesForDispatch(conn, all.map((s) => s.instanceId));
-      const tasks = await loadTasksById(conn, all.map((s) => s.taskId));
+      const tasks = await loadTasksById(conn, all.map((s) => s.taskId), ctx.definitions);
       const failedInstances = new Set<string>();
 
       const pick = async (s: TimedShard, prefer: string | null, exclude: readonly string[]): Promise<WorkerSnapshot | null> => {

@@ -4,7 +4,7 @@
  */
 import type { Bus, Consumer } from '@ax/bus';
 import { closeRedis, isRetryableError, redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Logger, type Metrics, type Redis } from '@ax/kit';
-import type { StorePool } from '@ax/store';
+import { TaskDefinitionCache, type StorePool } from '@ax/store';
 import { checkBacklogOnce } from './backlog.js';
 import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
@@ -64,6 +64,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     rateLimiter: createRateLimiter(redis, keys, config.dispatchRatePerSecond),
     workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs),
     links,
+    definitions: new TaskDefinitionCache(),
     random: deps.random ?? Math.random,
     wakeDispatch: () => dispatchLoop?.wake(),
     notifyFinished: (taskNames, bizDates) => {

@@ -1,7 +1,7 @@
 /** What every part of a broker shares. */
 import type { Bus } from '@ax/bus';
 import type { Logger, Redis, RedisKeys } from '@ax/kit';
-import type { StorePool } from '@ax/store';
+import type { StorePool, TaskDefinitionCache } from '@ax/store';
 import type { BrokerConfig } from './config.js';
 import type { LinkMonitor } from './links.js';
 import type { BrokerMetrics } from './metrics.js';
@@ -22,6 +22,8 @@ export interface BrokerContext {
   readonly rateLimiter: RateLimiter;
   readonly workers: WorkerDirectory;
   readonly links: LinkMonitor;
+  /** Validated task definitions by id and version (parsed once per version, not per batch). */
+  readonly definitions: TaskDefinitionCache;
   /** Random numbers in [0, 1) (routing ties, retry jitter). */
   readonly random: () => number;
   /** Asks the dispatch loop to run again soon (a slot was freed, an instance became PENDING). */

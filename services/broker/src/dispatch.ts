@@ -84,7 +84,7 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
     const result = await inTransaction(pool, async (conn) => {
       const claimed = await claimDuePending(conn, granted);
       if (claimed.length === 0) return { planned: [] as Planned[], outcome: EMPTY };
-      const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId));
+      const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId), ctx.definitions);
       const blocking = [...tasks.values()].filter((t) => t.definition.block !== 'parallel');
       await lockTasksForBlockCheck(conn, blocking.map((t) => t.id));
       const blockNames = blocking.map((t) => t.definition.name);

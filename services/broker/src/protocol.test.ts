@@ -177,6 +177,9 @@ describe('broker protocol rules', () => {
     const id = await h.instance(task);
     const [first] = await peer.waitDispatches(1);
     await peer.ack([first!]);
+    // ACK and result travel as separate messages and may be applied in either order (R16);
+    // this test pins the order to check the exact event sequence.
+    await h.waitState(id, 'RUNNING');
     await peer.result([first!], 'FAILED', { exitCode: 3, error: 'exit 3' });
     const waiting = await h.waitState(id, 'RETRY_WAIT');
     const [delay] = await rows('SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), due_at) / 1000 AS ms FROM task_instance WHERE id = ?', [id]);
@@ -185,6 +188,7 @@ describe('broker protocol rules', () => {
     const [, second] = await peer.waitDispatches(2);
     expect(second?.attempt).toBe(2);
     await peer.ack([second!]);
+    await h.waitState(id, 'RUNNING');
     await peer.result([second!], 'TIMEOUT');
     expect((await h.waitState(id, 'FAILED')).reason).toBe('TIMEOUT');
     expect(await h.events(id)).toEqual(['CREATED', 'DISPATCHED', 'ACKED', 'FAILED', 'RETRY_SCHEDULED', 'RETRY_DUE', 'DISPATCHED', 'ACKED', 'TIMED_OUT']);

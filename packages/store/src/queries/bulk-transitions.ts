@@ -85,9 +85,11 @@ export async function markExecutionsAcked(db: Queryable, executionIds: readonly 
 }
 
 /**
- * Records many executions' outcomes (the run log) in one `UPDATE … JOIN` over a derived table
- * of the values (the `IN` list keeps the lookup on the unique index whatever the derived
- * table's collation). Closed outcomes only (`open` is for async acceptance, recorded one by one).
+ * Records many executions' outcomes (the run log) in one single-table `UPDATE` whose values
+ * are `CASE execution_id WHEN … THEN … END` per column (one plain value when every row shares
+ * it). Not an `UPDATE … JOIN (SELECT … UNION ALL …)`: that form crashed MariaDB 10.11.19
+ * (signal 11) under load here. Closed outcomes only (`open` is for async acceptance, recorded
+ * one by one).
  */
 export async function recordExecutionOutcomes(
   db: Queryable,
@@ -95,31 +97,32 @@ export async function recordExecutionOutcomes(
 ): Promise<void> {
   if (outcomes.length === 0) return;
   const unique = [...new Map(outcomes.map((o) => [o.executionId, o])).values()];
-  const select =
-    'SELECT ? AS execution_id, ? AS state, ? AS reason, ? AS exit_code, ? AS output_tail, ? AS output_truncated, ? AS error, ? AS result, ? AS started_at, ? AS ended_at';
-  const params: unknown[] = [];
-  for (const { executionId, outcome: o } of unique) {
-    if (o.open === true) throw new Error(`recordExecutionOutcomes: execution ${executionId} is open (async); record it with recordExecutionOutcome`);
-    params.push(
-      executionId,
-      o.state,
-      o.reason ?? null,
-      o.exitCode ?? null,
-      o.outputTail ?? null,
-      o.outputTruncated ? 1 : 0,
-      o.error ?? null,
-      encodeJsonNullable(o.result ?? null),
-      o.startedAt ?? null,
-      o.endedAt ?? null,
-    );
+  for (const { executionId, outcome } of unique) {
+    if (outcome.open === true) throw new Error(`recordExecutionOutcomes: execution ${executionId} is open (async); record it with recordExecutionOutcome`);
   }
-  await db.query(
-    `UPDATE task_execution e
-       JOIN (${unique.map(() => select).join(' UNION ALL ')}) v ON v.execution_id = e.execution_id
-        SET e.state = v.state, e.reason = v.reason, e.exit_code = v.exit_code, e.output_tail = v.output_tail,
-            e.output_truncated = v.output_truncated, e.error = v.error, e.result = COALESCE(v.result, e.result),
-            e.started_at = COALESCE(v.started_at, e.started_at, e.acked_at), e.ended_at = COALESCE(v.ended_at, NOW(3))
-      WHERE e.execution_id IN (?)`,
-    [...params, unique.map((o) => o.executionId)],
-  );
+  const ids = unique.map((u) => u.executionId);
+  const params: unknown[] = [];
+  /** `CASE execution_id WHEN ? THEN ? … END`, or one `?` when every row has the same value. */
+  const valueOf = (pick: (o: ExecutionOutcome) => unknown): string => {
+    const values = unique.map((u) => pick(u.outcome));
+    const first = values[0];
+    if (values.every((v) => v === first || (v instanceof Date && first instanceof Date && v.getTime() === first.getTime()))) {
+      params.push(first);
+      return '?';
+    }
+    unique.forEach((u, i) => params.push(u.executionId, values[i]));
+    return `CASE execution_id ${unique.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+  };
+  const assignments = [
+    `state = ${valueOf((o) => o.state)}`,
+    `reason = ${valueOf((o) => o.reason ?? null)}`,
+    `exit_code = ${valueOf((o) => o.exitCode ?? null)}`,
+    `output_tail = ${valueOf((o) => o.outputTail ?? null)}`,
+    `output_truncated = ${valueOf((o) => (o.outputTruncated ? 1 : 0))}`,
+    `error = ${valueOf((o) => o.error ?? null)}`,
+    `result = COALESCE(${valueOf((o) => encodeJsonNullable(o.result ?? null))}, result)`,
+    `started_at = COALESCE(${valueOf((o) => o.startedAt ?? null)}, started_at, acked_at)`,
+    `ended_at = COALESCE(${valueOf((o) => o.endedAt ?? null)}, NOW(3))`,
+  ];
+  await db.query(`UPDATE task_execution SET ${assignments.join(', ')} WHERE execution_id IN (?)`, [...params, ids]);
 }

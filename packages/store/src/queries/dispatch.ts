@@ -96,13 +96,38 @@ export async function claimDuePending(conn: Queryable, limit: number): Promise<C
   }));
 }
 
-/** Tasks by id (a plain read; the definition is re-validated by `taskFromRow`). */
-export async function loadTasksById(db: Queryable, ids: readonly string[]): Promise<Map<string, TaskRecord>> {
+/**
+ * Definitions already validated, by `id@version` (a row's definition never changes without a
+ * new version). Passed to {@link loadTasksById} by a long-lived reader such as the broker, so
+ * a task's definition is parsed once per version instead of once per claimed batch.
+ */
+export class TaskDefinitionCache {
+  readonly #byKey = new Map<string, TaskRecord>();
+  constructor(private readonly maxEntries = 10_000) {}
+
+  get(id: string, version: number): TaskRecord | undefined {
+    return this.#byKey.get(`${id}@${version}`);
+  }
+
+  set(record: TaskRecord): void {
+    if (this.#byKey.size >= this.maxEntries) this.#byKey.clear(); // simple bound; refilled on demand
+    this.#byKey.set(`${record.id}@${record.version}`, record);
+  }
+}
+
+/**
+ * Tasks by id. The definition is re-validated by `taskFromRow`, unless `cache` holds that
+ * task at that version (then the cached record is returned: its definition is the same, its
+ * counters and watermark may be older — callers of this function use the definition).
+ */
+export async function loadTasksById(db: Queryable, ids: readonly string[], cache?: TaskDefinitionCache): Promise<Map<string, TaskRecord>> {
   const out = new Map<string, TaskRecord>();
   if (ids.length === 0) return out;
   const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [[...new Set(ids)]]);
   for (const row of rows) {
-    const record = taskFromRow(row);
+    const cached = cache?.get(String(row.id), Number(row.version));
+    const record = cached ?? taskFromRow(row);
+    if (cached === undefined) cache?.set(record);
     out.set(record.id, record);
   }
   return out;
