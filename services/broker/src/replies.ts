@@ -22,6 +22,7 @@ import {
   transitionInstances,
   type ExecutionOutcome,
   type ExecutionWithInstance,
+  type Queryable,
   type NewEvent,
 } from '@ax/store';
 import { failAttempt } from './attempts.js';
@@ -29,6 +30,7 @@ import { applyShardAck, applyShardResult } from './broadcast.js';
 import type { BrokerContext } from './context.js';
 import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
+import { EventBatcher } from './event-batch.js';
 import { uuidv7 } from './uuidv7.js';
 
 interface Effects {
@@ -48,6 +50,23 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** The handler of `<ns>.events`. */
 export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) => Promise<ConsumeOutcome> {
+  // Messages that arrive together are applied together: one transaction per kind (R10).
+  const batcher = new EventBatcher(async (messages) => {
+    const effects = newEffects();
+    await inTransaction(ctx.pool, async (conn) => {
+      // Several messages: every instance of the batch locked first, in id order, so two
+      // brokers applying overlapping batches wait for each other instead of deadlocking (each
+      // message then re-reads its rows, fresh, under the locks it already holds).
+      if (messages.length > 1) await lockExecutions(conn, messages.flatMap((m) => m.items.map((i) => i.executionId)));
+      for (const m of messages) {
+        if (m.kind === 'ack') await applyAcks(ctx, conn, m, effects);
+        else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, effects);
+        else await applyResults(ctx, conn, m, effects);
+      }
+    });
+    ctx.links.setMysql(true);
+    await runEffects(ctx, effects);
+  });
   return async (raw) => {
     const parsed = parseMessage(raw.body);
     if (!parsed.ok) {
@@ -56,27 +75,18 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
       return { action: 'dead-letter', reason: parsed.reason };
     }
     const message = parsed.message;
+    switch (message.kind) {
+      case 'heartbeat':
+        return 'ack'; // the Redis registry is the lease (R14); heartbeats on the bus are informational
+      case 'dispatch':
+      case 'cancel':
+        ctx.metrics.invalidMessages.inc({ kind: message.kind });
+        return { action: 'dead-letter', reason: `a ${message.kind} message does not belong on the events queue` };
+      default:
+        break;
+    }
     try {
-      const effects = newEffects();
-      switch (message.kind) {
-        case 'ack':
-          await applyAcks(ctx, message, effects);
-          break;
-        case 'refusal':
-          await applyRefusals(ctx, message, effects);
-          break;
-        case 'result':
-          await applyResults(ctx, message, effects);
-          break;
-        case 'heartbeat':
-          return 'ack'; // the Redis registry is the lease (R14); heartbeats on the bus are informational
-        case 'dispatch':
-        case 'cancel':
-          ctx.metrics.invalidMessages.inc({ kind: message.kind });
-          return { action: 'dead-letter', reason: `a ${message.kind} message does not belong on the events queue` };
-      }
-      ctx.links.setMysql(true);
-      await runEffects(ctx, effects);
+      await batcher.submit(message);
       return 'ack';
     } catch (thrown) {
       const error = toError(thrown);
@@ -123,113 +133,109 @@ function uniqueItems<T extends { executionId: string }>(items: readonly T[]): T[
   return [...new Map(items.map((i) => [i.executionId, i])).values()];
 }
 
-async function applyAcks(ctx: BrokerContext, message: AckMessage, effects: Effects): Promise<void> {
-  await inTransaction(ctx.pool, async (conn) => {
-    const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
-    const events: NewEvent[] = [];
-    const acked: string[] = [];
-    const toRunning = new Map<string, { r: ExecutionWithInstance; workerId: string }>();
-    for (const item of uniqueItems(message.items)) {
-      const r = rows.get(item.executionId);
-      if (r === undefined) {
-        ctx.logger.warn({ executionId: item.executionId, workerId: message.workerId }, 'ACK of an unknown execution ignored');
-        continue;
-      }
-      if (r.executionShardIndex !== null) {
-        // R21: a broadcast shard is fenced by its own current execution.
-        await applyShardAck(ctx, conn, message.workerId, r, events, effects);
-        continue;
-      }
-      const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
-      if (r.currentExecutionId !== item.executionId) {
-        // R16/§4: the dispatch was re-routed; this worker must not run it to completion unnoticed.
-        if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'SUPERSEDED', 'SUPERSEDED', { ended: true });
-        events.push({ ...base, type: 'FENCED', message: 'ACK of a superseded execution; cancel sent' });
-        effects.cancels.push({ workerId: message.workerId, executionId: item.executionId, reason: 'SUPERSEDED' });
-        effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
-        ctx.metrics.fenced.inc({ kind: 'ack' });
-        continue;
-      }
-      acked.push(item.executionId);
-      if (r.state !== 'DISPATCHED') continue; // R16: an ACK for an instance past RUNNING is a no-op
-      toRunning.set(r.instanceId, { r, workerId: message.workerId });
+async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessage, effects: Effects): Promise<void> {
+  const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+  const events: NewEvent[] = [];
+  const acked: string[] = [];
+  const toRunning = new Map<string, { r: ExecutionWithInstance; workerId: string }>();
+  for (const item of uniqueItems(message.items)) {
+    const r = rows.get(item.executionId);
+    if (r === undefined) {
+      ctx.logger.warn({ executionId: item.executionId, workerId: message.workerId }, 'ACK of an unknown execution ignored');
+      continue;
     }
-    // R10: every ACK of the message in two statements; the rows are locked, the fence stays in
-    // the WHERE all the same.
-    await markExecutionsAcked(conn, acked);
-    const won = await transitionInstances(conn, {
-      ids: [...toRunning.keys()],
-      from: 'DISPATCHED',
-      to: 'RUNNING',
-      fence: new Map([...toRunning].map(([id, t]) => [id, t.r.executionId])),
-      set: { lease_until: nowPlusMs(ctx.config.leaseTtlMs), started_at: { expr: 'COALESCE(started_at, NOW(3))' }, ack_deadline: null },
-    });
-    for (const [instanceId, { r, workerId }] of toRunning) {
-      if (!won.has(instanceId)) continue;
-      events.push({ instanceId, executionId: r.executionId, workerId, type: 'ACKED' });
-      ctx.metrics.ackLatency.observe(Math.max(0, r.sinceDispatchMs) / 1000);
-      effects.extends.push({
-        workerId,
-        executionId: r.executionId,
-        ttlMs: (r.timeoutSeconds ?? 3_600) * 1000 + ctx.config.leaseTtlMs + ctx.config.lostWorkerGraceMs,
-      });
+    if (r.executionShardIndex !== null) {
+      // R21: a broadcast shard is fenced by its own current execution.
+      await applyShardAck(ctx, conn, message.workerId, r, events, effects);
+      continue;
     }
-    await appendEvents(conn, events);
+    const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
+    if (r.currentExecutionId !== item.executionId) {
+      // R16/§4: the dispatch was re-routed; this worker must not run it to completion unnoticed.
+      if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'SUPERSEDED', 'SUPERSEDED', { ended: true });
+      events.push({ ...base, type: 'FENCED', message: 'ACK of a superseded execution; cancel sent' });
+      effects.cancels.push({ workerId: message.workerId, executionId: item.executionId, reason: 'SUPERSEDED' });
+      effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+      ctx.metrics.fenced.inc({ kind: 'ack' });
+      continue;
+    }
+    acked.push(item.executionId);
+    if (r.state !== 'DISPATCHED') continue; // R16: an ACK for an instance past RUNNING is a no-op
+    toRunning.set(r.instanceId, { r, workerId: message.workerId });
+  }
+  // R10: every ACK of the message in two statements; the rows are locked, the fence stays in
+  // the WHERE all the same.
+  await markExecutionsAcked(conn, acked);
+  const won = await transitionInstances(conn, {
+    ids: [...toRunning.keys()],
+    from: 'DISPATCHED',
+    to: 'RUNNING',
+    fence: new Map([...toRunning].map(([id, t]) => [id, t.r.executionId])),
+    set: { lease_until: nowPlusMs(ctx.config.leaseTtlMs), started_at: { expr: 'COALESCE(started_at, NOW(3))' }, ack_deadline: null },
   });
+  for (const [instanceId, { r, workerId }] of toRunning) {
+    if (!won.has(instanceId)) continue;
+    events.push({ instanceId, executionId: r.executionId, workerId, type: 'ACKED' });
+    ctx.metrics.ackLatency.observe(Math.max(0, r.sinceDispatchMs) / 1000);
+    effects.extends.push({
+      workerId,
+      executionId: r.executionId,
+      ttlMs: (r.timeoutSeconds ?? 3_600) * 1000 + ctx.config.leaseTtlMs + ctx.config.lostWorkerGraceMs,
+    });
+  }
+  await appendEvents(conn, events);
 }
 
-async function applyRefusals(ctx: BrokerContext, message: RefusalMessage, effects: Effects): Promise<void> {
-  await inTransaction(ctx.pool, async (conn) => {
-    const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
-    const events: NewEvent[] = [];
-    for (const item of message.items) {
-      ctx.metrics.refusals.inc({ reason: item.reason });
-      const r = rows.get(item.executionId);
-      if (r === undefined) continue;
-      const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
-      if (item.reason === 'DUPLICATE') {
-        // A redelivered dispatch the worker's outbox already holds (R12): nothing changes.
-        events.push({ ...base, type: 'REFUSED', message: 'duplicate delivery ignored by the worker', data: { reason: item.reason } });
-        continue;
-      }
-      effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
-      if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'REFUSED', item.reason, { ended: true });
-      const detail = item.detail === undefined ? '' : `: ${item.detail}`;
-      events.push({ ...base, type: item.reason === 'CLOCK_SKEW' ? 'CLOCK_SKEW' : 'REFUSED', message: `refused ${item.reason}${detail}`, data: { reason: item.reason } });
-      if (r.executionShardIndex !== null) {
-        // R21: a refused shard waits as a retry of itself, due now, without counting an attempt.
-        if (r.latestOfShard && r.executionRunNo === r.runNo && (r.state === 'DISPATCHED' || r.state === 'RUNNING')) {
-          await insertShardExecution(conn, {
-            executionId: uuidv7(),
-            instanceId: r.instanceId,
-            attempt: r.executionAttempt,
-            runNo: r.runNo,
-            shardIndex: r.executionShardIndex,
-            shardTotal: r.executionShardTotal ?? r.shardTotal ?? 1,
-            workerId: message.workerId,
-            state: 'RETRY_WAIT',
-            delayMs: 0,
-          });
-          events.push({ ...base, type: 'REROUTED', message: `shard ${r.executionShardIndex + 1} refused ${item.reason}; re-dispatched without counting an attempt` });
-        }
-        continue;
-      }
-      if (r.currentExecutionId !== item.executionId || r.state !== 'DISPATCHED') continue;
-      // R16: a refusal is a transition — re-route without counting an attempt.
-      const won = await transitionInstance(conn, {
-        id: r.instanceId,
-        from: 'DISPATCHED',
-        to: 'PENDING',
-        fenceExecutionId: item.executionId,
-        set: { ack_deadline: null },
-      });
-      if (won) {
-        events.push({ ...base, type: 'REROUTED', message: `refused ${item.reason}; re-routed without counting an attempt` });
-        effects.wake = true;
-      }
+async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: RefusalMessage, effects: Effects): Promise<void> {
+  const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+  const events: NewEvent[] = [];
+  for (const item of message.items) {
+    ctx.metrics.refusals.inc({ reason: item.reason });
+    const r = rows.get(item.executionId);
+    if (r === undefined) continue;
+    const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
+    if (item.reason === 'DUPLICATE') {
+      // A redelivered dispatch the worker's outbox already holds (R12): nothing changes.
+      events.push({ ...base, type: 'REFUSED', message: 'duplicate delivery ignored by the worker', data: { reason: item.reason } });
+      continue;
     }
-    await appendEvents(conn, events);
-  });
+    effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+    if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'REFUSED', item.reason, { ended: true });
+    const detail = item.detail === undefined ? '' : `: ${item.detail}`;
+    events.push({ ...base, type: item.reason === 'CLOCK_SKEW' ? 'CLOCK_SKEW' : 'REFUSED', message: `refused ${item.reason}${detail}`, data: { reason: item.reason } });
+    if (r.executionShardIndex !== null) {
+      // R21: a refused shard waits as a retry of itself, due now, without counting an attempt.
+      if (r.latestOfShard && r.executionRunNo === r.runNo && (r.state === 'DISPATCHED' || r.state === 'RUNNING')) {
+        await insertShardExecution(conn, {
+          executionId: uuidv7(),
+          instanceId: r.instanceId,
+          attempt: r.executionAttempt,
+          runNo: r.runNo,
+          shardIndex: r.executionShardIndex,
+          shardTotal: r.executionShardTotal ?? r.shardTotal ?? 1,
+          workerId: message.workerId,
+          state: 'RETRY_WAIT',
+          delayMs: 0,
+        });
+        events.push({ ...base, type: 'REROUTED', message: `shard ${r.executionShardIndex + 1} refused ${item.reason}; re-dispatched without counting an attempt` });
+      }
+      continue;
+    }
+    if (r.currentExecutionId !== item.executionId || r.state !== 'DISPATCHED') continue;
+    // R16: a refusal is a transition — re-route without counting an attempt.
+    const won = await transitionInstance(conn, {
+      id: r.instanceId,
+      from: 'DISPATCHED',
+      to: 'PENDING',
+      fenceExecutionId: item.executionId,
+      set: { ack_deadline: null },
+    });
+    if (won) {
+      events.push({ ...base, type: 'REROUTED', message: `refused ${item.reason}; re-routed without counting an attempt` });
+      effects.wake = true;
+    }
+  }
+  await appendEvents(conn, events);
 }
 
 /** Execution states written from a result: a second result of the same execution is a duplicate. */
@@ -243,50 +249,48 @@ const EXECUTION_STATE: Record<ResultItem['outcome'], string> = {
   WORKER_RESTART: 'WORKER_RESTART',
 };
 
-async function applyResults(ctx: BrokerContext, message: ResultMessage, effects: Effects): Promise<void> {
-  await inTransaction(ctx.pool, async (conn) => {
-    const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
-    const events: NewEvent[] = [];
-    // R10: the common case — the current execution of an active instance succeeded — is
-    // collected and written set-based; anything else is applied one by one, in order, after
-    // what was collected before it.
-    let successes: Array<{ item: ResultItem; r: ExecutionWithInstance }> = [];
-    const flush = async (): Promise<void> => {
-      if (successes.length === 0) return;
-      const batch = successes;
-      successes = [];
-      await recordExecutionOutcomes(conn, batch.map(({ item }) => ({ executionId: item.executionId, outcome: { ...outcomeOf(item), state: 'SUCCESS', reason: null } })));
-      const won = await transitionInstances(conn, {
-        ids: batch.map(({ r }) => r.instanceId),
-        from: ['DISPATCHED', 'RUNNING'],
-        to: 'SUCCESS',
-        fence: new Map(batch.map(({ r }) => [r.instanceId, r.executionId])),
-        set: { reason: null, ended_at: NOW, ack_deadline: null, lease_until: null, started_at: { expr: 'COALESCE(started_at, NOW(3))' } },
-      });
-      for (const { r } of batch) {
-        if (!won.has(r.instanceId)) continue;
-        events.push({ instanceId: r.instanceId, executionId: r.executionId, workerId: r.executionWorkerId, type: 'SUCCEEDED' });
-        finished(effects, r);
-      }
-    };
-    for (const item of uniqueItems(message.items)) {
-      const r = rows.get(item.executionId);
-      if (r === undefined) {
-        ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
-        continue;
-      }
-      if (isPlainSuccess(item, r)) {
-        if (message.origin !== 'report') effects.releases.push({ workerId: r.executionWorkerId, executionId: item.executionId });
-        ctx.metrics.results.inc({ outcome: item.outcome });
-        successes.push({ item, r });
-        continue;
-      }
-      await flush();
-      await applyResult(ctx, conn, message, item, r, events, effects);
+async function applyResults(ctx: BrokerContext, conn: Queryable, message: ResultMessage, effects: Effects): Promise<void> {
+  const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+  const events: NewEvent[] = [];
+  // R10: the common case — the current execution of an active instance succeeded — is
+  // collected and written set-based; anything else is applied one by one, in order, after
+  // what was collected before it.
+  let successes: Array<{ item: ResultItem; r: ExecutionWithInstance }> = [];
+  const flush = async (): Promise<void> => {
+    if (successes.length === 0) return;
+    const batch = successes;
+    successes = [];
+    await recordExecutionOutcomes(conn, batch.map(({ item }) => ({ executionId: item.executionId, outcome: { ...outcomeOf(item), state: 'SUCCESS', reason: null } })));
+    const won = await transitionInstances(conn, {
+      ids: batch.map(({ r }) => r.instanceId),
+      from: ['DISPATCHED', 'RUNNING'],
+      to: 'SUCCESS',
+      fence: new Map(batch.map(({ r }) => [r.instanceId, r.executionId])),
+      set: { reason: null, ended_at: NOW, ack_deadline: null, lease_until: null, started_at: { expr: 'COALESCE(started_at, NOW(3))' } },
+    });
+    for (const { r } of batch) {
+      if (!won.has(r.instanceId)) continue;
+      events.push({ instanceId: r.instanceId, executionId: r.executionId, workerId: r.executionWorkerId, type: 'SUCCEEDED' });
+      finished(effects, r);
+    }
+  };
+  for (const item of uniqueItems(message.items)) {
+    const r = rows.get(item.executionId);
+    if (r === undefined) {
+      ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
+      continue;
+    }
+    if (isPlainSuccess(item, r)) {
+      if (message.origin !== 'report') effects.releases.push({ workerId: r.executionWorkerId, executionId: item.executionId });
+      ctx.metrics.results.inc({ outcome: item.outcome });
+      successes.push({ item, r });
+      continue;
     }
     await flush();
-    await appendEvents(conn, events);
-  });
+    await applyResult(ctx, conn, message, item, r, events, effects);
+  }
+  await flush();
+  await appendEvents(conn, events);
 }
 
 /** A SUCCESS of the current execution of a DISPATCHED/RUNNING, non-broadcast instance, not yet recorded. */

@@ -1,0 +1,96 @@
+/**
+ * Coalesces the `<ns>.events` messages that arrive together (up to the consumer's prefetch)
+ * into one transaction per kind (R10 on the broker side): the workers already batch the items
+ * of one tick into one message, and under load many such messages wait in the queue at once.
+ * Items of the same worker (and origin) are merged into one message, so the set-based writes
+ * see them together.
+ *
+ * Each submitted message resolves when the transaction holding it committed, or rejects with
+ * its error. A retryable error (MySQL away, deadlock) rejects the whole batch (each message is
+ * requeued); any other error re-applies the batch's messages one by one, so that only the
+ * message that really fails is dead-lettered.
+ */
+import type { AckMessage, RefusalMessage, ResultMessage } from '@ax/core';
+import { isRetryableError } from '@ax/kit';
+
+/** The kinds applied in batches. */
+export type BatchedMessage = AckMessage | RefusalMessage | ResultMessage;
+
+/** Items per transaction at most (a batch stops growing past this). */
+const MAX_ITEMS_PER_BATCH = 2_000;
+
+interface Pending {
+  readonly message: BatchedMessage;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Merges messages of one kind from the same worker and origin (items in arrival order). */
+export function mergeMessages<M extends BatchedMessage>(messages: readonly M[]): M[] {
+  const byKey = new Map<string, M>();
+  for (const m of messages) {
+    const origin = m.kind === 'result' ? (m.origin ?? 'worker') : '';
+    const key = `${m.workerId}\u0000${origin}`;
+    const seen = byKey.get(key);
+    byKey.set(key, seen === undefined ? m : { ...seen, items: [...seen.items, ...m.items] });
+  }
+  return [...byKey.values()];
+}
+
+export class EventBatcher {
+  readonly #pending = new Map<BatchedMessage['kind'], Pending[]>();
+  readonly #scheduled = new Set<BatchedMessage['kind']>();
+
+  /** `apply` runs the merged messages of one batch in one transaction. */
+  constructor(private readonly apply: (messages: readonly BatchedMessage[]) => Promise<void>) {}
+
+  /** Resolves once the transaction holding `message` committed. */
+  submit(message: BatchedMessage): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const list = this.#pending.get(message.kind) ?? [];
+      list.push({ message, resolve, reject });
+      this.#pending.set(message.kind, list);
+      this.#schedule(message.kind);
+    });
+  }
+
+  #schedule(kind: BatchedMessage['kind']): void {
+    if (this.#scheduled.has(kind)) return;
+    this.#scheduled.add(kind);
+    setImmediate(() => {
+      this.#scheduled.delete(kind);
+      void this.#flush(kind);
+    });
+  }
+
+  async #flush(kind: BatchedMessage['kind']): Promise<void> {
+    const list = this.#pending.get(kind) ?? [];
+    let items = 0;
+    let take = 0;
+    while (take < list.length && (take === 0 || items + (list[take] as Pending).message.items.length <= MAX_ITEMS_PER_BATCH)) {
+      items += (list[take] as Pending).message.items.length;
+      take += 1;
+    }
+    const batch = list.splice(0, take);
+    if (list.length > 0) this.#schedule(kind);
+    if (batch.length === 0) return;
+    try {
+      await this.apply(mergeMessages(batch.map((p) => p.message)));
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      if (batch.length === 1 || isRetryableError(error)) {
+        for (const p of batch) p.reject(error);
+        return;
+      }
+      // Isolate the message that fails: the others still apply.
+      for (const p of batch) {
+        try {
+          await this.apply([p.message]);
+          p.resolve();
+        } catch (single) {
+          p.reject(single);
+        }
+      }
+    }
+  }
+}
