@@ -101,6 +101,22 @@ describe('broker protocol rules', () => {
     expect(await h.events(id)).toEqual(['CREATED', 'DISPATCHED', 'REFUSED', 'REROUTED', 'DISPATCHED']);
   });
 
+  it('R16 a refusal CLOCK_SKEW re-routes without counting an attempt and lands one CLOCK_SKEW alert per worker and hour', async () => {
+    const task = await h.task('r16_skew', { tags: ['r16s'] });
+    const peer = await h.peer('w-r16s', ['r16s']);
+    const id = await h.instance(task);
+    const [first] = await peer.waitDispatches(1);
+    await peer.refuse([first!], 'CLOCK_SKEW');
+    const [, second] = await peer.waitDispatches(2);
+    expect(second?.attempt).toBe(1);
+    await peer.refuse([second!], 'CLOCK_SKEW'); // still skewed: no second alert this hour
+    await peer.waitDispatches(3);
+    expect((await h.events(id)).slice(0, 5)).toEqual(['CREATED', 'DISPATCHED', 'CLOCK_SKEW', 'REROUTED', 'DISPATCHED']);
+    const alerts = await rows(`SELECT kind, worker_id, message FROM alert_log WHERE kind = 'CLOCK_SKEW' AND worker_id = 'w-r16s'`);
+    expect(alerts).toHaveLength(1);
+    expect(String(alerts[0]?.message)).toContain('w-r16s');
+  });
+
   it('R16 an ACK of a superseded (re-routed) execution is answered with a cancel; R17 a late SUCCESS of it is adopted while the current one has not ACKed', async () => {
     const task = await h.task('r17_adopt', { tags: ['r17'] });
     const a = await h.peer('w-r17a', ['r17']);
@@ -243,11 +259,11 @@ describe('broker protocol rules', () => {
 
   it('delivers alerts to the webhook in the generic JSON, retrying after a failure, once per alert', async () => {
     await raiseAlert(h.db.pool, { kind: 'CLOCK_SKEW', severity: 'warning', subject: 'worker:w-x', workerId: 'w-x', message: 'clock off by 3 s' });
-    const got = await waitFor(() => webhook.find((w) => w.kind === 'CLOCK_SKEW'), { description: 'webhook delivery', timeoutMs: 15_000 });
+    const got = await waitFor(() => webhook.find((w) => w.kind === 'CLOCK_SKEW' && w.workerId === 'w-x'), { description: 'webhook delivery', timeoutMs: 15_000 });
     expect(got).toMatchObject({ kind: 'CLOCK_SKEW', severity: 'warning', workerId: 'w-x', message: 'clock off by 3 s' });
     expect(typeof got.at).toBe('string');
-    const [row] = await rows(`SELECT delivered_at FROM alert_log WHERE kind = 'CLOCK_SKEW'`);
+    const [row] = await rows(`SELECT delivered_at FROM alert_log WHERE kind = 'CLOCK_SKEW' AND worker_id = 'w-x'`);
     expect(row?.delivered_at).not.toBeNull();
-    expect(webhook.filter((w) => w.kind === 'CLOCK_SKEW')).toHaveLength(1);
+    expect(webhook.filter((w) => w.kind === 'CLOCK_SKEW' && w.workerId === 'w-x')).toHaveLength(1);
   });
 });

@@ -15,6 +15,7 @@ import {
   markExecutionAcked,
   markExecutionsAcked,
   nowPlusMs,
+  raiseAlert,
   recordExecutionOutcome,
   recordExecutionOutcomes,
   setExecutionState,
@@ -200,6 +201,17 @@ async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: Refus
       continue;
     }
     effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+    if (item.reason === 'CLOCK_SKEW') {
+      // §5/§7: the worker leaves the registry and alerts its webhook itself; the alert log
+      // (admin API, console) hears it here, once per worker and hour.
+      await raiseAlert(conn, {
+        kind: 'CLOCK_SKEW',
+        severity: 'warning',
+        subject: `worker:${message.workerId}:${new Date().toISOString().slice(0, 13)}`,
+        workerId: message.workerId,
+        message: `worker ${message.workerId} refused work: its clock is skewed${item.detail === undefined ? '' : ` (${item.detail})`}`,
+      });
+    }
     if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'REFUSED', item.reason, { ended: true });
     const detail = item.detail === undefined ? '' : `: ${item.detail}`;
     events.push({ ...base, type: item.reason === 'CLOCK_SKEW' ? 'CLOCK_SKEW' : 'REFUSED', message: `refused ${item.reason}${detail}`, data: { reason: item.reason } });
