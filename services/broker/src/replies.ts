@@ -40,11 +40,13 @@ interface Effects {
   cancels: Array<{ workerId: string; executionId: string; reason: string }>;
   finishedTasks: Set<string>;
   finishedDates: Set<string>;
+  /** Workers that refused with CLOCK_SKEW or SHUTTING_DOWN: kept out of this broker's routing for a while. */
+  unroutable: Set<string>;
   wake: boolean;
 }
 
 function newEffects(): Effects {
-  return { releases: [], extends: [], cancels: [], finishedTasks: new Set(), finishedDates: new Set(), wake: false };
+  return { releases: [], extends: [], cancels: [], finishedTasks: new Set(), finishedDates: new Set(), unroutable: new Set(), wake: false };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,6 +127,9 @@ async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {
       }
     }),
   );
+  // Its registry entry may still show free slots for up to a cache period: without this the
+  // re-routed instances bounce back to it (the drills counted ~500 refusals in 1.5 s).
+  for (const workerId of effects.unroutable) ctx.workers.markUnroutable(workerId, ctx.config.leaseTtlMs);
   if (effects.finishedTasks.size > 0) ctx.notifyFinished([...effects.finishedTasks], [...effects.finishedDates]);
   if (effects.wake || effects.releases.length > 0) ctx.wakeDispatch();
 }
@@ -201,6 +206,7 @@ async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: Refus
       continue;
     }
     effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+    if (item.reason === 'CLOCK_SKEW' || item.reason === 'SHUTTING_DOWN') effects.unroutable.add(message.workerId);
     if (item.reason === 'CLOCK_SKEW') {
       // §5/§7: the worker leaves the registry and alerts its webhook itself; the alert log
       // (admin API, console) hears it here, once per worker and hour.

@@ -144,7 +144,7 @@ async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost
     let extended = 0;
     let lost = 0;
     let asyncTimedOut = 0;
-    const registrations = new Map<string, Set<string> | null>();
+    const registrations = new Map<string, { listed: Set<string>; ttlMs: number } | null>();
     for (const inst of expired) {
       if (inst.executionId === null) continue;
       const retry = await retryPolicyOf(conn, inst.taskId);
@@ -166,15 +166,18 @@ async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost
         asyncTimedOut++;
         continue;
       }
-      let listed = registrations.get(inst.workerId ?? '');
-      if (listed === undefined) {
-        const entry = inst.workerId === null ? null : await readRegistration(ctx.redis, ctx.keys, inst.workerId);
-        listed = entry === null ? null : new Set(entry.runningExecutionIds);
-        registrations.set(inst.workerId ?? '', listed);
+      let registration = registrations.get(inst.workerId ?? '');
+      if (registration === undefined) {
+        registration = inst.workerId === null ? null : await registrationOf(ctx, inst.workerId);
+        registrations.set(inst.workerId ?? '', registration);
       }
-      if (listed !== null && listed.has(inst.executionId)) {
-        // R14: the worker still lists it: the lease holds.
-        if (await extendLease(conn, inst.id, inst.executionId, ctx.config.leaseTtlMs)) {
+      const listed = registration?.listed ?? null;
+      if (registration !== null && listed !== null && listed.has(inst.executionId)) {
+        // R14: the worker still lists it: the lease holds — until its registry entry expires,
+        // not a full lease period from now. A worker that dies right after a heartbeat is then
+        // examined again one grace after its entry is gone (≤ lease + grace, ~25 s by default),
+        // not after a second full lease (the drills measured 32–40 s that way).
+        if (await extendLease(conn, inst.id, inst.executionId, registration.ttlMs)) {
           extended++;
           if (inst.workerId !== null) extensions.push({ workerId: inst.workerId, executionId: inst.executionId });
         }
@@ -250,6 +253,15 @@ async function retryPolicyOf(
   } catch (_corrupt) {
     return null;
   }
+}
+
+/** A worker's registry entry: the executions it lists and how long the entry lives (PTTL). */
+async function registrationOf(ctx: BrokerContext, workerId: string): Promise<{ listed: Set<string>; ttlMs: number } | null> {
+  const [entry, pttlMs] = await Promise.all([readRegistration(ctx.redis, ctx.keys, workerId), ctx.redis.pttl(ctx.keys.worker(workerId))]);
+  if (entry === null) return null;
+  // No TTL (-1) or a race with its expiry (-2): fall back to one lease period / a short wait.
+  const ttlMs = pttlMs === -1 ? ctx.config.leaseTtlMs : Math.max(1_000, Math.min(pttlMs, ctx.config.leaseTtlMs));
+  return { listed: new Set(entry.runningExecutionIds), ttlMs };
 }
 
 async function release(ctx: BrokerContext, releases: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
