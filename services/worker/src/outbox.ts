@@ -46,6 +46,8 @@ export interface OutgoingRow {
   /** The item as it goes into the message (`AckItem`, `RefusalItem` or `ResultItem`). */
   readonly item: Record<string, unknown>;
   readonly attempts: number;
+  /** When it was written (worker clock). */
+  readonly createdAtMs: number;
 }
 
 /** Options of `openOutbox`. */
@@ -98,6 +100,7 @@ interface OutgoingRecord {
   execution_id: string;
   item_json: string;
   attempts: number;
+  created_at_ms: number;
 }
 
 function toDispatchRow(r: DispatchRecord): DispatchRow {
@@ -114,7 +117,14 @@ function toDispatchRow(r: DispatchRecord): DispatchRow {
 }
 
 function toOutgoingRow(r: OutgoingRecord): OutgoingRow {
-  return { id: r.id, kind: r.kind, executionId: r.execution_id, item: JSON.parse(r.item_json) as Record<string, unknown>, attempts: r.attempts };
+  return {
+    id: r.id,
+    kind: r.kind,
+    executionId: r.execution_id,
+    item: JSON.parse(r.item_json) as Record<string, unknown>,
+    attempts: r.attempts,
+    createdAtMs: r.created_at_ms,
+  };
 }
 
 /** The outbox of one worker. */
@@ -147,7 +157,7 @@ export class Outbox {
          ON CONFLICT (kind, execution_id) DO NOTHING`,
       ),
       due: db.prepare(
-        `SELECT id, kind, execution_id, item_json, attempts FROM outgoing
+        `SELECT id, kind, execution_id, item_json, attempts, created_at_ms FROM outgoing
          WHERE confirmed_at_ms IS NULL AND next_attempt_ms <= ? ORDER BY id LIMIT ?`,
       ),
       confirm: db.prepare('UPDATE outgoing SET confirmed_at_ms = ? WHERE id = ? AND confirmed_at_ms IS NULL'),

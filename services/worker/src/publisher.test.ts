@@ -57,4 +57,25 @@ describe('OutboxPublisher', () => {
     publisher.stop();
     outbox.close();
   });
+
+  it('R16 an ACK waits its linger; when the result is written meanwhile, only the result is sent', async () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const bus = fakeBus();
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger(), ackLingerMs: 300 });
+    outbox.enqueue('ack', 'short', { executionId: 'short', instanceId: '1', at }, Date.now());
+    outbox.enqueue('ack', 'long', { executionId: 'long', instanceId: '2', at }, Date.now());
+    publisher.wake();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bus.sent).toEqual([]); // both ACKs still lingering
+    outbox.enqueue('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, Date.now());
+    publisher.wake();
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'all confirmed' });
+    expect(bus.sent).toEqual([
+      { key: 'result', kind: 'result', count: 1 },
+      { key: 'ack', kind: 'ack', count: 1 }, // the long job's ACK, after its linger
+    ]);
+    expect(outbox.confirmedCounts()).toEqual({ ack: 2, refusal: 0, result: 1 });
+    publisher.stop();
+    outbox.close();
+  });
 });

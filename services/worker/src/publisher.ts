@@ -29,6 +29,13 @@ export interface OutboxPublisherOptions {
   readonly batchSize?: number;
   /** Messages in flight at once; default 8. */
   readonly maxInflight?: number;
+  /**
+   * An ACK younger than this waits for the next pump: when the job's result is written
+   * meanwhile, the ACK is not sent at all (R16: a result stands for its ACK), which saves the
+   * brokers a DISPATCHED→RUNNING transition per short job. Default 100 ms (the ACK timeout is
+   * seconds). 0 sends ACKs at once.
+   */
+  readonly ackLingerMs?: number;
   /** Called after every confirmed batch (metrics). */
   readonly onConfirmed?: (kind: OutgoingKind, count: number) => void;
   readonly nowMs?: () => number;
@@ -53,11 +60,13 @@ export class OutboxPublisher {
   private readonly batchSize: number;
   private readonly maxInflight: number;
   private readonly now: () => number;
+  private readonly ackLingerMs: number;
 
   constructor(private readonly options: OutboxPublisherOptions) {
     this.batchSize = Math.min(options.batchSize ?? 500, MAX_ITEMS_PER_MESSAGE);
     this.maxInflight = options.maxInflight ?? 2;
     this.now = options.nowMs ?? Date.now;
+    this.ackLingerMs = options.ackLingerMs ?? 100;
     // Holds of a previous process are void: replay everything unconfirmed at once.
     options.outbox.releaseHolds();
   }
@@ -108,7 +117,8 @@ export class OutboxPublisher {
     const { outbox } = this.options;
     while (this.inflightBatches < this.maxInflight) {
       const horizon = ignoreBackoff ? Number.MAX_SAFE_INTEGER : this.now();
-      const rows = outbox.due(horizon, this.batchSize * this.maxInflight + this.inflightIds.size).filter((r) => !this.inflightIds.has(r.id));
+      const fetched = outbox.due(horizon, this.batchSize * this.maxInflight + this.inflightIds.size).filter((r) => !this.inflightIds.has(r.id));
+      const rows = ignoreBackoff ? fetched : this.foldAcks(fetched);
       if (rows.length === 0) break;
       const byKind = new Map<OutgoingKind, OutgoingRow[]>();
       for (const row of rows) {
@@ -125,6 +135,18 @@ export class OutboxPublisher {
       if (!sent) break;
     }
     this.scheduleRetry();
+  }
+
+  /**
+   * R16: an ACK whose execution's result is due in the same pump is confirmed without being
+   * sent (the result stands for it); an ACK younger than the linger waits for the next pump.
+   */
+  private foldAcks(rows: readonly OutgoingRow[]): OutgoingRow[] {
+    const results = new Set(rows.filter((r) => r.kind === 'result').map((r) => r.executionId));
+    const implied = rows.filter((r) => r.kind === 'ack' && results.has(r.executionId));
+    if (implied.length > 0) this.options.outbox.confirm(implied.map((r) => r.id), this.now());
+    const youngerThan = this.now() - this.ackLingerMs;
+    return rows.filter((r) => r.kind !== 'ack' || (!results.has(r.executionId) && r.createdAtMs <= youngerThan));
   }
 
   private scheduleRetry(): void {

@@ -76,7 +76,8 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
     await driver.dispatch('w-dup', [second]);
     await waitFor(() => driver.resultOf(second.executionId), { description: 'a later dispatch' });
     expect(readFileSync(marker, 'utf8')).toBe('ran\n');
-    expect(driver.collected.acks.filter((a) => a.executionId === item.executionId)).toHaveLength(1);
+    // At most one ACK (none when the result overtook it: a short job's ACK is folded, R16).
+    expect(driver.collected.acks.filter((a) => a.executionId === item.executionId).length).toBeLessThanOrEqual(1);
     expect(driver.collected.results.filter((r) => r.executionId === item.executionId)).toHaveLength(1);
     await waitFor(() => w.outbox.confirmedCounts().result === 2, { description: 'two results confirmed, not three' });
     expect(w.outbox.confirmedCounts().ack).toBe(2);
