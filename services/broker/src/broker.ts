@@ -12,6 +12,7 @@ import { createDeadLetterHandler } from './dead-letters.js';
 import { deliverAlertsOnce } from './alerts.js';
 import { dispatchOnce, handleReturned } from './dispatch.js';
 import { LinkMonitor } from './links.js';
+import { isLockConflict } from './lock-conflict.js';
 import { createBrokerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createEventsHandler } from './replies.js';
@@ -80,6 +81,12 @@ export function createBroker(deps: BrokerDeps): Broker {
       try {
         await run();
       } catch (error) {
+        if (isLockConflict(error)) {
+          // Another broker won a lock race: nothing is down; the loop runs again soon.
+          logger.warn({ loop: name, err: toError(error) }, 'lost a lock race; retrying');
+          if (name === 'dispatch') context.wakeDispatch();
+          return;
+        }
         if (isRetryableError(error)) links.setMysql(false);
         throw new Error(`${name}: ${toError(error).message}`, { cause: error });
       }

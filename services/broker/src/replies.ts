@@ -32,6 +32,7 @@ import type { BrokerContext } from './context.js';
 import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
 import { EventBatcher } from './event-batch.js';
+import { isLockConflict } from './lock-conflict.js';
 import { uuidv7 } from './uuidv7.js';
 
 interface Effects {
@@ -94,10 +95,12 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
     } catch (thrown) {
       const error = toError(thrown);
       if (isRetryableError(error)) {
-        // MySQL (or Redis) is away or a deadlock: try again later, never lose a result.
-        ctx.links.setMysql(false);
+        // MySQL (or Redis) is away or a deadlock: try again later, never lose a result. Only a
+        // connection failure marks the link down (that suspends ACK and lease expiry, R14).
+        const conflict = isLockConflict(error);
+        if (!conflict) ctx.links.setMysql(false);
         ctx.logger.warn({ err: error, kind: message.kind }, 'event not applied yet; requeued');
-        await sleep(1_000);
+        await sleep(conflict ? 50 : 1_000);
         return 'requeue';
       }
       throw error;
