@@ -1,0 +1,268 @@
+/**
+ * A real ax stack for one scenario round: its own database, namespace (Redis keys, exchanges,
+ * queues) and worker data directory, real service processes from `services/*\/dist`, all
+ * tracked for cleanup (see harness.mjs). Settings an operator would tune for a burst of no-op
+ * HTTP jobs are in `AX_BENCH_ENV`, documented in docs/benchmarks.md.
+ */
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
+import { redisKeys } from '../../packages/kit/dist/index.js';
+import {
+  createTestAmqp,
+  createTestDatabase,
+  createTestRedis,
+  freePort,
+  serviceEntry,
+  startProcess,
+  uniqueNamespace,
+} from '../../packages/testing/dist/index.js';
+import { log, onCleanup, removeDir, track, untrack } from './harness.mjs';
+import { cpuSnapshot, serverPids } from './proc-cpu.mjs';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const EXECUTOR_SECRET = 'bench-executor-secret-0123456789';
+
+/** Operator settings of the bench stack (per service; overridable by the same env names). */
+export const AX_BENCH_ENV = {
+  common: { AX_LOG_LEVEL: 'warn' },
+  scheduler: {},
+  broker: { AX_DISPATCH_BATCH: '500', AX_DISPATCH_POLL_MS: '200' },
+  worker: { AX_WORKER_SLOTS: '256', AX_WORKER_PREFETCH: '64' },
+};
+
+function fromEnv(defaults) {
+  const out = {};
+  for (const [k, v] of Object.entries(defaults)) out[k] = process.env[k] ?? v;
+  return out;
+}
+
+/** Creates the database, Redis client, AMQP namespace and data dir of one round. */
+export async function createAxRound(label) {
+  const namespace = uniqueNamespace('axbench');
+  track('namespaces', namespace);
+  const db = await createTestDatabase({ poolOptions: { connectionLimit: 4 } });
+  track('databases', db.name);
+  const redis = await createTestRedis(namespace);
+  const amqp = await createTestAmqp(namespace);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `ax-bench-${label}-`));
+  track('dirs', dataDir);
+  const procs = [];
+  const allProcs = [];
+  const round = {
+    namespace,
+    db,
+    redis,
+    dataDir,
+    procs,
+    env: {
+      AX_MYSQL_URL: db.url,
+      AX_REDIS_URL: redis.url,
+      AX_AMQP_URL: amqp.url,
+      AX_NAMESPACE: namespace,
+      AX_EXECUTOR_SECRET: EXECUTOR_SECRET,
+      AX_WORKER_DATA_DIR: dataDir,
+      ...fromEnv(AX_BENCH_ENV.common),
+    },
+    /** Starts `count` processes of a service; `profileDir` turns on `--cpu-prof`. */
+    async start(service, count, { profileDir, extraEnv = {} } = {}) {
+      const started = await Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const env = { ...round.env, ...fromEnv(AX_BENCH_ENV[service] ?? {}), ...extraEnv };
+          if (service === 'worker') env.AX_WORKER_ID = `bench-w${i + 1}`;
+          const nodeArgs = [];
+          if (profileDir) {
+            // Node 20 refuses --cpu-prof in NODE_OPTIONS: pass it as an argument.
+            const dir = path.join(profileDir, service);
+            mkdirSync(dir, { recursive: true });
+            nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+          }
+          const port = await freePort();
+          env.AX_HTTP_PORT = String(port);
+          const proc = await startProcess({
+            name: `${service}-${i + 1}`,
+            command: process.execPath,
+            args: [...nodeArgs, serviceEntry(service)],
+            env,
+            readyUrl: `http://127.0.0.1:${port}/healthz`,
+            readyTimeoutMs: 30_000,
+          });
+          track('pgids', proc.pgid);
+          return proc;
+        }),
+      );
+      procs.push(...started.map((p) => ({ service, proc: p })));
+      allProcs.push(...started.map((p) => ({ service, proc: p })));
+      return started.map((p) => p);
+    },
+    /** The last `n` output lines of every process started so far (kept after they stop). */
+    outputTail(n = 20) {
+      const out = {};
+      for (const { proc } of allProcs) {
+        const lines = proc.lines().slice(-n).map((l) => l.text.slice(0, 500));
+        if (lines.length > 0) out[proc.name] = lines;
+      }
+      return out;
+    },
+    /** Stops the given service's processes (all when omitted), SIGTERM then SIGKILL after grace. */
+    async stop(service, graceMs = 15_000) {
+      const which = procs.filter((p) => service === undefined || p.service === service);
+      await Promise.all(
+        which.map(async ({ proc }) => {
+          const info = await proc.stop({ graceMs });
+          untrack('pgids', proc.pgid);
+          if (info.signal === 'SIGKILL') log(`${proc.name} needed SIGKILL`);
+        }),
+      );
+      for (const p of which) procs.splice(procs.indexOf(p), 1);
+    },
+    /**
+     * CPU ticks so far of each service's processes, this bench process (the sink), the servers
+     * and the whole machine (`cpuSecondsBetween` of two of them gives the seconds used).
+     */
+    cpuSnapshot() {
+      const groups = { bench: [process.pid], ...serverPids() };
+      for (const { service, proc } of procs) (groups[service] ??= []).push(proc.pid);
+      return cpuSnapshot(groups);
+    },
+    /** Tells every scheduler that tasks changed (one message per name). */
+    async publishChanged(names) {
+      const channel = redisKeys(namespace).channels.taskChanged;
+      const pipe = redis.redis.pipeline();
+      for (const n of names) pipe.publish(channel, n);
+      await pipe.exec();
+    },
+  };
+  onCleanup(async () => {
+    removeDir(dataDir);
+    untrack('dirs', dataDir);
+  });
+  onCleanup(async () => {
+    await db.drop();
+    untrack('databases', db.name);
+  });
+  onCleanup(async () => {
+    await redis.cleanup();
+    await amqp.cleanup();
+    untrack('namespaces', namespace);
+  });
+  onCleanup(() => round.stop(undefined, 10_000));
+  return round;
+}
+
+/** Column values of a task definition as `task` stores them (same order as INSERT_COLUMNS). */
+const INSERT_COLUMNS = ['name', 'schedule', 'schedule_type', 'timezone', 'exec', 'params', 'tags', 'priority',
+  'timeout_s', 'retry', 'misfire', 'block_strategy', 'route', 'enabled'];
+
+/**
+ * Inserts `count` tasks `<prefix>-<i>` in batches of 1,000 with one definition (validated once by
+ * `@ax/core`): the same cron expression and a no-op HTTP call to `url`.
+ */
+export async function insertTasks(pool, { count, prefix, schedule, url }) {
+  const def = parseTaskDefinitionOrThrow({
+    name: `${prefix}-0`,
+    schedule,
+    exec: { type: 'http', url },
+    block: 'parallel',
+    retry: { max: 0 },
+    timeoutSeconds: 30,
+  });
+  const shared = [JSON.stringify(def.schedule), def.schedule.type, def.schedule.timezone, JSON.stringify(def.exec),
+    JSON.stringify(def.params), JSON.stringify(def.tags), def.priority, def.timeoutSeconds, JSON.stringify(def.retry),
+    JSON.stringify(def.misfire), def.block, def.route, 1];
+  const names = [];
+  for (let i = 0; i < count; i += 1_000) {
+    const rows = [];
+    for (let j = i; j < Math.min(count, i + 1_000); j++) {
+      names.push(`${prefix}-${j}`);
+      rows.push([`${prefix}-${j}`, ...shared]);
+    }
+    await pool.query(`INSERT INTO task (${INSERT_COLUMNS.join(', ')}) VALUES ?`, [rows]);
+  }
+  return names;
+}
+
+/** Six-field cron expression that fires once a day at the UTC second of `atMs`. */
+export function cronAt(atMs) {
+  const d = new Date(atMs);
+  return `${d.getUTCSeconds()} ${d.getUTCMinutes()} ${d.getUTCHours()} * * *`;
+}
+
+/** Instance counts by state. */
+export async function countByState(pool) {
+  const [rows] = await pool.query('SELECT state, COUNT(*) AS n FROM task_instance GROUP BY state');
+  const out = {};
+  for (const r of rows) out[r.state] = Number(r.n);
+  return out;
+}
+
+/** `[{ backlog, pending }]`: instances due (`due_at <= NOW(3)`) and not final, and those PENDING. */
+export async function dueBacklog(pool) {
+  const [rows] = await pool.query(
+    `SELECT state, COUNT(*) AS n FROM task_instance
+      WHERE state IN ('PENDING', 'DISPATCHED', 'RUNNING', 'RETRY_WAIT') AND due_at <= NOW(3) GROUP BY state`,
+  );
+  let backlog = 0;
+  let pending = 0;
+  for (const r of rows) {
+    backlog += Number(r.n);
+    if (r.state === 'PENDING') pending = Number(r.n);
+  }
+  return [{ backlog, pending }];
+}
+
+/**
+ * Per instance: slot key, fire lag (expected → created, ms) and end lag (expected → ended,
+ * ms), state. Times are on the database clock.
+ */
+export async function instanceRows(pool, where = '1=1') {
+  const [rows] = await pool.query(
+    `SELECT task_name, expected_time, state, run_no,
+            TIMESTAMPDIFF(MICROSECOND, expected_time, created_at) / 1000 AS fire_lag,
+            TIMESTAMPDIFF(MICROSECOND, expected_time, ended_at) / 1000 AS end_lag,
+            UNIX_TIMESTAMP(ended_at) * 1000 AS ended_ms
+       FROM task_instance WHERE ${where}`,
+  );
+  return rows.map((r) => ({
+    taskName: r.task_name,
+    expectedMs: r.expected_time.getTime(),
+    state: r.state,
+    runNo: Number(r.run_no),
+    fireLag: Number(r.fire_lag),
+    endLag: r.end_lag === null ? null : Number(r.end_lag),
+    endedMs: r.ended_ms === null ? null : Number(r.ended_ms),
+  }));
+}
+
+/**
+ * What a missing-slot report needs: the missing slots per second and per task, and the task
+ * counters of skipped and coalesced slots (misfire policy), so a lost slot can be told apart
+ * from one the misfire policy coalesced on purpose.
+ */
+export async function missingDetail(pool, expectedKeys, instancesPerSlot) {
+  const bySecond = {};
+  const byTask = {};
+  let n = 0;
+  for (const key of expectedKeys) {
+    if ((instancesPerSlot.get(key) ?? 0) > 0) continue;
+    n += 1;
+    const first = key.indexOf(':');
+    const task = key.slice(0, first);
+    const second = key.slice(first + 1, key.lastIndexOf(':'));
+    bySecond[second] = (bySecond[second] ?? 0) + 1;
+    byTask[task] = (byTask[task] ?? 0) + 1;
+  }
+  if (n === 0) return null;
+  const [rows] = await pool.query('SELECT SUM(skipped_count) AS skipped, SUM(coalesced_count) AS coalesced FROM task');
+  const tasks = Object.entries(byTask).sort((a, b) => b[1] - a[1]);
+  return {
+    missing: n,
+    bySecond,
+    tasksWithMissing: tasks.length,
+    worstTasks: tasks.slice(0, 5),
+    taskSkippedCount: Number(rows[0]?.skipped ?? 0),
+    taskCoalescedCount: Number(rows[0]?.coalesced ?? 0),
+  };
+}

@@ -1,0 +1,2 @@
+export function slotKey(taskName: string, expectedMs: number, runNo?: number): string;
+export function parseIdempotencyKey(key: string): { taskName: string; expectedMs: number; runNo: number } | null;

@@ -1,0 +1,251 @@
+/**
+ * The Markdown report of a bench run (pure: results object in, text out). Results shape: see
+ * bench/run.mjs (`scenarios.<id> = { status, wallMs, budgetMs, result }`).
+ */
+
+/** A Markdown table; cells are stringified, `|` escaped. */
+export function markdownTable(headers, rows) {
+  const cell = (v) => String(v ?? '—').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  const lines = [`| ${headers.map(cell).join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.map(cell).join(' | ')} |`);
+  return lines.join('\n');
+}
+
+const num = (v) => (v === null || v === undefined || Number.isNaN(v) ? '—' : Number(v).toLocaleString('en-US'));
+/** `p50 / p95 / p99 / max` of a summary, or `—`. */
+export function lagCell(s) {
+  if (!s || !s.n) return '—';
+  return `${num(s.p50)} / ${num(s.p95)} / ${num(s.p99)} / ${num(s.max)}`;
+}
+const dupMiss = (r) => {
+  const checks = [r?.instances, r?.executions].filter((c) => typeof c === 'object' && c !== null);
+  if (checks.length === 0) return ['—', '—'];
+  return [checks.reduce((n, c) => n + c.duplicates, 0), checks.reduce((n, c) => n + c.missing, 0)];
+};
+/** Status of a scenario run: its own `status`, or the runner's (`timeout` = over budget). */
+const statusOf = (s) => (s ? (s.status !== 'ok' ? s.status : (s.result?.status ?? 'ok')) : 'not run');
+const verdict = (ok) => (ok === null ? '—' : ok ? 'met' : '**missed**');
+
+/** Correctness problems (duplicates, missing) found anywhere in the run, as lines. */
+export function correctnessProblems(results) {
+  const out = [];
+  for (const [id, s] of Object.entries(results.scenarios ?? {})) {
+    const r = s.result;
+    if (r?.earlyStarts > 0) out.push(`${id}: ${r.earlyStarts} job(s) called before their fire time`);
+    for (const kind of ['instances', 'executions']) {
+      const c = r?.[kind];
+      if (typeof c === 'object' && c !== null && (c.duplicates > 0 || c.missing > 0)) {
+        out.push(`${id}: ${kind} — ${c.duplicates} duplicate(s), ${c.missing} missing of ${c.expected}`);
+      }
+    }
+  }
+  return out;
+}
+
+function burstSection(sc) {
+  const rows = [];
+  for (const [id, system, n, goal] of [
+    ['ax-burst-2000', 'ax', 2_000, (r, peer) => (peer?.allSuccessMs == null || r.allSuccessMs == null ? null : r.allSuccessMs <= peer.allSuccessMs && (r.startLagMs?.p99 ?? Infinity) <= 1_000)],
+    ['bullmq-burst-2000', 'BullMQ', 2_000, null],
+    ['ax-burst-10000', 'ax', 10_000, (r) => (r.allSuccessMs == null ? false : r.allSuccessMs <= 5_000)],
+    ['bullmq-burst-10000', 'BullMQ', 10_000, null],
+  ]) {
+    const s = sc[id];
+    const r = s?.result ?? {};
+    const [dup, miss] = dupMiss(r);
+    const peer = sc[id.replace('ax-', 'bullmq-')]?.result;
+    rows.push([system, num(r.tasks ?? n), num(r.allSuccessMs), lagCell(r.fireLagMs ?? r.pickupLagMs), lagCell(r.startLagMs), dup, miss,
+      goal ? verdict(s?.result ? goal(r, peer) : false) : '', statusOf(s)]);
+  }
+  return markdownTable(
+    ['system', 'tasks', 'all SUCCESS after fire (ms)', 'fire lag ms p50/p95/p99/max (BullMQ: pickup)', 'start lag ms p50/p95/p99/max', 'dup', 'missing', 'goal', 'status'],
+    rows,
+  );
+}
+
+function steadySection(sc) {
+  const rows = [];
+  for (const [id, system] of [['ax-steady', 'ax'], ['bullmq-steady', 'BullMQ']]) {
+    const s = sc[id];
+    const r = s?.result ?? {};
+    const [dup, miss] = dupMiss(r);
+    const goal = system === 'ax' && s?.result ? verdict((r.sustainedSuccessPerS ?? 0) >= 3_000) : '';
+    const missCell = r.unrepairedAtStop > 0 ? `${miss} (+${num(r.unrepairedAtStop)} in the last ${Math.round((r.seconds ?? 0) - (r.checkedSeconds ?? 0))} s, not yet re-scanned, R2)` : miss;
+    rows.push([system, num(r.offeredPerS), num(r.seconds), num(r.sustainedSuccessPerS), lagCell(r.fireLagMs ?? r.pickupLagMs),
+      lagCell(r.startLagMs), num(r.backlogGrowthPerS), num(r.backlogAtStop), dup, missCell, r.skippedSlots === undefined ? 0 : num(r.skippedSlots), goal, statusOf(s)]);
+  }
+  return markdownTable(
+    ['system', 'offered /s', 'window s', 'sustained SUCCESS /s', 'fire lag ms p50/p95/p99/max (BullMQ: pickup)', 'start lag ms p50/p95/p99/max',
+      'backlog growth /s', 'backlog at end of window', 'dup', 'missing', 'slots skipped', 'goal ≥3,000/s', 'status'],
+    rows,
+  );
+}
+
+function schedulerSection(sc) {
+  const rows = [];
+  for (const id of ['ax-scheduler-1', 'ax-scheduler-3']) {
+    const s = sc[id];
+    const r = s?.result ?? {};
+    const [dup, miss] = dupMiss(r);
+    const ok = s?.result ? r.allCommittedPolledMs != null && r.allCommittedPolledMs <= 500 : null;
+    rows.push([num(r.schedulers ?? Number(id.at(-1))), num(r.tasks), num(r.fireLagMs?.p50), num(r.fireLagMs?.p99), num(r.lastCreatedMs),
+      num(r.allCommittedPolledMs), dup, miss, verdict(ok), statusOf(s)]);
+  }
+  return markdownTable(
+    ['schedulers', 'tasks due at one second', 'fire lag p50 ms', 'fire lag p99 ms', 'last row created ms', 'all committed ms (polled)', 'dup', 'missing', 'goal ≤500 ms', 'status'],
+    rows,
+  );
+}
+
+function throughputSection(sc) {
+  const rows = [];
+  for (const id of ['ax-throughput-1', 'ax-throughput-2']) {
+    const s = sc[id];
+    const r = s?.result ?? {};
+    const [dup, miss] = dupMiss(r);
+    const ok = s?.result ? (r.sustainedPerS ?? 0) >= 3_000 : null;
+    rows.push([num(r.topology?.brokers ?? Number(id.at(-1))), num(r.topology?.workers), num(r.instances), num(r.succeeded),
+      num(r.sustainedPerS), num(r.overallPerS), dup, miss, verdict(ok), statusOf(s)]);
+  }
+  return markdownTable(
+    ['brokers', 'workers', 'PENDING at start', 'SUCCESS', 'sustained /s (middle 80 %)', 'overall /s', 'dup', 'missing', 'goal ≥3,000/s', 'status'],
+    rows,
+  );
+}
+
+function limitsSection(sc) {
+  const r = sc.limits?.result;
+  if (!r) return `_limits: ${statusOf(sc.limits)}_`;
+  const best = Math.max(
+    sc['ax-throughput-1']?.result?.sustainedPerS ?? 0,
+    sc['ax-throughput-2']?.result?.sustainedPerS ?? 0,
+    sc['ax-steady']?.result?.sustainedSuccessPerS ?? 0,
+  );
+  const frac = (x, of) => (of ? `${((x / of) * 100).toFixed(1)} %` : '—');
+  return markdownTable(
+    ['probe', 'rate /s', 'ax best instances/s as a fraction'],
+    [
+      ['RabbitMQ persistent publish with confirms', num(r.rabbitmq?.publishConfirmedPerS), ''],
+      ['RabbitMQ consume + ack', num(r.rabbitmq?.consumeAckPerS), ''],
+      ['RabbitMQ publish-confirm + consume at once (round trip)', num(r.rabbitmq?.roundTripPerS), frac(best, r.rabbitmq?.roundTripPerS)],
+      [`MariaDB batched INSERT into task_instance (${r.mariadb?.batch} rows/statement)`, num(r.mariadb?.batchedInsertRowsPerS), frac(best, r.mariadb?.batchedInsertRowsPerS)],
+      [`MariaDB batched UPDATE of task_instance (${r.mariadb?.batch} ids/statement)`, num(r.mariadb?.batchedUpdateRowsPerS), frac(best, r.mariadb?.batchedUpdateRowsPerS)],
+    ],
+  );
+}
+
+function profileSection(profiles) {
+  if (!profiles || Object.keys(profiles).length === 0) return '_no CPU profiles_';
+  const parts = [];
+  for (const [service, p] of Object.entries(profiles)) {
+    parts.push(`#### ${service} (${p.files} process${p.files > 1 ? 'es' : ''}: busy ${num(p.busyMs)} ms of ${num(p.totalMs)} ms)`);
+    parts.push(`By area: ${p.areas.map((x) => `${x.area} ${x.pct} %`).join(' · ')}`);
+    parts.push('');
+    parts.push(markdownTable(['#', 'function', 'file', 'self ms', '% of busy'], p.top.map((f, i) => [i + 1, f.name, f.url || '(native)', num(f.selfMs), f.pct])));
+    parts.push('');
+    if (p.inclusive?.length > 0) {
+      parts.push(`Time under ax's own functions (inclusive, once per stack): ${p.inclusive.map((f) => `\`${f.name}\` (${f.url}) ${f.pct} %`).join(' · ')}`);
+      parts.push('');
+    }
+  }
+  return parts.join('\n');
+}
+
+const CPU_NAMES = ['scheduler', 'broker', 'worker', 'bench', 'mariadb', 'rabbitmq', 'redis', 'machine'];
+const CPU_LABEL = { bench: 'bench process (sink)', machine: 'whole machine (all users)' };
+const OURS = ['scheduler', 'broker', 'worker', 'bench', 'mariadb', 'rabbitmq', 'redis'];
+
+/** Jobs completed in a run (for CPU per job). */
+const jobsOf = (r) => r.succeeded ?? r.finalStates?.SUCCESS ?? (r.system === 'bullmq' && r.mode === 'burst' ? r.tasks : null);
+
+/**
+ * Where the CPU went during the measured windows: seconds and cores (seconds / window) per
+ * process, then CPU ms per job and the rate two idle cores would allow at that cost.
+ */
+export function cpuSection(sc) {
+  const runs = [
+    ['ax-burst-10000', `ax burst ${num(sc['ax-burst-10000']?.result?.tasks)}`],
+    ['bullmq-burst-10000', `BullMQ burst ${num(sc['bullmq-burst-10000']?.result?.tasks)}`],
+    ['ax-throughput-1', 'ax #4, 1 broker'],
+    ['ax-throughput-2', 'ax #4, 2 brokers'],
+    ['ax-steady', 'ax steady'],
+    ['bullmq-steady', 'BullMQ steady'],
+  ].filter(([id]) => sc[id]?.result?.cpu?.seconds);
+  if (runs.length === 0) return '_no CPU figures_';
+  const rows = CPU_NAMES.map((n) => [
+    CPU_LABEL[n] ?? n,
+    ...runs.map(([id]) => {
+      const c = sc[id].result.cpu;
+      const secs = c.seconds[n];
+      return secs === undefined ? '—' : `${secs.toFixed(1)} s (${(secs / c.windowS).toFixed(2)} cores)`;
+    }),
+  ]);
+  const perJob = runs.map(([id]) => {
+    const r = sc[id].result;
+    const jobs = jobsOf(r);
+    const ours = OURS.reduce((t, n) => t + (r.cpu.seconds[n] ?? 0), 0);
+    return jobs ? (ours * 1000) / jobs : null;
+  });
+  rows.push(['**CPU ms per job** (all processes above but the machine)', ...perJob.map((ms) => (ms === null ? '—' : `**${ms.toFixed(2)}**`))]);
+  rows.push(['jobs/s two idle cores would allow at that cost', ...perJob.map((ms) => (ms === null ? '—' : num(Math.round(2000 / ms))))]);
+  return markdownTable(['process', ...runs.map(([id, title]) => `${title} (${sc[id].result.cpu.windowS} s)`)], rows);
+}
+
+/** The whole report. */
+export function renderReport(results) {
+  const sc = results.scenarios ?? {};
+  const problems = correctnessProblems(results);
+  const overBudget = Object.entries(sc).filter(([, s]) => s.status === 'timeout').map(([id]) => id);
+  const lines = [
+    `# ax benchmarks — ${results.startedAt ?? ''}`,
+    '',
+    `Machine: ${results.machine?.cores ?? '?'} cores, ${results.machine?.memGb ?? '?'} GB, Node ${results.machine?.node ?? '?'}; MariaDB, Redis and RabbitMQ on the same machine. ` +
+      `Wall time of the run: ${num(Math.round((results.wallMs ?? 0) / 1000))} s.`,
+    '',
+  ];
+  if (problems.length > 0) {
+    lines.push('## ⚠ CORRECTNESS: DUPLICATES, MISSING OR EARLY RUNS', '', ...problems.map((p) => `- **${p}**`), '');
+  }
+  if (overBudget.length > 0) lines.push(`**Over budget (stopped):** ${overBudget.join(', ')}`, '');
+  lines.push(
+    '## Burst: N tasks, same 6-field cron, due at the same second (no-op HTTP)',
+    '',
+    burstSection(sc),
+    '',
+    `## Steady: every task fires every second (window ${sc['ax-steady']?.result?.seconds ?? '?'} s)`,
+    '',
+    steadySection(sc),
+    '',
+    '## Scheduler alone (#3): 10,000 due at one second',
+    '',
+    schedulerSection(sc),
+    '',
+    '## Dispatch throughput PENDING → SUCCESS (#4): everything due at once, 2 workers',
+    '',
+    throughputSection(sc),
+    '',
+    '## Where the CPU went (2 cores; the servers and the machine include other users\' work)',
+    '',
+    cpuSection(sc),
+    '',
+    '## Limits of this machine',
+    '',
+    limitsSection(sc),
+    '',
+    `## CPU profiles during the ${num(sc['ax-burst-10000']?.result?.tasks)}-task burst (self time, idle excluded)`,
+    '',
+    `Samples from 0.5 s before the fire time to 0.5 s after the last SUCCESS (${num(sc['ax-burst-10000']?.result?.profileWindowMs)} ms), per service; ` +
+      'the `.cpuprofile` files under bench/results/profiles/ hold the whole life of each process.',
+    '',
+    profileSection(sc['ax-burst-10000']?.result?.profiles),
+    '',
+    '## Scenario runs',
+    '',
+    markdownTable(
+      ['scenario', 'status', 'wall s', 'budget s', 'load avg (1 min) before'],
+      Object.entries(sc).map(([id, s]) => [id, statusOf(s), (s.wallMs / 1000).toFixed(1), (s.budgetMs / 1000).toFixed(0), s.load1mBefore]),
+    ),
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { chartPanels, renderChart } from './svg.mjs';
+import { correctnessProblems, lagCell, markdownTable, renderReport, type BenchResults } from './table.mjs';
+
+const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
+const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
+const run = (result: object, status: 'ok' | 'timeout' | 'error' = 'ok') => ({ status, wallMs: 12_300, budgetMs: 90_000, result });
+
+const results: BenchResults = {
+  startedAt: '2026-11-29T21:00:00.000Z',
+  wallMs: 420_000,
+  machine: { cores: 2, memGb: 23, node: 'v20.20.2' },
+  scenarios: {
+    'ax-burst-2000': run({ status: 'ok', earlyStarts: 0, tasks: 2_000, allSuccessMs: 1_900, fireLagMs: lag(80, 90), startLagMs: lag(400, 900), instances: once(), executions: once() }),
+    'bullmq-burst-2000': run({ status: 'ok', tasks: 2_000, allSuccessMs: 2_200, pickupLagMs: lag(100, 200), startLagMs: lag(300, 600), executions: once() }),
+    'ax-burst-10000': run({ status: 'timeout', earlyStarts: 4, tasks: 10_000, allSuccessMs: null, fireLagMs: lag(150, 160), instances: once(0, 3), executions: once(2, 0),
+      profiles: { broker: { files: 1, totalMs: 20_000, idleMs: 12_000, busyMs: 8_000, areas: [{ area: 'mysql2', selfMs: 4_000, pct: 50 }],
+        top: [{ name: 'query', url: 'mysql2:lib/c.js:1', selfMs: 4_000, pct: 50 }] } } }),
+    'ax-throughput-1': run({ status: 'ok', cpu: { windowS: 10, seconds: { broker: 4, worker: 6.5, mariadb: 4.5, machine: 19 } }, instances: 15_000, succeeded: 15_000, sustainedPerS: 3_200, overallPerS: 2_900, topology: { brokers: 1, workers: 2 }, executions: once() }),
+    limits: run({ status: 'ok', rabbitmq: { publishConfirmedPerS: 16_000, consumeAckPerS: 20_000, roundTripPerS: 12_800 }, mariadb: { batch: 500, batchedInsertRowsPerS: 30_000, batchedUpdateRowsPerS: 10_000 } }),
+    'ax-steady': run({}, 'timeout'),
+  },
+};
+
+describe('markdownTable and cells', () => {
+  it('renders a header, a separator and escaped cells', () => {
+    expect(markdownTable(['a', 'b'], [['x|y', null]])).toBe('| a | b |\n|---|---|\n| x\\|y | — |');
+  });
+  it('prints lag as p50 / p95 / p99 / max', () => {
+    expect(lagCell(lag(1_200, 3_400))).toBe('1,200 / 3,400 / 3,400 / 3,400');
+    expect(lagCell(undefined)).toBe('—');
+  });
+});
+
+describe('renderReport', () => {
+  const md = renderReport(results);
+  it('puts duplicates and missing first and loudly', () => {
+    expect(correctnessProblems(results)).toEqual([
+      'ax-burst-10000: 4 job(s) called before their fire time',
+      'ax-burst-10000: instances — 0 duplicate(s), 3 missing of 10',
+      'ax-burst-10000: executions — 2 duplicate(s), 0 missing of 10',
+    ]);
+    expect(md.indexOf('CORRECTNESS')).toBeGreaterThan(0);
+    expect(md.indexOf('CORRECTNESS')).toBeLessThan(md.indexOf('## Burst'));
+  });
+  it('judges the goals against the peer and the fixed targets', () => {
+    const ax2k = md.split('\n').find((l) => l.startsWith('| ax | 2,000'));
+    expect(ax2k).toContain('| 1,900 |');
+    expect(ax2k).toContain('| met |');
+    expect(md.split('\n').find((l) => l.startsWith('| ax | 10,000'))).toContain('**missed**');
+    expect(md.split('\n').find((l) => l.startsWith('| 1 | 2 | 15,000'))).toContain('| met |');
+  });
+  it('shows ax as a fraction of the RabbitMQ round trip, the profiles and the runs over budget', () => {
+    expect(md).toContain('| RabbitMQ publish-confirm + consume at once (round trip) | 12,800 | 25.0 % |');
+    expect(md).toContain('#### broker (1 process: busy 8,000 ms of 20,000 ms)');
+    expect(md).toContain('| 1 | query | mysql2:lib/c.js:1 | 4,000 | 50 |');
+    expect(md).toContain('**Over budget (stopped):** ax-steady');
+  });
+});
+
+describe('cpuSection', () => {
+  it('shows seconds and cores per process for the runs that measured them', () => {
+    const md = renderReport(results);
+    expect(md).toContain('| process | ax #4, 1 broker (10 s) |');
+    expect(md).toContain('| broker | 4.0 s (0.40 cores) |');
+    expect(md).toContain('| whole machine (all users) | 19.0 s (1.90 cores) |');
+    expect(md).toContain('| redis | — |');
+    // (4 + 6.5 + 4.5) s for 15,000 jobs = 1 ms per job → 2,000 jobs/s on two cores
+    expect(md).toContain('| **CPU ms per job** (all processes above but the machine) | **1.00** |');
+    expect(md).toContain('| jobs/s two idle cores would allow at that cost | 2,000 |');
+  });
+});
+
+describe('renderChart', () => {
+  const svg = renderChart(chartPanels(results), { title: 'a <b> & c' });
+  it('is one SVG document with escaped text, a bar per measured value and goal lines', () => {
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trim().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('a &lt;b&gt; &amp; c');
+    expect(svg).toContain('1,900 ms');
+    expect(svg).toContain('n/a ms'); // the 10,000 burst that timed out
+    expect(svg.match(/stroke-dasharray/g)).toHaveLength(3);
+  });
+  it('draws the steady backlog of both systems as lines', () => {
+    const withSamples: BenchResults = {
+      scenarios: {
+        'ax-steady': run({ offeredPerS: 4_000, samples: [{ t: -500, backlog: 9 }, { t: 0, backlog: 0 }, { t: 1_000, backlog: 2_000 }] }),
+        'bullmq-steady': run({ samples: [{ t: 0, backlog: 5 }] }),
+      },
+    };
+    const svg = renderChart(chartPanels(withSamples));
+    const paths = [...svg.matchAll(/<path d="([^"]+)"/g)].map((m) => m[1]!);
+    expect(paths).toHaveLength(2);
+    expect(paths[0]!.split(' ')).toHaveLength(2); // the sample before the window is dropped
+    expect(svg).toContain('4,000 tasks fire every second');
+  });
+  it('scales bars to the largest value of their panel', () => {
+    const one = renderChart([{ title: 't', unit: 'x', bars: [{ label: 'a', value: 50, kind: 'ax' }, { label: 'b', value: 100, kind: 'bullmq' }] }], { width: 530 });
+    const widths = [...one.matchAll(/<rect x="220" y="\d+" width="([\d.]+)"/g)].map((m) => Number(m[1]));
+    expect(widths[1]! / widths[0]!).toBeCloseTo(2, 2);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * `pnpm bench` (= `pnpm build && node bench/run.mjs`): every scenario in its own process with a
+ * time budget (over budget → SIGTERM, its own cleanup, SIGKILL after 20 s, then the runner
+ * removes whatever it had registered: processes, databases, Redis keys, queues, directories).
+ * Writes bench/results/latest.{json,md,svg} (a partial run: partial.*) and prints the Markdown report.
+ *
+ *   node bench/run.mjs [--only id,id] [--quick] [--budget <s>]
+ * `--quick` shrinks every N (for trying the harness; its figures mean nothing); `--budget` gives
+ * every scenario that many seconds instead of its own (to try the over-budget path).
+ */
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import { deleteNamespaceAmqp, deleteNamespaceKeys, serviceEntry } from '../packages/testing/dist/index.js';
+import { AX_BENCH_ENV } from './lib/ax-stack.mjs';
+import { readResources } from './lib/harness.mjs';
+import { chartPanels, renderChart } from './lib/svg.mjs';
+import { correctnessProblems, renderReport } from './lib/table.mjs';
+
+// ioredis is a dependency of @ax/testing, not of the root: resolve it from there.
+const { Redis } = createRequire(new URL('../packages/testing/package.json', import.meta.url))('ioredis');
+const benchDir = fileURLToPath(new URL('.', import.meta.url));
+const resultsDir = path.join(benchDir, 'results');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const onlyIdx = argv.indexOf('--only');
+const only = onlyIdx >= 0 ? new Set(argv[onlyIdx + 1].split(',')) : null;
+const budgetIdx = argv.indexOf('--budget');
+const budgetOverrideS = budgetIdx >= 0 ? Number(argv[budgetIdx + 1]) : null;
+const q = (full, small) => String(quick ? small : full);
+const STEADY_S = q(60, 6);
+
+/** [id, script, args, budget seconds] — the order keeps the heavy steady runs last. */
+const SCENARIOS = [
+  ['limits', 'limits.mjs', ['--messages', q(20_000, 2_000), '--rows', q(20_000, 2_000)], 60],
+  ['ax-scheduler-1', 'ax-scheduler.mjs', ['--tasks', q(10_000, 500), '--schedulers', '1'], 75],
+  ['ax-scheduler-3', 'ax-scheduler.mjs', ['--tasks', q(10_000, 500), '--schedulers', '3'], 75],
+  ['ax-burst-2000', 'ax-burst.mjs', ['--tasks', q(2_000, 200), '--wait-s', '40'], 90],
+  ['bullmq-burst-2000', 'bullmq.mjs', ['--mode', 'burst', '--tasks', q(2_000, 200), '--wait-s', '40'], 75],
+  ['ax-burst-10000', 'ax-burst.mjs', ['--tasks', q(10_000, 500), '--wait-s', '45', '--profile', path.join(resultsDir, 'profiles')], 120],
+  ['bullmq-burst-10000', 'bullmq.mjs', ['--mode', 'burst', '--tasks', q(10_000, 500), '--wait-s', '40'], 90],
+  ['ax-throughput-1', 'ax-throughput.mjs', ['--instances', q(15_000, 1_000), '--brokers', '1', '--wait-s', '35'], 90],
+  ['ax-throughput-2', 'ax-throughput.mjs', ['--instances', q(15_000, 1_000), '--brokers', '2', '--wait-s', '35'], 90],
+  ['ax-steady', 'ax-steady.mjs', ['--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 150],
+  ['bullmq-steady', 'bullmq.mjs', ['--mode', 'steady', '--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 140],
+];
+
+const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `step` until it succeeds, up to `attempts` times 5 s apart (a server may be restarting). */
+async function retried(what, step, attempts = 12) {
+  for (let i = 1; ; i++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (i >= attempts) throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      await wait(5_000);
+    }
+  }
+}
+
+/**
+ * Removes what a scenario registered and did not clean up itself (it was killed, or a server
+ * went away). Throws after trying every step if one failed.
+ */
+async function fallbackCleanup(resources) {
+  if (!resources) return;
+  const failures = [];
+  const step = async (what, fn) => {
+    try {
+      await fn();
+    } catch (error) {
+      failures.push(error instanceof Error ? error.message : `${what}: ${String(error)}`);
+    }
+  };
+  for (const pgid of resources.pgids ?? []) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if ((resources.databases ?? []).length > 0) {
+    await step('databases', () =>
+      retried('drop databases', async () => {
+        const conn = await mysql.createConnection(process.env.AX_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306');
+        try {
+          for (const name of resources.databases) if (/^[a-z0-9_]+$/.test(name)) await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+        } finally {
+          await conn.end();
+        }
+      }),
+    );
+  }
+  const prefixes = [...(resources.namespaces ?? []), ...(resources.bullPrefixes ?? [])];
+  if (prefixes.length > 0) {
+    await step('redis', () =>
+      retried('delete Redis keys', async () => {
+        const redis = new Redis(process.env.AX_REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+        redis.on('error', () => undefined);
+        try {
+          await redis.connect();
+          for (const p of prefixes) await deleteNamespaceKeys(redis, p);
+        } finally {
+          redis.disconnect();
+        }
+      }),
+    );
+  }
+  for (const ns of resources.namespaces ?? []) await step('amqp', () => retried(`delete AMQP ${ns}.*`, () => deleteNamespaceAmqp(ns)));
+  for (const dir of resources.dirs ?? []) rmSync(dir, { recursive: true, force: true });
+  if (failures.length > 0) throw new Error(failures.join('; '));
+}
+
+function runOne(id, script, args, budgetS) {
+  const out = path.join(resultsDir, `.${id}.json`);
+  const resourcesFile = path.join(resultsDir, `.${id}.resources.json`);
+  rmSync(out, { force: true });
+  rmSync(resourcesFile, { force: true });
+  const started = Date.now();
+  const child = spawn(process.execPath, [path.join(benchDir, 'scenarios', script), ...args, '--out', out], {
+    env: { ...process.env, BENCH_RESOURCES: resourcesFile },
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
+  return new Promise((resolve) => {
+    let overBudget = false;
+    const kill = (signal) => {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // exited meanwhile
+      }
+    };
+    const budget = setTimeout(() => {
+      overBudget = true;
+      process.stderr.write(`  ${id}: over its budget of ${budgetS} s — stopping it\n`);
+      kill('SIGTERM');
+      hard = setTimeout(() => kill('SIGKILL'), 20_000);
+    }, budgetS * 1_000);
+    let hard;
+    child.on('exit', async (code) => {
+      clearTimeout(budget);
+      clearTimeout(hard);
+      const resources = readResources(resourcesFile);
+      try {
+        await fallbackCleanup(resources);
+        rmSync(resourcesFile, { force: true });
+      } catch (error) {
+        // Kept so that nothing is forgotten: it names what is left to remove by hand.
+        process.stderr.write(`  ${id}: fallback cleanup failed (left: ${resourcesFile}): ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+      let result;
+      if (existsSync(out)) {
+        result = JSON.parse(readFileSync(out, 'utf8'));
+        rmSync(out, { force: true });
+      }
+      const status = overBudget ? 'timeout' : code === 0 ? 'ok' : 'error';
+      resolve({ status, wallMs: Date.now() - started, budgetMs: budgetS * 1_000, exitCode: code, result });
+    });
+  });
+}
+
+for (const service of ['scheduler', 'broker', 'worker']) {
+  if (!existsSync(serviceEntry(service))) {
+    process.stderr.write(`${serviceEntry(service)} is missing: run \`pnpm build\` first\n`);
+    process.exit(2);
+  }
+}
+mkdirSync(resultsDir, { recursive: true });
+const startedMs = Date.now();
+const results = {
+  startedAt: new Date(startedMs).toISOString(),
+  quick,
+  machine: { cores: os.availableParallelism(), memGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, load: os.loadavg() },
+  settings: AX_BENCH_ENV,
+  scenarios: {},
+};
+for (const [id, script, args, ownBudgetS] of SCENARIOS) {
+  if (only && !only.has(id)) continue;
+  const budgetS = budgetOverrideS ?? ownBudgetS;
+  process.stderr.write(`▶ ${id} (budget ${budgetS} s)\n`);
+  const loadBefore = os.loadavg()[0];
+  const run = { ...(await runOne(id, script, args, budgetS)), load1mBefore: Math.round(loadBefore * 10) / 10 };
+  process.stderr.write(`  ${id}: ${run.status} in ${(run.wallMs / 1000).toFixed(1)} s\n`);
+  results.scenarios[id] = run;
+}
+results.wallMs = Date.now() - startedMs;
+const md = renderReport(results);
+// Only a full run replaces latest.*; a partial one (--only, --quick, --budget) writes partial.*.
+const base = only || quick || budgetOverrideS !== null ? 'partial' : 'latest';
+writeFileSync(path.join(resultsDir, `${base}.json`), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(path.join(resultsDir, `${base}.md`), md);
+writeFileSync(path.join(resultsDir, `${base}.svg`), renderChart(chartPanels(results), { title: `ax benchmarks — ${results.startedAt}` }));
+process.stdout.write(`${md}\n`);
+process.stdout.write(`Results: ${path.relative(process.cwd(), resultsDir)}/${base}.{json,md,svg}; wall time ${(results.wallMs / 1000).toFixed(0)} s\n`);
+const problems = correctnessProblems(results);
+if (problems.length > 0) {
+  process.stderr.write(`\n⚠⚠⚠ CORRECTNESS: ${problems.length} problem(s) — duplicates, missing or early runs must be 0:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,89 @@
+/**
+ * Issue #4: broker throughput PENDING → SUCCESS. N instances of no-op HTTP tasks are already
+ * PENDING and due (an offered load above any rate: everything is waiting) when B brokers start
+ * next to 2 real workers. Reports the sustained SUCCESS rate (middle 80 % of completions) and
+ * the overall rate (N / time from the brokers being ready to the last SUCCESS).
+ *
+ *   node bench/scenarios/ax-throughput.mjs --instances 20000 --brokers 1 [--out f.json]
+ */
+import { countByState, createAxRound, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
+import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
+import { slotKey } from '../lib/keys.mjs';
+import { startSink } from '../lib/sink.mjs';
+import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
+import { exactlyOnce, summarize, sustainedRate } from '../lib/stats.mjs';
+
+const a = args();
+const INSTANCES = Number(a.instances ?? 20_000);
+const TASKS = Number(a.tasks ?? 500);
+const BROKERS = Number(a.brokers ?? 1);
+const WORKERS = Number(a.workers ?? 2);
+const WAIT_S = Number(a['wait-s'] ?? 40);
+
+await runScenario(async () => {
+  const sink = await startSink();
+  onCleanup(() => sink.close());
+  const round = await createAxRound('tput');
+  const pool = round.db.pool;
+  const names = await insertTasks(pool, { count: TASKS, prefix: 'tput', schedule: { type: 'none' }, url: sink.url });
+  const [ids] = await pool.query('SELECT id, name FROM task');
+  const baseMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+  const expected = [];
+  const perTask = Math.ceil(INSTANCES / TASKS);
+  for (let k = 0; k < perTask; k++) {
+    const rows = [];
+    for (const { id, name } of ids) {
+      if (expected.length >= INSTANCES) break;
+      const at = new Date(baseMs + k * 1_000);
+      expected.push(slotKey(name, at.getTime(), 1));
+      rows.push([id, name, at, at.toISOString().slice(0, 10), 'manual', 'PENDING', 1, 1, at, '{}', 5]);
+    }
+    if (rows.length === 0) break;
+    await pool.query(
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority) VALUES ?`,
+      [rows],
+    );
+  }
+  log(`${expected.length} PENDING instances of ${names.length} tasks; starting ${WORKERS} workers, then ${BROKERS} broker(s)`);
+  await round.start('worker', WORKERS);
+  await sleep(1_000); // the workers' first heartbeat lands in the registry
+  await round.start('broker', BROKERS);
+  const startedMs = Date.now();
+  const cpuBefore = round.cpuSnapshot();
+  let doneMs = null;
+  let states = {};
+  while (Date.now() < startedMs + WAIT_S * 1_000) {
+    states = await countByState(pool);
+    const final = (states.SUCCESS ?? 0) + (states.FAILED ?? 0) + (states.CANCELED ?? 0);
+    if (final >= expected.length) {
+      doneMs = Date.now() - startedMs;
+      break;
+    }
+    await sleep(250);
+  }
+  const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
+  const cpuWindowS = (Date.now() - startedMs) / 1000;
+  await sleep(500);
+  await round.stop(undefined, 15_000);
+  const rows = await instanceRows(pool);
+  const ended = rows.filter((r) => r.state === 'SUCCESS' && r.endedMs !== null).map((r) => r.endedMs);
+  const lastEnd = ended.length > 0 ? Math.max(...ended) : null;
+  let duplicateCalls = 0;
+  for (const n of sink.counts.values()) if (n > 1) duplicateCalls += n - 1;
+  const successKeys = rows.filter((r) => r.state === 'SUCCESS').map((r) => slotKey(r.taskName, r.expectedMs, r.runNo));
+  const executions = exactlyOnce(successKeys, new Map(successKeys.map((k) => [k, sink.counts.get(k) ?? 0])));
+  return {
+    status: doneMs === null ? 'timeout' : 'ok',
+    system: 'ax',
+    instances: expected.length,
+    topology: { brokers: BROKERS, workers: WORKERS },
+    succeeded: ended.length,
+    finalStates: states,
+    allDoneMs: doneMs,
+    sustainedPerS: sustainedRate(ended),
+    overallPerS: lastEnd === null ? null : Math.round((ended.length / Math.max(1, lastEnd - startedMs)) * 1000),
+    cpu: { windowS: Math.round(cpuWindowS * 10) / 10, seconds: cpuSeconds },
+    completedAfterStartMs: summarize(rows.filter((r) => r.endLag !== null).map((r) => r.endedMs - startedMs)),
+    executions: { ...executions, duplicates: duplicateCalls },
+  };
+});
