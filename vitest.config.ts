@@ -11,7 +11,7 @@ export default defineConfig({
     alias: [{ find: /^@ax\/([a-z-]+)$/, replacement: `${root}packages/$1/src/index.ts` }],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/lib/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/chaos/**'],
     benchmark: { include: ['bench/**/*.bench.ts'] },
     testTimeout: 30_000,

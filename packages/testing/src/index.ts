@@ -9,3 +9,4 @@ export * from './processes.js';
 export * from './redis.js';
 export * from './wait.js';
 export * from './rabbitmq-server.js';
+export * from './redis-server.js';

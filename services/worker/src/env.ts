@@ -3,7 +3,8 @@
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
 import path from 'node:path';
-import { axConfigFields, httpPortField, intField, pathField, pickFields, type ConfigOf } from '@ax/kit';
+import { axConfigFields, enumField, httpPortField, intField, pathField, pickFields, type ConfigOf } from '@ax/kit';
+import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 
 /** Every variable the worker reads. */
 export const workerEnvFields = {
@@ -23,7 +24,10 @@ export const workerEnvFields = {
     'leaseTtlMs',
     'workerSkewLimitMs',
     'outputTailBytes',
+    'alertWebhookUrl',
   ]),
+  /** `AX_ALERT_WEBHOOK_FORMAT` — body of the worker's own alerts (clock skew): `generic`, `dingtalk`, `wecom` or `slack`. Default `generic`. */
+  alertWebhookFormat: enumField({ env: 'AX_ALERT_WEBHOOK_FORMAT', values: ALERT_WEBHOOK_FORMATS, default: 'generic' }),
   httpPort: httpPortField('worker'),
   /**
    * `AX_WORKER_DATA_DIR` — where the outbox lives: `<dir>/<workerId>/outbox.db` (keep it on a

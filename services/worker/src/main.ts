@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { createBus } from '@ax/bus';
 import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, startHealthServer, toError } from '@ax/kit';
+import { createAlertWebhook } from './alert-webhook.js';
 import { outboxFile, workerEnvFields } from './env.js';
 import { hostAllowList } from './executors/host-allow.js';
 import { createHttpExecutor } from './executors/http.js';
@@ -77,6 +78,7 @@ async function main(): Promise<void> {
     },
     logger,
     metrics: workerMetrics,
+    sendAlert: createAlertWebhook({ url: env.alertWebhookUrl, format: env.alertWebhookFormat, logger }),
   });
 
   await bus.start();

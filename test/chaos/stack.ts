@@ -1,0 +1,315 @@
+/**
+ * One drill's world: a PRIVATE MariaDB, Redis and RabbitMQ (own ports and temp dirs; the shared
+ * servers on 3306/6379/5672 are never touched), the load (200 `http` tasks every 2 s to the
+ * sink), and real service processes (schedulers, brokers, workers) started from `dist/`.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { RowDataPacket } from 'mysql2';
+import { parseTaskDefinitionOrThrow } from '@ax/core';
+import { insertTask } from '@ax/store';
+import {
+  createTestDatabase,
+  startMariaDb,
+  startRabbitMq,
+  startRedisServer,
+  startService,
+  stopAllProcesses,
+  uniqueNamespace,
+  type ManagedProcess,
+  type MariaDbServer,
+  type PrivateRabbitMq,
+  type PrivateRedis,
+  type TestDatabase,
+} from '@ax/testing';
+import { startSink, type Sink } from './sink.js';
+import type { SlotInstance } from './stats.js';
+
+/** Tasks of the load. */
+export const TASKS = 200;
+/** Every task fires every 2 s: `*\/2 * * * * *` (6 fields, seconds first). */
+export const PERIOD_MS = 2_000;
+export const CRON = '*/2 * * * * *';
+/** Sink calls per second at the nominal load. */
+export const NOMINAL_CALLS_PER_SECOND = (TASKS * 1_000) / PERIOD_MS;
+/** How long the sink holds each call before answering success: jobs really run for a while. */
+export const SINK_HOLD_MS = 200;
+
+/**
+ * Short timings so drills are fast (defaults in docs/configuration.md):
+ * - lease 5 s (default 15), heartbeat 1 s (5), lost-worker grace 2 s (10): a dead or frozen
+ *   worker's jobs are taken over after about 7–8 s;
+ * - fire lock TTL 5 s (30): the re-scan after a scheduler dies holding locks starts sooner;
+ * - worker clock check every 1 s (30 s): the faketime worker notices its skew at once;
+ * - timed-transition scans every 500 ms (1000);
+ * - shutdown grace 5 s (30); ACK timeout stays 5 s (default; a loaded 2-core machine needs it).
+ */
+export const TIMINGS: Readonly<Record<string, string>> = Object.freeze({
+  AX_LEASE_TTL_MS: '5000',
+  AX_HEARTBEAT_INTERVAL_MS: '1000',
+  AX_LOST_WORKER_GRACE_MS: '2000',
+  AX_FIRE_LOCK_TTL_MS: '5000',
+  AX_WORKER_CLOCK_CHECK_MS: '1000',
+  AX_TIMERS_POLL_MS: '500',
+  AX_SHUTDOWN_GRACE_S: '5',
+});
+
+/**
+ * `AX_CHAOS_TIMINGS=default` runs the drills with the production lease, heartbeat, grace and
+ * fire-lock timings (to measure recovery against the goals as operators will see it); the
+ * clock check stays at 1 s so drill 7 still notices its skew at once.
+ */
+function drillTimings(): Readonly<Record<string, string>> {
+  if (process.env.AX_CHAOS_TIMINGS !== 'default') return TIMINGS;
+  return { AX_WORKER_CLOCK_CHECK_MS: '1000', AX_SHUTDOWN_GRACE_S: '5' };
+}
+
+/** libfaketime of Debian's `faketime` package. */
+export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+/** A started service. */
+export type Service = ManagedProcess & { readonly port: number; readonly baseUrl: string };
+
+/** Shape of a drill's processes. */
+export interface Topology {
+  readonly schedulers?: number;
+  readonly brokers?: number;
+  readonly workers?: number;
+}
+
+/** Extra variables of worker `index` (1-based; e.g. libfaketime); `dir` is the drill's temp dir. */
+export type WorkerExtraEnv = (index: number, dir: string) => Readonly<Record<string, string>> | undefined;
+
+/** The drill's world. */
+export interface Stack {
+  readonly namespace: string;
+  readonly mariadb: MariaDbServer;
+  readonly redis: PrivateRedis;
+  readonly rabbit: PrivateRabbitMq;
+  readonly db: TestDatabase;
+  readonly sink: Sink;
+  readonly taskNames: readonly string[];
+  readonly dir: string;
+  readonly schedulers: Service[];
+  readonly brokers: Service[];
+  readonly workers: Service[];
+  /** Variables every service gets. */
+  readonly env: Readonly<Record<string, string>>;
+  startBroker(name: string): Promise<Service>;
+  startWorker(id: string, extra?: Readonly<Record<string, string>>): Promise<Service>;
+  /** Window slots' instances, `expected_time` in `[fromMs, toMs)`. */
+  instances(fromMs: number, toMs: number): Promise<SlotInstance[]>;
+  /** SUCCESS instances with `expected_time` in `[fromMs, toMs)`. */
+  succeeded(fromMs: number, toMs: number): Promise<number>;
+  query<T extends RowDataPacket>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Output of every service process (for failure messages and findings). */
+  dumpOutput(): string;
+  /** Error-level log lines of the services, counted by service and message (kept output only). */
+  errorSummary(): string[];
+  cleanup(): Promise<void>;
+}
+
+/** True when the port on 127.0.0.1 refuses a TCP connection (ECONNREFUSED). */
+export function portRefuses(port: number, timeoutMs = 2_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (refused: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(refused);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => done(false));
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED'));
+  });
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+async function settleAll(steps: ReadonlyArray<() => Promise<unknown>>): Promise<string[]> {
+  const errors: string[] = [];
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      errors.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return errors;
+}
+
+/** Starts the servers, the sink, the load's tasks and the services. */
+export async function startStack(topology: Topology = {}, workerExtraEnv?: WorkerExtraEnv): Promise<Stack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-chaos-'));
+  const namespace = uniqueNamespace('axchaos');
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const services: Service[] = [];
+  const schedulers: Service[] = [];
+  const brokers: Service[] = [];
+  const workers: Service[] = [];
+  let stack: Stack | undefined;
+
+  const cleanup = async (): Promise<void> => {
+    const errors = await settleAll([
+      async () => {
+        await Promise.allSettled(services.map((s) => s.stop({ graceMs: 3_000 })));
+        await stopAllProcesses({ graceMs: 3_000 });
+      },
+      ...cleanups.reverse(),
+      () => {
+        rmSync(dir, { recursive: true, force: true });
+        return Promise.resolve();
+      },
+    ]);
+    if (errors.length > 0) throw new Error(`drill cleanup: ${errors.join('; ')}`);
+  };
+
+  try {
+    const [mariadb, redis, rabbit, sink] = await Promise.all([
+      startMariaDb({ parentDir: dir }),
+      startRedisServer(),
+      startRabbitMq(),
+      startSink({ holdMs: SINK_HOLD_MS }),
+    ]);
+    cleanups.push(
+      () => mariadb.cleanup(),
+      () => redis.cleanup(),
+      () => rabbit.cleanup(),
+      () => sink.close(),
+    );
+    const db = await createTestDatabase({ serverUrl: mariadb.url, poolOptions: { connectionLimit: 4 } });
+    cleanups.push(() => db.pool.end().catch(() => undefined));
+
+    const taskNames: string[] = [];
+    for (let i = 0; i < TASKS; i++) {
+      const name = `chaos_${String(i).padStart(3, '0')}`;
+      taskNames.push(name);
+      await insertTask(
+        db.pool,
+        parseTaskDefinitionOrThrow({
+          name,
+          schedule: { type: 'cron', expr: CRON },
+          exec: { type: 'http', url: `${sink.url}/job` },
+          // Every slot must run: no coalescing (serial) and no dropped misfires.
+          block: 'parallel',
+          misfire: { policy: 'catch_up', max: 1_000 },
+          timeoutSeconds: 20,
+          retry: { max: 5, backoffSeconds: 1, factor: 1, jitterSeconds: 0 },
+        }),
+      );
+    }
+
+    const env: Record<string, string> = {
+      AX_MYSQL_URL: db.url,
+      AX_REDIS_URL: redis.url,
+      AX_AMQP_URL: rabbit.url,
+      AX_NAMESPACE: namespace,
+      AX_LOG_LEVEL: 'warn',
+      AX_EXECUTOR_SECRET: 'chaos-executor-secret-0123456789',
+      AX_HTTP_EXECUTOR_ALLOW: '127.0.0.1',
+      AX_ALERT_WEBHOOK_URL: `${sink.url}/alerts`,
+      ...drillTimings(),
+    };
+    const start = async (service: 'scheduler' | 'broker' | 'worker', name: string, extra: Readonly<Record<string, string>> = {}): Promise<Service> => {
+      const proc = await startService(service, { name, env: { ...env, ...extra }, readyTimeoutMs: 60_000 });
+      services.push(proc);
+      return proc;
+    };
+    const startBroker = async (name: string): Promise<Service> => {
+      const b = await start('broker', name);
+      brokers.push(b);
+      return b;
+    };
+    const startWorker = async (id: string, extra: Readonly<Record<string, string>> = {}): Promise<Service> => {
+      const w = await start('worker', id, { AX_WORKER_ID: id, AX_WORKER_SLOTS: '32', AX_WORKER_DATA_DIR: path.join(dir, 'workers'), ...extra });
+      workers.push(w);
+      return w;
+    };
+
+    for (let i = 1; i <= (topology.brokers ?? 2); i++) await startBroker(`broker-${i}`);
+    for (let i = 1; i <= (topology.workers ?? 3); i++) await startWorker(`worker-${i}`, workerExtraEnv?.(i, dir));
+    for (let i = 1; i <= (topology.schedulers ?? 2); i++) schedulers.push(await start('scheduler', `scheduler-${i}`));
+
+    const query = async <T extends RowDataPacket>(sql: string, params: unknown[] = []): Promise<T[]> => {
+      const [rows] = await db.pool.query<T[]>(sql, params);
+      return rows;
+    };
+    stack = {
+      namespace,
+      mariadb,
+      redis,
+      rabbit,
+      db,
+      sink,
+      taskNames,
+      dir,
+      schedulers,
+      brokers,
+      workers,
+      env,
+      startBroker,
+      startWorker,
+      async instances(fromMs, toMs) {
+        const rows = await query(
+          `SELECT id, task_name, expected_time, state, ended_at FROM task_instance
+            WHERE expected_time >= ? AND expected_time < ?`,
+          [new Date(fromMs), new Date(toMs)],
+        );
+        return rows.map((r) => ({
+          instanceId: String(r.id),
+          taskName: String(r.task_name),
+          expectedMs: (r.expected_time as Date).getTime(),
+          state: String(r.state),
+          endedMs: r.ended_at === null ? null : (r.ended_at as Date).getTime(),
+        }));
+      },
+      async succeeded(fromMs, toMs) {
+        const rows = await query(
+          `SELECT COUNT(*) AS n FROM task_instance WHERE expected_time >= ? AND expected_time < ? AND state = 'SUCCESS'`,
+          [new Date(fromMs), new Date(toMs)],
+        );
+        return Number(rows[0]?.n ?? 0);
+      },
+      query,
+      dumpOutput: () => services.map((s) => `--- ${s.name} (pid ${s.pid}${s.exitInfo ? `, exited ${s.exitInfo.signal ?? s.exitInfo.code}` : ''}) ---\n${s.output()}`).join('\n'),
+      errorSummary() {
+        const counts = new Map<string, number>();
+        for (const svc of services) {
+          for (const line of svc.lines()) {
+            if (!line.text.includes('"level":"error"') && !line.text.includes('"level":"fatal"')) continue;
+            let message = line.text.slice(0, 120);
+            try {
+              const parsed = JSON.parse(line.text) as { msg?: string; err?: { message?: string } };
+              message = `${parsed.msg ?? ''}${parsed.err?.message !== undefined ? `: ${parsed.err.message}` : ''}`.slice(0, 120);
+            } catch {
+              // not JSON: keep the raw start of the line
+            }
+            const key = `${svc.name}: ${message}`;
+            counts.set(key, (counts.get(key) ?? 0) + 1);
+          }
+        }
+        return [...counts.entries()].map(([key, n]) => `${n}× ${key}`);
+      },
+      cleanup,
+    };
+    return stack;
+  } catch (error) {
+    await cleanup().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A file whose content is libfaketime's offset, e.g. `+0` or `+10s` (re-read every second). */
+export function faketimeEnv(file: string, initial = '+0'): Record<string, string> {
+  if (!existsSync(LIBFAKETIME)) throw new Error(`${LIBFAKETIME} is missing: install Debian's faketime package`);
+  writeFileSync(file, `${initial}\n`);
+  return {
+    LD_PRELOAD: LIBFAKETIME,
+    FAKETIME_TIMESTAMP_FILE: file,
+    FAKETIME_CACHE_DURATION: '1',
+    // Only the wall clock moves: timers (monotonic) keep running normally.
+    FAKETIME_DONT_FAKE_MONOTONIC: '1',
+  };
+}
