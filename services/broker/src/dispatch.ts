@@ -312,9 +312,11 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
     await releaseAll(ctx, reserved);
     throw error;
   }
-  // Reservations made for plans that did not survive (lost race) are given back.
+  // Reservations made for plans that did not survive (lost race) are given back; the kept
+  // ones now cover the publish allowance too (see preCommitReservationMs).
   const kept = new Set(planned.map((p) => p.executionId));
   await releaseAll(ctx, reserved.filter((r) => !kept.has(r.executionId)));
+  await extendAll(ctx, reserved.filter((r) => kept.has(r.executionId)), ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs + ctx.config.ackGraceMs);
   await ctx.rateLimiter.refund(granted - planned.length);
   await Promise.all([publishPlanned(ctx, planned), ...cancels.map((run) => cancelRun(ctx, run, 'COVERED'))]);
   if (outcome.claimed >= granted && granted > 0) ctx.wakeDispatch();
@@ -332,7 +334,7 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
     if (matching.some((w) => freeSlots(w) <= 0)) return 'busy';
     const targets = broadcastTargets(workers, { tags });
     if (targets.length !== matching.length) return 'busy';
-    const ttl = c.config.ackTimeoutMs + c.config.publishAllowanceMs + c.config.ackGraceMs;
+    const ttl = preCommitReservationMs(c);
     const got: Array<{ workerId: string; executionId: string }> = [];
     for (const t of targets) {
       const executionId = uuidv7();
@@ -392,7 +394,7 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
       entry.ids.push(p.executionId);
       byWorker.set(p.worker.id, entry);
     }
-    const ttl = c.config.ackTimeoutMs + c.config.publishAllowanceMs + c.config.ackGraceMs;
+    const ttl = preCommitReservationMs(c);
     const refused = new Set<string>();
     await Promise.all(
       [...byWorker].map(async ([workerId, { slots, ids }]) => {
@@ -417,6 +419,22 @@ function busyOnly(workers: readonly WorkerSnapshot[], tags: readonly string[]): 
 function routeExplanation(workers: readonly WorkerSnapshot[], task: TaskRecord, instance: ClaimedInstance): string {
   const decision = routeInstance('load', workers, { tags: task.definition.tags }, { random: () => 0 });
   return decision.kind === 'none' ? decision.explanation : `no worker with a free slot could be reserved for instance ${instance.id}`;
+}
+
+/**
+ * How long a slot reserved inside the claim transaction lives until the commit extends it. A
+ * broker killed inside that transaction leaves reservations nobody releases; with the full
+ * publish allowance (30 s) they kept a full worker from every other broker for 38 s (fault
+ * drill 3). The claim transaction takes well under a second; this leaves it 10 s more.
+ */
+function preCommitReservationMs(ctx: BrokerContext): number {
+  return ctx.config.ackTimeoutMs + ctx.config.ackGraceMs + 10_000;
+}
+
+async function extendAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>, ttlMs: number): Promise<void> {
+  const byWorker = new Map<string, string[]>();
+  for (const r of reservations) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
+  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.extend(workerId, ids, ttlMs)));
 }
 
 async function releaseAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
