@@ -118,7 +118,8 @@ export class TaskDefinitionCache {
 /**
  * Tasks by id. The definition is re-validated by `taskFromRow`, unless `cache` holds that
  * task at that version (then the cached record is returned: its definition is the same, its
- * counters and watermark may be older — callers of this function use the definition).
+ * counters and watermark may be older — callers of this function use the definition). With a
+ * cache (a dispatcher), the stored schedule is trusted rather than re-validated.
  */
 export async function loadTasksById(db: Queryable, ids: readonly string[], cache?: TaskDefinitionCache): Promise<Map<string, TaskRecord>> {
   const out = new Map<string, TaskRecord>();
@@ -126,7 +127,7 @@ export async function loadTasksById(db: Queryable, ids: readonly string[], cache
   const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [[...new Set(ids)]]);
   for (const row of rows) {
     const cached = cache?.get(String(row.id), Number(row.version));
-    const record = cached ?? taskFromRow(row);
+    const record = cached ?? taskFromRow(row, { trustSchedule: cache !== undefined });
     if (cached === undefined) cache?.set(record);
     out.set(record.id, record);
   }
