@@ -47,6 +47,16 @@ export interface EngineContext {
   readonly state: EngineState;
 }
 
+/**
+ * MariaDB 10.11 now and then refuses a concurrent `INSERT IGNORE … SELECT` with 1467 "Failed to
+ * read auto-increment value from storage engine" (seen in the steady bench: a 500-slot chunk
+ * failed and waited for the R2 re-scan, 30 s late). The statement is idempotent by the slot's
+ * unique key, so it is simply tried again like a deadlock.
+ */
+export function isAutoIncrementReadFailure(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { errno?: unknown }).errno === 1467;
+}
+
 /** Attempts of a slot-creating transaction that hit a deadlock or lock timeout. */
 const CREATE_ATTEMPTS = 4;
 /** Slots per transaction. */
@@ -87,8 +97,9 @@ export async function createSlots(ctx: EngineContext, slots: readonly SlotToCrea
       try {
         outcomes = await withTransaction(ctx.pool, (conn) => createSlotInstances(conn, chunk));
       } catch (error) {
-        if (attempt >= CREATE_ATTEMPTS || !isRetryableMysqlError(error)) throw error;
+        if (attempt >= CREATE_ATTEMPTS || !(isRetryableMysqlError(error) || isAutoIncrementReadFailure(error))) throw error;
         ctx.logger.debug({ err: error, attempt }, 'slot insert retried');
+        await new Promise((resolve) => setTimeout(resolve, 25 * attempt)); // let the other transaction finish
       }
     }
     const committedMs = ctx.clock.nowMs();
