@@ -14,7 +14,7 @@ import { closeRedis, createLogger, createRedis, type Redis } from '@ax/kit';
 import { assertNoLeftoverProcesses } from '@ax/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS_DIR, CEILING_S, GOAL_S, runDrill, type DrillResult, type DrillSpec } from './drill.js';
-import { faketimeEnv, portRefuses, sleep, type Service, type Stack } from './stack.js';
+import { faketimeEnv, portRefuses, SINK_HOLD_MS, sleep, type Service, type Stack } from './stack.js';
 import { drillTable, type DrillRow } from './stats.js';
 
 const rows: DrillRow[] = [];
@@ -131,7 +131,10 @@ function procState(pid: number): string {
 async function whileRunning(stack: Stack, workerId: string, timeoutMs = 20_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const open = stack.sink.calls.filter((c) => c.workerId === workerId && c.endedMs === null).length;
+    // Calls received in the last half of the sink's hold: they are still open a few ms later,
+    // when the fault strikes (an older call may end in between and leave nothing interrupted).
+    const now = Date.now();
+    const open = stack.sink.calls.filter((c) => c.workerId === workerId && c.endedMs === null && now - c.receivedMs < SINK_HOLD_MS / 2).length;
     if (open >= 2) return open;
     if (Date.now() > deadline) throw new Error(`${workerId} never had jobs running at the sink`);
     await sleep(20);
@@ -223,12 +226,21 @@ describe('fault drills', () => {
     await drill({
       title: '2 kill -9 a worker',
       goal: LOST_WORKER_GOAL,
-      async fault(stack) {
+      async fault(stack, log) {
         const victim = stack.workers[0] as Service;
         victimId = victim.name;
         const open = await whileRunning(stack, victimId);
+        // The calls open right before the kill (no await between here and the signal).
+        const before = stack.sink.calls.filter((c) => c.workerId === victimId && c.endedMs === null);
         const at = await killHard(victim);
-        const interrupted = stack.sink.calls.filter((c) => c.workerId === victimId && c.receivedMs < at && (c.endedMs === null || c.endedMs >= at));
+        let interrupted = stack.sink.calls.filter((c) => c.workerId === victimId && c.receivedMs < at && (c.endedMs === null || c.endedMs >= at));
+        if (interrupted.length === 0) {
+          // Seen once in CI: every call open a moment before the kill was recorded as ended just
+          // before it. They cannot have been answered (young calls, 200 ms hold): use them, and
+          // keep the timings for whoever looks into it.
+          log(`no call open at the kill by endedMs; ${before.length} open just before it (endedMs − kill: ${before.map((c) => (c.endedMs === null ? 'open' : String(c.endedMs - at))).join(', ')})`);
+          interrupted = before;
+        }
         openAtKill = interrupted.map((c) => `${c.taskName}@${c.expectedMs}`);
         firstInterrupted = interrupted[0]?.instanceId ?? '';
         return { recoveryFromMs: at, from: 'kill', evidence: [`${victimId} (pid ${victim.pid}) died of SIGKILL with ${open} jobs running at the sink`] };
