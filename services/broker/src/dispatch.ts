@@ -43,6 +43,7 @@ import {
 } from '@ax/store';
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
+import { idsByWorker } from './reservations.js';
 import { restartShardAckClocks } from './shard-queries.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -432,15 +433,11 @@ function preCommitReservationMs(ctx: BrokerContext): number {
 }
 
 async function extendAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>, ttlMs: number): Promise<void> {
-  const byWorker = new Map<string, string[]>();
-  for (const r of reservations) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
-  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.extend(workerId, ids, ttlMs)));
+  await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ctx.reservations.extend(workerId, ids, ttlMs)));
 }
 
 async function releaseAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
-  const byWorker = new Map<string, string[]>();
-  for (const r of reservations) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
-  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
+  await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
 }
 
 /** Builds the dispatch item of a planned instance. */

@@ -32,6 +32,7 @@ import type { BrokerContext } from './context.js';
 import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
 import { EventBatcher } from './event-batch.js';
+import { idsByWorker } from './reservations.js';
 import { isLockConflict } from './lock-conflict.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -109,9 +110,7 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
 }
 
 async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {
-  const byWorker = new Map<string, string[]>();
-  for (const r of effects.releases) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
-  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
+  await Promise.all([...idsByWorker(effects.releases)].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
   // One call per (worker, ttl): a batch of ACKs extends its slots together.
   const extendGroups = new Map<string, { workerId: string; ttlMs: number; ids: string[] }>();
   for (const e of effects.extends) {

@@ -42,6 +42,17 @@ local pttl = redis.call('PTTL', KEYS[1])
 if pttl >= 0 and pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
 return 1`;
 
+/** Execution ids grouped by worker: one ledger call per worker for a batch of reservations. */
+export function idsByWorker(reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of reservations) {
+    const ids = out.get(r.workerId);
+    if (ids === undefined) out.set(r.workerId, [r.executionId]);
+    else ids.push(r.executionId);
+  }
+  return out;
+}
+
 /** The reservation ledger of a namespace. */
 export interface Reservations {
   /** Reserves slots for `executionIds` in order; returns how many of the first ones got one. */

@@ -9,11 +9,11 @@
  * somehow changed meanwhile is simply not moved, and the returned set says which rows won.
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { assertTransition, type InstanceState } from '@ax/core';
+import type { InstanceState } from '@ax/core';
 import { encodeJsonNullable } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import type { ExecutionOutcome } from './results.js';
-import type { InstanceColumn, SqlExpr } from './transitions.js';
+import { transitionAssignments, type InstanceColumn } from './transitions.js';
 
 /** The same transition applied to many instances. */
 export interface BulkTransition {
@@ -28,10 +28,6 @@ export interface BulkTransition {
   readonly fence?: ReadonlyMap<string, string>;
 }
 
-function isExpr(value: unknown): value is SqlExpr {
-  return typeof value === 'object' && value !== null && 'expr' in value && typeof (value as SqlExpr).expr === 'string';
-}
-
 /**
  * Applies one transition to many rows in one `UPDATE`; returns the ids that moved.
  * @throws IllegalTransitionError when a (from, to) pair is not in core's table.
@@ -40,18 +36,7 @@ export async function transitionInstances(db: Queryable, t: BulkTransition): Pro
   const ids = [...new Set(t.ids)];
   if (ids.length === 0) return new Set();
   const froms: readonly InstanceState[] = typeof t.from === 'string' ? [t.from] : t.from;
-  for (const from of froms) assertTransition(from, t.to);
-  const assignments = ['state = ?'];
-  const params: unknown[] = [t.to];
-  for (const [column, value] of Object.entries(t.set ?? {})) {
-    if (isExpr(value)) {
-      assignments.push(`${column} = ${value.expr}`);
-      params.push(...(value.params ?? []));
-    } else {
-      assignments.push(`${column} = ?`);
-      params.push(value);
-    }
-  }
+  const { assignments, params } = transitionAssignments(froms, t.to, t.set);
   for (const [column, values] of Object.entries(t.perRow ?? {})) {
     assignments.push(`${column} = CASE id ${ids.map(() => 'WHEN ? THEN ?').join(' ')} END`);
     for (const id of ids) {

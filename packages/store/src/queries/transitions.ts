@@ -58,15 +58,20 @@ function isExpr(value: unknown): value is SqlExpr {
 }
 
 /**
- * Applies one transition; true when this write won (affected rows = 1).
- * @throws IllegalTransitionError when a (from, to) pair is not in core's table.
+ * Checks every (from, to) pair against core's table and builds `state = ?, <column> = …` with
+ * its parameters (plain values bound, SQL expressions inlined with theirs). Shared by the
+ * single-row and the set-based transitions.
+ * @throws IllegalTransitionError when a pair is not in core's table.
  */
-export async function transitionInstance(db: Queryable, t: InstanceTransition): Promise<boolean> {
-  const froms: readonly InstanceState[] = typeof t.from === 'string' ? [t.from] : t.from;
-  for (const from of froms) assertTransition(from, t.to);
+export function transitionAssignments(
+  froms: readonly InstanceState[],
+  to: InstanceState,
+  set: Partial<Record<InstanceColumn, unknown>> = {},
+): { assignments: string[]; params: unknown[] } {
+  for (const from of froms) assertTransition(from, to);
   const assignments = ['state = ?'];
-  const params: unknown[] = [t.to];
-  for (const [column, value] of Object.entries(t.set ?? {})) {
+  const params: unknown[] = [to];
+  for (const [column, value] of Object.entries(set)) {
     if (isExpr(value)) {
       assignments.push(`${column} = ${value.expr}`);
       params.push(...(value.params ?? []));
@@ -75,6 +80,16 @@ export async function transitionInstance(db: Queryable, t: InstanceTransition): 
       params.push(value);
     }
   }
+  return { assignments, params };
+}
+
+/**
+ * Applies one transition; true when this write won (affected rows = 1).
+ * @throws IllegalTransitionError when a (from, to) pair is not in core's table.
+ */
+export async function transitionInstance(db: Queryable, t: InstanceTransition): Promise<boolean> {
+  const froms: readonly InstanceState[] = typeof t.from === 'string' ? [t.from] : t.from;
+  const { assignments, params } = transitionAssignments(froms, t.to, t.set);
   let where = `id = ? AND state IN (${froms.map(() => '?').join(', ')})`;
   params.push(t.id, ...froms);
   if (t.fenceExecutionId !== undefined) {
