@@ -124,6 +124,10 @@ export {
 export type { ExecutionOutcome, ExecutionWithInstance } from './queries/results.js';
 export { extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue } from './queries/timers.js';
 export type { LongRunning, TimedInstance } from './queries/timers.js';
+export { waitingPastDependencyTimeout } from './queries/dependency-timeouts.js';
+export type { TimedOutWaiting } from './queries/dependency-timeouts.js';
+export { lockEndedInstances } from './queries/retention.js';
+export type { EndedInstance } from './queries/retention.js';
 export { listUndeliveredAlerts, markAlertDelivered } from './queries/alerts-delivery.js';
 export type { PendingAlert } from './queries/alerts-delivery.js';
 

@@ -6,33 +6,27 @@
  * column comparison (R7) against the scheduler's clock, which the skew check keeps within
  * `AX_SCHEDULER_SKEW_LIMIT_MS` of MySQL's.
  */
-import type { RowDataPacket } from 'mysql2';
-import { raiseAlert } from '@ax/store';
+import { raiseAlert, waitingPastDependencyTimeout } from '@ax/store';
 import type { EngineContext } from './context.js';
 import { transition } from './dag.js';
 
 /** Cancels timed-out WAITING instances; returns how many. */
 export async function cancelTimedOutWaiting(ctx: EngineContext): Promise<number> {
-  const [rows] = await ctx.pool.query<Array<RowDataPacket & { id: string; task_name: string; dependency_timeout_s: number }>>(
-    `SELECT i.id, i.task_name, t.dependency_timeout_s FROM task_instance i JOIN task t ON t.name = i.task_name
-      WHERE i.state = 'WAITING' AND i.due_at <= DATE_SUB(?, INTERVAL t.dependency_timeout_s SECOND)
-      ORDER BY i.id LIMIT 500`,
-    [new Date(ctx.clock.nowMs())],
-  );
+  const rows = await waitingPastDependencyTimeout(ctx.pool, new Date(ctx.clock.nowMs()), 500);
   let canceled = 0;
   for (const r of rows) {
-    const id = String(r.id);
-    const message = `waited more than ${r.dependency_timeout_s} s for its upstream tasks`;
+    const id = r.id;
+    const message = `waited more than ${r.dependencyTimeoutSeconds} s for its upstream tasks`;
     if (!(await transition(ctx, id, 'CANCELED', 'UPSTREAM_MISSING', 'CANCELED', message))) continue;
     canceled += 1;
     await raiseAlert(ctx.pool, {
       kind: 'UPSTREAM_MISSING',
       severity: 'warning',
       instanceId: id,
-      taskName: r.task_name,
-      message: `instance ${id} of ${r.task_name} ${message}; canceled with UPSTREAM_MISSING`,
+      taskName: r.taskName,
+      message: `instance ${id} of ${r.taskName} ${message}; canceled with UPSTREAM_MISSING`,
     });
-    ctx.logger.warn({ taskName: r.task_name, instanceId: id }, 'dependency timeout: UPSTREAM_MISSING');
+    ctx.logger.warn({ taskName: r.taskName, instanceId: id }, 'dependency timeout: UPSTREAM_MISSING');
   }
   if (canceled > 0) ctx.metrics.dag.inc({ kind: 'upstream_missing' }, canceled);
   return canceled;

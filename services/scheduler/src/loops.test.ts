@@ -64,11 +64,12 @@ describe('scheduler loops', () => {
         [res.insertId, state],
       );
     }
-    // A recent final instance and an old running one stay.
+    // A final instance that ended recently (its slot is old: it is the end that counts) and an
+    // old running one stay.
     await h.db.pool.query(
-      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, updated_at)
-       VALUES (?, 'ret', ?, ?, 'manual', 'SUCCESS', ?, '{}', ?), (?, 'ret', ?, ?, 'manual', 'RUNNING', ?, '{}', ?)`,
-      [task.id, new Date(now), day, new Date(now), new Date(now), task.id, new Date(old.getTime() + 9000), day, old, old],
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, ended_at, updated_at)
+       VALUES (?, 'ret', ?, ?, 'manual', 'SUCCESS', ?, '{}', ?, ?), (?, 'ret', ?, ?, 'manual', 'RUNNING', ?, '{}', NULL, ?)`,
+      [task.id, new Date(old.getTime() + 5000), day, old, new Date(now), new Date(now), task.id, new Date(old.getTime() + 9000), day, old, old],
     );
     const engine = h.engine(new ManualClock(now), { retentionDays: 30 }, 'purger');
     expect(await engine.purge()).toBe(3);

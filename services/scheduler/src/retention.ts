@@ -1,21 +1,11 @@
 /**
- * Retention (DESIGN §9): final instances last updated more than `AX_RETENTION_DAYS` ago are
+ * Retention (DESIGN §9): final instances that ended more than `AX_RETENTION_DAYS` ago are
  * purged with their executions, claims and events, in small batches (one transaction each),
  * after their per-task daily aggregates were added to `task_daily_stats` (day = UTC date of
  * the slot). One scheduler at a time: a Redis lock `<ns>:lock:retention`.
  */
-import type { RowDataPacket } from 'mysql2';
-import { withTransaction } from '@ax/store';
+import { lockEndedInstances, withTransaction } from '@ax/store';
 import type { EngineContext } from './context.js';
-
-interface Row extends RowDataPacket {
-  id: string;
-  task_name: string;
-  state: string;
-  expected_time: Date;
-  started_at: Date | null;
-  ended_at: Date | null;
-}
 
 /** Purges up to `maxBatches` batches; returns the instances purged (0 when another scheduler holds the lock). */
 export async function purgeOnce(ctx: EngineContext, maxBatches = 20): Promise<number> {
@@ -27,25 +17,21 @@ export async function purgeOnce(ctx: EngineContext, maxBatches = 20): Promise<nu
   try {
     for (let b = 0; b < maxBatches; b += 1) {
       const n = await withTransaction(ctx.pool, async (conn) => {
-        const [rows] = await conn.query<Row[]>(
-          `SELECT id, task_name, state, expected_time, started_at, ended_at FROM task_instance
-            WHERE state IN ('SUCCESS', 'FAILED', 'CANCELED') AND updated_at < ? ORDER BY updated_at LIMIT ? FOR UPDATE`,
-          [cutoff, ctx.config.retentionBatchSize],
-        );
+        const rows = await lockEndedInstances(conn, cutoff, ctx.config.retentionBatchSize);
         if (rows.length === 0) return 0;
         const stats = new Map<string, { day: string; task: string; total: number; ok: number; failed: number; canceled: number; delaySum: number; delayN: number; maxDur: number | null }>();
         for (const r of rows) {
-          const day = r.expected_time.toISOString().slice(0, 10);
-          const key = `${day}|${r.task_name}`;
-          const s = stats.get(key) ?? { day, task: r.task_name, total: 0, ok: 0, failed: 0, canceled: 0, delaySum: 0, delayN: 0, maxDur: null };
+          const day = r.expectedTime.toISOString().slice(0, 10);
+          const key = `${day}|${r.taskName}`;
+          const s = stats.get(key) ?? { day, task: r.taskName, total: 0, ok: 0, failed: 0, canceled: 0, delaySum: 0, delayN: 0, maxDur: null };
           s.total += 1;
           if (r.state === 'SUCCESS') s.ok += 1;
           else if (r.state === 'FAILED') s.failed += 1;
           else s.canceled += 1;
-          if (r.started_at !== null) {
-            s.delaySum += Math.max(0, r.started_at.getTime() - r.expected_time.getTime());
+          if (r.startedAt !== null) {
+            s.delaySum += Math.max(0, r.startedAt.getTime() - r.expectedTime.getTime());
             s.delayN += 1;
-            if (r.ended_at !== null) s.maxDur = Math.max(s.maxDur ?? 0, r.ended_at.getTime() - r.started_at.getTime());
+            s.maxDur = Math.max(s.maxDur ?? 0, r.endedAt.getTime() - r.startedAt.getTime());
           }
           stats.set(key, s);
         }

@@ -62,12 +62,12 @@ export function scanRetryDue(conn: Queryable, limit: number): Promise<TimedInsta
 
 /** DISPATCHED instances whose ACK deadline passed more than `graceMs` ago (R8: 3 s). */
 export function scanAckExpired(conn: Queryable, graceMs: number, limit: number): Promise<TimedInstance[]> {
-  return scan(conn, `i.state = 'DISPATCHED' AND i.ack_deadline + INTERVAL ? MICROSECOND < NOW(3)`, [graceMs * 1000], limit);
+  return scan(conn, `i.state = 'DISPATCHED' AND i.ack_deadline < NOW(3) - INTERVAL ? MICROSECOND`, [graceMs * 1000], limit);
 }
 
 /** RUNNING instances whose lease passed more than `graceMs` ago (R14; async attempt deadlines too). */
 export function scanLeaseExpired(conn: Queryable, graceMs: number, limit: number): Promise<TimedInstance[]> {
-  return scan(conn, `i.state = 'RUNNING' AND i.lease_until + INTERVAL ? MICROSECOND < NOW(3)`, [graceMs * 1000], limit);
+  return scan(conn, `i.state = 'RUNNING' AND i.lease_until < NOW(3) - INTERVAL ? MICROSECOND`, [graceMs * 1000], limit);
 }
 
 /**

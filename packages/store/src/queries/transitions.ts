@@ -4,7 +4,7 @@
  * checked against core's transition table first. Affected rows = 1, or it lost the race.
  */
 import type { ResultSetHeader } from 'mysql2';
-import { assertTransition, type InstanceState } from '@ax/core';
+import { assertTransition, isFinal, type InstanceState } from '@ax/core';
 import type { Queryable } from '../schema-version.js';
 
 /** Columns a transition may set besides `state`. */
@@ -59,8 +59,8 @@ function isExpr(value: unknown): value is SqlExpr {
 
 /**
  * Checks every (from, to) pair against core's table and builds `state = ?, <column> = …` with
- * its parameters (plain values bound, SQL expressions inlined with theirs). Shared by the
- * single-row and the set-based transitions.
+ * its parameters (plain values bound, SQL expressions inlined with theirs), plus `ended_at`
+ * for a final `to` when `set` has none. Shared by the single-row and the set-based transitions.
  * @throws IllegalTransitionError when a pair is not in core's table.
  */
 export function transitionAssignments(
@@ -80,6 +80,9 @@ export function transitionAssignments(
       params.push(value);
     }
   }
+  // The retention purge finds final instances by `ended_at` (retention.ts): a move to a final
+  // state that does not say when it ended gets the database clock.
+  if (isFinal(to) && !('ended_at' in set)) assignments.push('ended_at = COALESCE(ended_at, NOW(3))');
   return { assignments, params };
 }
 
