@@ -145,15 +145,16 @@ export class Outbox {
     this.stmts = {
       insertDispatch: db.prepare(
         `INSERT INTO dispatch (execution_id, instance_id, item_json, state, received_at_ms, updated_at_ms)
-         VALUES (?, ?, ?, 'received', ?, ?) ON CONFLICT (execution_id) DO NOTHING`,
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (execution_id) DO NOTHING`,
       ),
       getDispatch: db.prepare('SELECT * FROM dispatch WHERE execution_id = ?'),
       setState: db.prepare('UPDATE dispatch SET state = ?, updated_at_ms = ? WHERE execution_id = ?'),
       setProcess: db.prepare('UPDATE dispatch SET pgid = ?, proc_start = ?, updated_at_ms = ? WHERE execution_id = ?'),
+      setFinal: db.prepare('UPDATE dispatch SET state = ?, pgid = NULL, proc_start = NULL, updated_at_ms = ? WHERE execution_id = ?'),
       setAccepted: db.prepare('UPDATE dispatch SET accepted = 1, updated_at_ms = ? WHERE execution_id = ?'),
       byState: db.prepare('SELECT * FROM dispatch WHERE state = ? ORDER BY received_at_ms'),
       insertOutgoing: db.prepare(
-        `INSERT INTO outgoing (kind, execution_id, item_json, created_at_ms) VALUES (?, ?, ?, ?)
+        `INSERT INTO outgoing (kind, execution_id, item_json, created_at_ms, next_attempt_ms) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (kind, execution_id) DO NOTHING`,
       ),
       due: db.prepare(
@@ -180,8 +181,8 @@ export class Outbox {
    * Records a received dispatch item. Returns false when its execution id is already known (a
    * redelivery or a duplicate publish): the caller must not run it again (R12).
    */
-  recordDispatch(item: DispatchItem, nowMs: number): boolean {
-    const info = this.stmts.insertDispatch.run(item.executionId, item.instanceId, JSON.stringify(item), nowMs, nowMs);
+  recordDispatch(item: DispatchItem, nowMs: number, state: DispatchState = 'received'): boolean {
+    const info = this.stmts.insertDispatch.run(item.executionId, item.instanceId, JSON.stringify(item), state, nowMs, nowMs);
     return info.changes === 1;
   }
 
@@ -225,7 +226,19 @@ export class Outbox {
    * (it is never sent twice).
    */
   enqueue(kind: OutgoingKind, executionId: string, item: Record<string, unknown>, nowMs: number): boolean {
-    return this.stmts.insertOutgoing.run(kind, executionId, JSON.stringify(item), nowMs).changes === 1;
+    return this.enqueueRow(kind, executionId, item, nowMs, 0) !== null;
+  }
+
+  /**
+   * Queues an outgoing item kept out of `due` until `heldUntilMs`, and returns it: the caller
+   * hands it to the publisher, which sends it from memory instead of reading it back (a
+   * restart releases the hold, so the item is still replayed). Null when that execution
+   * already has an item of this kind.
+   */
+  enqueueRow(kind: OutgoingKind, executionId: string, item: Record<string, unknown>, nowMs: number, heldUntilMs: number): OutgoingRow | null {
+    const info = this.stmts.insertOutgoing.run(kind, executionId, JSON.stringify(item), nowMs, heldUntilMs);
+    if (info.changes !== 1) return null;
+    return { id: Number(info.lastInsertRowid), kind, executionId, item, attempts: 0, createdAtMs: nowMs };
   }
 
   /**
@@ -233,10 +246,14 @@ export class Outbox {
    * finished job without its result (or a result without the state).
    */
   finish(executionId: string, state: DispatchState, kind: OutgoingKind, item: Record<string, unknown>, nowMs: number): boolean {
+    return this.finishRow(executionId, state, kind, item, nowMs, 0) !== null;
+  }
+
+  /** `finish` with the item held until `heldUntilMs` and returned (see `enqueueRow`). */
+  finishRow(executionId: string, state: DispatchState, kind: OutgoingKind, item: Record<string, unknown>, nowMs: number, heldUntilMs: number): OutgoingRow | null {
     return this.db.transaction(() => {
-      this.stmts.setState.run(state, nowMs, executionId);
-      this.stmts.setProcess.run(null, null, nowMs, executionId);
-      return this.enqueue(kind, executionId, item, nowMs);
+      this.stmts.setFinal.run(state, nowMs, executionId);
+      return this.enqueueRow(kind, executionId, item, nowMs, heldUntilMs);
     })();
   }
 

@@ -58,23 +58,51 @@ describe('OutboxPublisher', () => {
     outbox.close();
   });
 
-  it('R16 an ACK waits its linger; when the result is written meanwhile, only the result is sent', async () => {
+  it('R16 an ACK waits its linger in memory; when the result is pushed meanwhile, only the result is sent', async () => {
     const outbox = new Outbox({ file: ':memory:' });
     const bus = fakeBus();
     const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger(), ackLingerMs: 300 });
-    outbox.enqueue('ack', 'short', { executionId: 'short', instanceId: '1', at }, Date.now());
-    outbox.enqueue('ack', 'long', { executionId: 'long', instanceId: '2', at }, Date.now());
-    publisher.wake();
+    publisher.ack({ executionId: 'short', instanceId: '1', at }, Date.now());
+    publisher.ack({ executionId: 'long', instanceId: '2', at }, Date.now());
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(bus.sent).toEqual([]); // both ACKs still lingering
-    outbox.enqueue('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, Date.now());
-    publisher.wake();
-    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'all confirmed' });
+    const now = Date.now();
+    const row = outbox.enqueueRow('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, now, publisher.holdUntilMs(now));
+    expect(row).not.toBeNull();
+    expect(outbox.due(now, 10)).toEqual([]); // held: sent from memory, not read back
+    publisher.push(row === null ? [] : [row]);
+    await waitFor(() => bus.sent.length === 2, { description: 'result and the long ACK sent' });
     expect(bus.sent).toEqual([
       { key: 'result', kind: 'result', count: 1 },
       { key: 'ack', kind: 'ack', count: 1 }, // the long job's ACK, after its linger
     ]);
-    expect(outbox.confirmedCounts()).toEqual({ ack: 2, refusal: 0, result: 1 });
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'result confirmed' });
+    expect(outbox.confirmedCounts()).toEqual({ ack: 0, refusal: 0, result: 1 });
+    publisher.stop();
+    outbox.close();
+  });
+
+  it('R16 an ACK row an older build left in the outbox is folded into its result there', async () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const bus = fakeBus();
+    outbox.enqueue('ack', 'e1', { executionId: 'e1', instanceId: '1', at }, 1);
+    outbox.enqueue('result', 'e1', { executionId: 'e1', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1);
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
+    publisher.wake();
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'all confirmed' });
+    expect(bus.sent).toEqual([{ key: 'result', kind: 'result', count: 1 }]);
+    expect(outbox.confirmedCounts()).toEqual({ ack: 1, refusal: 0, result: 1 });
+    publisher.stop();
+    outbox.close();
+  });
+
+  it('a held item pushed in memory and never sent (a crash) is replayed after a restart', () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const now = Date.now();
+    outbox.enqueueRow('result', 'e1', { executionId: 'e1', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, now, now + 30_000);
+    expect(outbox.due(now, 10)).toEqual([]);
+    const publisher = new OutboxPublisher({ outbox, bus: fakeBus(), exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
+    expect(outbox.due(now, 10).map((r) => r.executionId)).toEqual(['e1']);
     publisher.stop();
     outbox.close();
   });

@@ -3,12 +3,19 @@
  * marks them confirmed once RabbitMQ confirmed the publish (§5). Items written in the same
  * tick travel in one message per kind (R10: batched ACKs and results).
  *
+ * Items the worker just wrote are handed over in memory (`push`: written with a hold, so they
+ * are not read back and parsed again); the outbox is read only for what a restart or a failed
+ * publish left unconfirmed. ACKs are not outbox items (§5 only asks that results be written
+ * first): they wait in memory for `ackLingerMs` and are dropped when the result comes first
+ * (R16: a result stands for its ACK). A crash loses none that matters: the restarted worker
+ * reports every unfinished execution as `WORKER_RESTART`, which stands for the ACK too.
+ *
  * While RabbitMQ is unreachable `@ax/bus` holds the publish and resends it after the
  * reconnect; the items stay unconfirmed in the outbox meanwhile, so a worker restart replays
  * them too (at-least-once; brokers apply them idempotently by execution id). A rejected publish
  * is retried with backoff.
  */
-import { encodeMessage, MAX_ITEMS_PER_MESSAGE, type Message } from '@ax/core';
+import { encodeTrustedMessage, MAX_ITEMS_PER_MESSAGE, type AckItem, type Message } from '@ax/core';
 import type { Logger } from '@ax/kit';
 import type { Outbox, OutgoingKind, OutgoingRow } from './outbox.js';
 
@@ -41,21 +48,42 @@ export interface OutboxPublisherOptions {
   readonly nowMs?: () => number;
 }
 
-/** How long an item being published stays out of `due` (confirm or failure ends it sooner). */
-const IN_FLIGHT_HOLD_MS = 30_000;
+/**
+ * How long an item handed over in memory, or being published, stays out of `due` (a confirm or
+ * a failure ends it sooner; a restart releases it).
+ */
+export const IN_FLIGHT_HOLD_MS = 30_000;
 
 /** Backoff after a failed publish of an item already tried `attempts` times: 1 s doubling to 60 s. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(60_000, 1_000 * 2 ** Math.min(attempts, 10));
 }
 
+/** An ACK waiting in memory. */
+interface PendingAck {
+  readonly item: AckItem;
+  dueMs: number;
+  attempts: number;
+}
+
 /** Replays the outbox to RabbitMQ. */
 export class OutboxPublisher {
   private readonly inflightIds = new Set<number>();
+  /** Items handed over by `push`, not yet sent (their outbox rows are held). */
+  private queued: OutgoingRow[] = [];
+  private readonly queuedIds = new Set<number>();
+  /**
+   * ACKs by execution id: lingering (in arrival order, so their due times only grow), being
+   * published, and backed off after a failed publish (rare, so scanned whole).
+   */
+  private readonly acks = new Map<string, PendingAck>();
+  private readonly acksInFlight = new Map<string, PendingAck>();
+  private readonly acksRetrying = new Map<string, PendingAck>();
   private inflightBatches = 0;
   private scheduled = false;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  private retryAtMs = 0;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly batchSize: number;
   private readonly maxInflight: number;
@@ -69,6 +97,30 @@ export class OutboxPublisher {
     this.ackLingerMs = options.ackLingerMs ?? 100;
     // Holds of a previous process are void: replay everything unconfirmed at once.
     options.outbox.releaseHolds();
+  }
+
+  /** When an item written now should be held (see `Outbox.enqueueRow`). */
+  holdUntilMs(nowMs: number): number {
+    return nowMs + IN_FLIGHT_HOLD_MS;
+  }
+
+  /** Sends items just written to the outbox with a hold; a result or refusal drops its ACK. */
+  push(rows: readonly OutgoingRow[]): void {
+    for (const row of rows) {
+      if (row.kind !== 'ack') this.dropAck(row.executionId);
+      this.queued.push(row);
+      this.queuedIds.add(row.id);
+    }
+    this.wake();
+  }
+
+  /** Sends an ACK after the linger, unless the execution's result is pushed first. */
+  ack(item: AckItem, atMs: number): void {
+    if (this.stopped) return;
+    const dueMs = atMs + this.ackLingerMs;
+    this.acks.set(item.executionId, { item, dueMs, attempts: 0 });
+    if (this.ackLingerMs <= 0) this.wake();
+    else if (this.retryTimer === undefined || this.retryAtMs > dueMs) this.scheduleRetry();
   }
 
   /** Sends what is due soon (coalesced: everything written in this tick goes together). */
@@ -114,11 +166,13 @@ export class OutboxPublisher {
 
   private pump(ignoreBackoff = false): void {
     if (this.stopped && !ignoreBackoff) return;
-    const { outbox } = this.options;
     while (this.inflightBatches < this.maxInflight) {
-      const horizon = ignoreBackoff ? Number.MAX_SAFE_INTEGER : this.now();
-      const fetched = outbox.due(horizon, this.batchSize * this.maxInflight + this.inflightIds.size).filter((r) => !this.inflightIds.has(r.id));
-      const rows = ignoreBackoff ? fetched : this.foldAcks(fetched);
+      const acks = this.dueAcks();
+      if (acks.length > 0) {
+        this.sendAcks(acks);
+        continue;
+      }
+      const rows = this.queued.length > 0 ? this.queued : this.fromOutbox(ignoreBackoff);
       if (rows.length === 0) break;
       const byKind = new Map<OutgoingKind, OutgoingRow[]>();
       for (const row of rows) {
@@ -132,54 +186,140 @@ export class OutboxPublisher {
         this.send(kind, batch);
         sent = true;
       }
+      if (this.queuedIds.size < this.queued.length) this.queued = this.queued.filter((r) => this.queuedIds.has(r.id));
       if (!sent) break;
     }
     this.scheduleRetry();
   }
 
+  /** Unconfirmed items read back from the outbox: left by a restart or a failed publish. */
+  private fromOutbox(ignoreBackoff: boolean): OutgoingRow[] {
+    const { outbox } = this.options;
+    const horizon = ignoreBackoff ? Number.MAX_SAFE_INTEGER : this.now();
+    const fetched = outbox
+      .due(horizon, this.batchSize * this.maxInflight + this.inflightIds.size)
+      .filter((r) => !this.inflightIds.has(r.id) && !this.queuedIds.has(r.id));
+    return ignoreBackoff ? fetched : this.foldAcks(fetched);
+  }
+
   /**
-   * R16: an ACK whose execution's result is due in the same pump is confirmed without being
-   * sent (the result stands for it); an ACK younger than the linger waits for the next pump.
+   * ACK items an older build wrote to the outbox (R16): one whose execution's result is due in
+   * the same read is confirmed without being sent.
    */
   private foldAcks(rows: readonly OutgoingRow[]): OutgoingRow[] {
     const results = new Set(rows.filter((r) => r.kind === 'result').map((r) => r.executionId));
     const implied = rows.filter((r) => r.kind === 'ack' && results.has(r.executionId));
-    if (implied.length > 0) this.options.outbox.confirm(implied.map((r) => r.id), this.now());
-    const youngerThan = this.now() - this.ackLingerMs;
-    return rows.filter((r) => r.kind !== 'ack' || (!results.has(r.executionId) && r.createdAtMs <= youngerThan));
+    if (implied.length === 0) return [...rows];
+    this.options.outbox.confirm(implied.map((r) => r.id), this.now());
+    return rows.filter((r) => r.kind !== 'ack' || !results.has(r.executionId));
+  }
+
+  /** The result stands for the ACK (R16): it is not sent, nor retried if in flight. */
+  private dropAck(executionId: string): void {
+    this.acks.delete(executionId);
+    this.acksInFlight.delete(executionId);
+    this.acksRetrying.delete(executionId);
+  }
+
+  /** ACKs whose linger (or retry backoff) is over, oldest first. */
+  private dueAcks(): PendingAck[] {
+    const now = this.now();
+    const due: PendingAck[] = [];
+    for (const ack of this.acksRetrying.values()) if (ack.dueMs <= now && due.length < this.batchSize) due.push(ack);
+    for (const ack of this.acks.values()) {
+      if (ack.dueMs > now || due.length >= this.batchSize) break;
+      due.push(ack);
+    }
+    return due;
+  }
+
+  private nextAckDueMs(): number | null {
+    let next: number | null = null;
+    for (const ack of this.acksRetrying.values()) if (next === null || ack.dueMs < next) next = ack.dueMs;
+    const first = this.acks.values().next();
+    if (!first.done && (next === null || first.value.dueMs < next)) next = first.value.dueMs;
+    return next;
   }
 
   private scheduleRetry(): void {
     if (this.stopped) return;
-    const next = this.options.outbox.nextDueMs();
+    const fromOutbox = this.options.outbox.nextDueMs();
+    const fromAcks = this.nextAckDueMs();
+    const next = fromOutbox === null ? fromAcks : fromAcks === null ? fromOutbox : Math.min(fromOutbox, fromAcks);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     if (next === null) return;
-    const delay = Math.max(50, next - this.now());
-    this.retryTimer = setTimeout(() => this.pump(), delay);
+    const delay = Math.max(fromAcks === next ? 1 : 50, next - this.now());
+    this.retryAtMs = this.now() + delay;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pump();
+    }, delay);
     this.retryTimer.unref();
+  }
+
+  /** Ends one in-flight batch and pumps again. */
+  private settle(): void {
+    this.inflightBatches -= 1;
+    for (const waiter of this.idleWaiters.splice(0)) waiter();
+    if (!this.stopped) this.pump();
+  }
+
+  private sendAcks(acks: readonly PendingAck[]): void {
+    const { bus, exchange, workerId, logger } = this.options;
+    for (const ack of acks) {
+      const id = ack.item.executionId;
+      this.acks.delete(id);
+      this.acksRetrying.delete(id);
+      this.acksInFlight.set(id, ack);
+    }
+    this.inflightBatches += 1;
+    const body = encodeTrustedMessage({ v: 1, kind: 'ack', workerId, items: acks.map((a) => a.item) });
+    bus.publish(exchange, 'ack', body).then(
+      () => {
+        for (const ack of acks) if (this.acksInFlight.get(ack.item.executionId) === ack) this.acksInFlight.delete(ack.item.executionId);
+        this.options.onConfirmed?.('ack', acks.length);
+        this.settle();
+      },
+      (error: unknown) => {
+        // Retried until the result stands for it; the broker re-routes after its ACK timeout
+        // if neither arrives.
+        const attempts = Math.max(...acks.map((a) => a.attempts));
+        logger.warn({ err: error, kind: 'ack', items: acks.length, attempts }, 'publish of ACKs failed; will retry');
+        for (const ack of acks) {
+          const id = ack.item.executionId;
+          if (this.acksInFlight.get(id) !== ack) continue; // its result came meanwhile
+          this.acksInFlight.delete(id);
+          ack.attempts += 1;
+          ack.dueMs = this.now() + retryDelayMs(ack.attempts);
+          this.acksRetrying.set(id, ack);
+        }
+        this.settle();
+      },
+    );
   }
 
   private send(kind: OutgoingKind, batch: OutgoingRow[]): void {
     const { outbox, bus, exchange, workerId, logger } = this.options;
-    for (const row of batch) this.inflightIds.add(row.id);
-    this.inflightBatches += 1;
     const ids = batch.map((r) => r.id);
-    // Out of `due` while in flight (a publish held through an outage outlives the hold: the
-    // in-flight set still keeps it from being sent twice).
-    outbox.hold(ids, this.now() + IN_FLIGHT_HOLD_MS);
+    const fromMemory = batch.filter((r) => this.queuedIds.delete(r.id)).length;
+    for (const id of ids) this.inflightIds.add(id);
+    this.inflightBatches += 1;
+    // Out of `due` while in flight (items handed over in memory were written held). A publish
+    // held through an outage outlives the hold: the in-flight set still keeps it from being
+    // sent twice.
+    if (fromMemory < ids.length) outbox.hold(ids, this.now() + IN_FLIGHT_HOLD_MS);
     const release = (): void => {
       for (const id of ids) this.inflightIds.delete(id);
-      this.inflightBatches -= 1;
-      for (const waiter of this.idleWaiters.splice(0)) waiter();
-      if (!this.stopped) this.pump();
+      this.settle();
     };
     let body: Buffer;
     try {
-      body = encodeMessage({ v: 1, kind, workerId, items: batch.map((r) => r.item) } as Message);
+      // Items were validated when they were built (`result-items.ts`), before the outbox write.
+      body = encodeTrustedMessage({ v: 1, kind, workerId, items: batch.map((r) => r.item) } as Message);
     } catch (error) {
-      // Items are validated when queued; an invalid one here is a bug. Park it for an hour
-      // instead of blocking every other item behind it.
+      // An item that cannot be encoded is a bug. Park it for an hour instead of blocking every
+      // other item behind it.
       logger.error({ err: error, kind, ids }, 'outbox: cannot encode a batch; parked');
       outbox.retryLater(ids, this.now() + 3_600_000);
       release();

@@ -46,5 +46,8 @@ function capBytes(text: string, bytes: number): string {
 }
 
 function stripUndefined<T extends Record<string, unknown>>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  // A plain loop: this runs once per job, and entries/filter/fromEntries allocate three arrays.
+  const out: Record<string, unknown> = {};
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out as T;
 }

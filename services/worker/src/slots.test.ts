@@ -33,4 +33,18 @@ describe('Slots', () => {
     release();
     expect(slots.inUse).toBe(0);
   });
+
+  it('tryAcquire takes a free slot at once, and none while someone waits or all are taken', async () => {
+    const slots = new Slots(1);
+    const first = slots.tryAcquire();
+    expect(first).not.toBeNull();
+    expect(slots.tryAcquire()).toBeNull();
+    const waiting = slots.acquire();
+    first?.();
+    first?.(); // a second call frees nothing more
+    const second = await waiting;
+    expect(slots.inUse).toBe(1);
+    second();
+    expect(slots.inUse).toBe(0);
+  });
 });

@@ -32,21 +32,22 @@ export class Slots {
     return this.waiters.length;
   }
 
+  /** A slot now, without waiting (nobody waits and one is free), or null. */
+  tryAcquire(): (() => void) | null {
+    if (this.used >= this.size || this.waiters.length > 0) return null;
+    this.used += 1;
+    return this.releaser();
+  }
+
   /** Resolves with a release function once a slot is free. */
   acquire(priority = 0, signal?: AbortSignal): Promise<() => void> {
     return new Promise((resolve, reject) => {
-      let released = false;
-      const release = (): void => {
-        if (released) return;
-        released = true;
-        this.used -= 1;
-        this.next();
-      };
-      if (this.used < this.size && this.waiters.length === 0) {
-        this.used += 1;
-        resolve(release);
+      const now = this.tryAcquire();
+      if (now !== null) {
+        resolve(now);
         return;
       }
+      const release = this.releaser();
       const waiter: Waiter = {
         priority,
         seq: this.seq++,
@@ -66,6 +67,17 @@ export class Slots {
       this.waiters.push(waiter);
       this.waiters.sort((a, b) => b.priority - a.priority || a.seq - b.seq);
     });
+  }
+
+  /** A release function that frees its slot once, however often it is called. */
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.used -= 1;
+      this.next();
+    };
   }
 
   private next(): void {

@@ -14,7 +14,7 @@ import type { WorkerAlert } from './alert-webhook.js';
 import { ClockGuard, measureOffset } from './clock-guard.js';
 import { DurationWindow } from './duration-window.js';
 import { stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
-import type { Outbox } from './outbox.js';
+import type { DispatchState, Outbox, OutgoingRow } from './outbox.js';
 import { TickBatch } from './tick-batch.js';
 import { OutboxPublisher } from './publisher.js';
 import { recoverAfterRestart } from './recovery.js';
@@ -64,6 +64,12 @@ interface Active {
   started: boolean;
 }
 
+/** An accepted item and, when one was free at once, its slot (then it is recorded 'running'). */
+interface Accepted {
+  readonly item: DispatchItem;
+  readonly release: (() => void) | null;
+}
+
 /** How long finished dispatches and confirmed items stay in the outbox. */
 const OUTBOX_KEEP_MS = 86_400_000;
 const PRUNE_INTERVAL_MS = 600_000;
@@ -98,7 +104,12 @@ export class Worker {
     const { settings, bus, outbox, logger } = deps;
     this.log = logger;
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
-    this.finishes = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.finish(e.executionId, 'done', 'result', e.item, e.atMs))));
+    this.finishes = new TickBatch((entries) => {
+      const rows = outbox.transaction(() =>
+        entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, this.publisher.holdUntilMs(e.atMs)) ?? []),
+      );
+      this.publisher.push(rows);
+    });
     this.guard = new ClockGuard(settings.skewLimitMs);
     this.slots = new Slots(settings.slots);
     this.publisher = new OutboxPublisher({
@@ -165,53 +176,76 @@ export class Worker {
     return Promise.resolve('ack');
   }
 
-  /** Records, decides and starts the items of one dispatch message (synchronous outbox work). */
+  /**
+   * Records, decides and starts the items of one dispatch message (synchronous outbox work).
+   * An item that gets a slot at once is recorded 'running' by its first write (R13: before the
+   * job starts), which saves a second write per job.
+   */
   private accept(message: DispatchMessage): void {
     const { outbox, metrics } = this.deps;
     const now = Date.now();
-    const toRun: DispatchItem[] = [];
-    outbox.transaction(() => {
-      for (const item of message.items) {
-        if (!outbox.recordDispatch(item, now)) {
-          metrics?.dispatchItems.inc({ decision: 'duplicate' });
-          this.log.info({ executionId: item.executionId, instanceId: item.instanceId }, 'dispatch already known: not run again (R12)');
-          continue;
+    const toRun: Accepted[] = [];
+    const replies: OutgoingRow[] = [];
+    const holdUntilMs = this.publisher.holdUntilMs(now);
+    try {
+      outbox.transaction(() => {
+        for (const item of message.items) {
+          const ctx = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
+          if (this.earlyCancels.has(item.executionId)) {
+            if (!this.recordNew(item, now, 'done')) continue;
+            this.earlyCancels.delete(item.executionId);
+            const result = resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now);
+            pushRow(replies, outbox.enqueueRow('result', item.executionId, result, now, holdUntilMs));
+            metrics?.dispatchItems.inc({ decision: 'canceled' });
+            continue;
+          }
+          const refusal = refusalFor(item, now, {
+            shuttingDown: this.shuttingDown,
+            skewed: this.guard.skewed,
+            offsetMs: this.guard.offsetMs,
+            skewLimitMs: this.guard.limitMs,
+          });
+          if (refusal !== null) {
+            if (!this.recordNew(item, now, refusal.reason === 'EXPIRED' ? 'expired' : 'refused')) continue;
+            pushRow(replies, outbox.enqueueRow('refusal', item.executionId, refusalItem(item, refusal.reason, now, refusal.detail), now, holdUntilMs));
+            metrics?.dispatchItems.inc({ decision: refusal.reason.toLowerCase() });
+            this.log.warn({ ...ctx, reason: refusal.reason, detail: refusal.detail }, 'dispatch refused');
+            continue;
+          }
+          const release = this.slots.tryAcquire();
+          if (!this.recordNew(item, now, release === null ? 'acked' : 'running')) {
+            release?.();
+            continue;
+          }
+          metrics?.dispatchItems.inc({ decision: 'accepted' });
+          toRun.push({ item, release });
         }
-        const ctx = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
-        if (this.earlyCancels.delete(item.executionId)) {
-          outbox.finish(item.executionId, 'done', 'result', resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now), now);
-          metrics?.dispatchItems.inc({ decision: 'canceled' });
-          continue;
-        }
-        const refusal = refusalFor(item, now, {
-          shuttingDown: this.shuttingDown,
-          skewed: this.guard.skewed,
-          offsetMs: this.guard.offsetMs,
-          skewLimitMs: this.guard.limitMs,
-        });
-        if (refusal !== null) {
-          outbox.finish(item.executionId, refusal.reason === 'EXPIRED' ? 'expired' : 'refused', 'refusal', refusalItem(item, refusal.reason, now, refusal.detail), now);
-          metrics?.dispatchItems.inc({ decision: refusal.reason.toLowerCase() });
-          this.log.warn({ ...ctx, reason: refusal.reason, detail: refusal.detail }, 'dispatch refused');
-          continue;
-        }
-        outbox.setState(item.executionId, 'acked', now);
-        outbox.enqueue('ack', item.executionId, { executionId: item.executionId, instanceId: item.instanceId, at: new Date(now).toISOString() }, now);
-        metrics?.dispatchItems.inc({ decision: 'accepted' });
-        toRun.push(item);
-      }
-    });
-    this.publisher.wake();
-    for (const item of toRun) this.execute(item);
+      });
+    } catch (error) {
+      for (const accepted of toRun) accepted.release?.();
+      throw error;
+    }
+    this.publisher.push(replies);
+    for (const { item } of toRun) this.publisher.ack({ executionId: item.executionId, instanceId: item.instanceId, at: new Date(now).toISOString() }, now);
+    for (const accepted of toRun) this.execute(accepted, now);
   }
 
-  private execute(item: DispatchItem): void {
-    const active: Active = { item, controller: new AbortController(), started: false };
-    this.active.set(item.executionId, active);
-    void this.runOne(active);
+  /** Records a dispatch; false (logged) when its execution id is already known (R12). */
+  private recordNew(item: DispatchItem, nowMs: number, state: DispatchState): boolean {
+    if (this.deps.outbox.recordDispatch(item, nowMs, state)) return true;
+    this.deps.metrics?.dispatchItems.inc({ decision: 'duplicate' });
+    this.log.info({ executionId: item.executionId, instanceId: item.instanceId }, 'dispatch already known: not run again (R12)');
+    return false;
   }
 
-  private async runOne(active: Active): Promise<void> {
+  private execute(accepted: Accepted, nowMs: number): void {
+    const active: Active = { item: accepted.item, controller: new AbortController(), started: false };
+    this.active.set(accepted.item.executionId, active);
+    void this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs });
+  }
+
+  /** Runs one job; `slot` is the slot taken (and recorded 'running') at accept, if any. */
+  private async runOne(active: Active, slot: { release: () => void; startedAtMs: number } | null): Promise<void> {
     const { outbox, executors, metrics } = this.deps;
     const { item, controller } = active;
     // The child logger is built only when something is logged: at thousands of jobs a second
@@ -223,11 +257,11 @@ export class Worker {
     let outcome: ExecutionOutcome;
     let startedAtMs: number | undefined;
     try {
-      const release = await this.slots.acquire(item.priority, controller.signal);
+      const release = slot?.release ?? (await this.slots.acquire(item.priority, controller.signal));
       try {
-        startedAtMs = Date.now();
+        startedAtMs = slot?.startedAtMs ?? Date.now();
         active.started = true;
-        await this.starts.add({ executionId: item.executionId, atMs: startedAtMs });
+        if (slot === null) await this.starts.add({ executionId: item.executionId, atMs: startedAtMs });
         metrics?.running.set(this.slots.inUse);
         if (infoEnabled) log().info({ exec: item.exec.type, attempt: item.attempt }, 'job started');
         try {
@@ -255,7 +289,6 @@ export class Worker {
       log().error({ err: error }, 'could not write the result to the outbox');
     }
     this.active.delete(item.executionId);
-    this.publisher.wake();
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
     if (infoEnabled) log().info({ outcome: outcome.outcome, exitCode: outcome.exitCode, async: outcome.async, error: outcome.error }, 'job ended');
   }
@@ -421,6 +454,10 @@ export class Worker {
     }
     this.log.info('worker stopped');
   }
+}
+
+function pushRow(rows: OutgoingRow[], row: OutgoingRow | null): void {
+  if (row !== null) rows.push(row);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

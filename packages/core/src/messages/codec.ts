@@ -123,3 +123,18 @@ export function encodeMessage(message: Message): Buffer {
   }
   return Buffer.from(JSON.stringify(parsed.data), 'utf8');
 }
+
+/**
+ * Encodes a message whose items were validated when they were built (the worker's outbox
+ * items, the broker's dispatch items): on these hot paths re-validating every item with zod
+ * cost more than the rest of the publish. Checks only the envelope; the consumer still
+ * validates everything (`parseMessage`).
+ *
+ * @throws ValidationError for an unknown kind or version (a producer bug).
+ */
+export function encodeTrustedMessage(message: Message): Buffer {
+  if (!Object.hasOwn(MESSAGE_SCHEMAS, message.kind) || message.v !== MESSAGE_VERSION) {
+    throw new ValidationError([{ path: 'kind', message: `cannot encode kind ${describeValue(message.kind)} version ${describeValue(message.v)}` }], 'message');
+  }
+  return Buffer.from(JSON.stringify(message), 'utf8');
+}

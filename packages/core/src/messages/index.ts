@@ -30,5 +30,5 @@ export type {
 } from './worker-replies.js';
 export { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
 export type { CancelMessage, HeartbeatMessage } from './control.js';
-export { MESSAGE_KINDS, MESSAGE_SCHEMAS, encodeMessage, messageSchema, parseMessage } from './codec.js';
+export { MESSAGE_KINDS, MESSAGE_SCHEMAS, encodeMessage, encodeTrustedMessage, messageSchema, parseMessage } from './codec.js';
 export type { Message, MessageKind, MessageOf, ParsedMessage } from './codec.js';

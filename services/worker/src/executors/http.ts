@@ -38,6 +38,9 @@ export interface HttpExecutor extends Executor {
   close(): Promise<void>;
 }
 
+/** Distinct endpoint URLs remembered by one executor. */
+const URL_CACHE_SIZE = 1_000;
+
 class ResponseTooLargeError extends Error {
   override readonly name = 'ResponseTooLargeError';
 }
@@ -101,14 +104,27 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   const limit = options.responseLimitBytes ?? 1_048_576;
   const env = options.env ?? process.env;
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64 });
+  // Parsed URLs and their allowlist verdict, by URL text: most jobs call a few endpoints, and
+  // parsing plus matching per request showed in profiles. Bounded; cleared when full.
+  const urls = new Map<string, { url: URL; allowed: boolean }>();
+  const urlOf = (text: string): { url: URL; allowed: boolean } => {
+    let known = urls.get(text);
+    if (known === undefined) {
+      if (urls.size >= URL_CACHE_SIZE) urls.clear();
+      const url = new URL(text);
+      known = { url, allowed: options.allow(url) };
+      urls.set(text, known);
+    }
+    return known;
+  };
 
   return {
     async run(request: ExecutionRequest): Promise<ExecutionOutcome> {
       const { item } = request;
       if (item.exec.type !== 'http') throw new Error(`http executor got a ${item.exec.type} exec`);
       const exec: HttpExec = item.exec;
-      const url = new URL(exec.url);
-      if (!options.allow(url)) {
+      const { url, allowed } = urlOf(exec.url);
+      if (!allowed) {
         return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in AX_HTTP_EXECUTOR_ALLOW` };
       }
       if (options.secret === undefined) {
