@@ -5,6 +5,7 @@
 import type { Bus, Consumer } from '@ax/bus';
 import { closeRedis, isRetryableError, redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Logger, type Metrics, type Redis } from '@ax/kit';
 import { TaskDefinitionCache, type StorePool } from '@ax/store';
+import { AckClocks } from './ack-clocks.js';
 import { checkBacklogOnce } from './backlog.js';
 import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
@@ -41,6 +42,9 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
+/** How often confirmed dispatches get their ACK deadline written (`ack-clocks.ts`). */
+const ACK_CLOCKS_POLL_MS = 250;
+
 /** Builds an engine; nothing runs until `start()`. */
 export function createBroker(deps: BrokerDeps): Broker {
   const { config, pool, redis, bus, logger } = deps;
@@ -66,6 +70,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs),
     links,
     definitions: new TaskDefinitionCache(),
+    ackClocks: new AckClocks({ ackTimeoutMs: config.ackTimeoutMs }),
     random: deps.random ?? Math.random,
     wakeDispatch: () => dispatchLoop?.wake(),
     notifyFinished: (taskNames, bizDates) => {
@@ -114,6 +119,9 @@ export function createBroker(deps: BrokerDeps): Broker {
 
       dispatchLoop = startBackgroundLoop({ name: 'dispatch', intervalMs: config.dispatchPollMs, logger, run: guarded('dispatch', () => dispatchOnce(context)) });
       loops.push(dispatchLoop);
+      loops.push(
+        startBackgroundLoop({ name: 'ack-clocks', intervalMs: ACK_CLOCKS_POLL_MS, logger, run: guarded('ack-clocks', () => context.ackClocks.flush(pool)) }),
+      );
       loops.push(startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
@@ -123,6 +131,10 @@ export function createBroker(deps: BrokerDeps): Broker {
       if (stopped) return;
       stopped = true;
       await Promise.all(loops.map((loop) => loop.stop()));
+      // Deadlines of the last confirms, so other brokers expire them on time.
+      await context.ackClocks.flush(pool, { all: true }).catch((error: unknown) => {
+        logger.warn({ err: toError(error), confirms: context.ackClocks.size }, 'ACK deadlines not written; the claim-time deadlines stand');
+      });
       for (const consumer of consumers) await consumer.cancel();
       if (subscriber !== undefined) await closeRedis(subscriber);
     },

@@ -2,6 +2,7 @@
 import type { Bus } from '@ax/bus';
 import type { Logger, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool, TaskDefinitionCache } from '@ax/store';
+import type { AckClocks } from './ack-clocks.js';
 import type { BrokerConfig } from './config.js';
 import type { LinkMonitor } from './links.js';
 import type { BrokerMetrics } from './metrics.js';
@@ -24,6 +25,8 @@ export interface BrokerContext {
   readonly links: LinkMonitor;
   /** Validated task definitions by id and version (parsed once per version, not per batch). */
   readonly definitions: TaskDefinitionCache;
+  /** Confirmed dispatches whose ACK deadline is written a moment later (R8). */
+  readonly ackClocks: AckClocks;
   /** Random numbers in [0, 1) (routing ties, retry jitter). */
   readonly random: () => number;
   /** Asks the dispatch loop to run again soon (a slot was freed, an instance became PENDING). */

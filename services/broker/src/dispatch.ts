@@ -8,7 +8,7 @@
 import {
   MESSAGE_VERSION,
   broadcastTargets,
-  encodeMessage,
+  encodeTrustedMessage,
   freeSlots,
   idempotencyKeyOf,
   parseMessage,
@@ -32,7 +32,6 @@ import {
   recordNoWorker,
   rerunBatchLoads,
   setExecutionState,
-  startAckDeadlines,
   transitionInstance,
   transitionInstances,
   type ActiveRun,
@@ -74,9 +73,9 @@ const EMPTY: DispatchOutcome = { claimed: 0, dispatched: 0, waitingForWorker: 0,
 export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome> {
   const { config, pool } = ctx;
   if (await isDispatchPaused(pool)) return EMPTY;
-  const granted = await ctx.rateLimiter.take(config.dispatchBatchSize);
-  if (granted <= 0) return EMPTY;
   const snapshots = (await ctx.workers.snapshots()).map((w) => ({ ...w }));
+  const granted = await ctx.rateLimiter.take(claimSize(config.dispatchBatchSize, snapshots));
+  if (granted <= 0) return EMPTY;
   const reserved: Array<{ workerId: string; executionId: string }> = [];
   const cancels: ActiveRun[] = [];
   let planned: Planned[];
@@ -412,6 +411,21 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
   }
 }
 
+/**
+ * How many instances to claim: no more than the free slots of the routable workers, since
+ * what cannot be routed is only locked, read with its task and let go (at full load most of a
+ * 500-row claim was). At least `MIN_CLAIM`, so instances that need no slot (late, discarded,
+ * of a deleted task) and R11's `NO_WORKER` bookkeeping still move while every slot is taken.
+ */
+export function claimSize(batchSize: number, workers: readonly WorkerSnapshot[]): number {
+  let free = 0;
+  for (const w of workers) if (!w.draining) free += Math.max(0, freeSlots(w));
+  return Math.min(batchSize, Math.max(MIN_CLAIM, free));
+}
+
+/** The smallest claim (see `claimSize`). */
+const MIN_CLAIM = 20;
+
 /** True when some non-draining worker carries the tags but none has a free slot. */
 function busyOnly(workers: readonly WorkerSnapshot[], tags: readonly string[]): boolean {
   return workers.some((w) => !w.draining && tags.every((t) => w.tags.includes(t)));
@@ -464,7 +478,7 @@ function itemOf(p: Planned, ackDeadline: Date): DispatchItem {
   };
 }
 
-/** Publishes the plan, one message per worker and chunk (R10), then starts the ACK deadlines (R8). */
+/** Publishes the plan, one message per worker and chunk (R10), then queues the start of the ACK deadlines (R8, `ack-clocks.ts`). */
 export async function publishPlanned(ctx: BrokerContext, planned: readonly Planned[]): Promise<void> {
   const byWorker = new Map<string, Planned[]>();
   for (const p of planned) byWorker.set(p.worker.id, [...(byWorker.get(p.worker.id) ?? []), p]);
@@ -482,18 +496,18 @@ export async function publishPlanned(ctx: BrokerContext, planned: readonly Plann
         workerId: first.worker.id,
         items: chunk.map((p) => itemOf(p, messageDeadline)),
       };
-      await ctx.bus.publish(ctx.bus.topology.dispatchExchange, ctx.bus.topology.workerRoutingKey(first.worker.id), encodeMessage(message), {
+      // Trusted: every part of an item comes from a validated definition or a stored instance
+      // (validated when created); the worker validates the message again on receipt.
+      await ctx.bus.publish(ctx.bus.topology.dispatchExchange, ctx.bus.topology.workerRoutingKey(first.worker.id), encodeTrustedMessage(message), {
         mandatory: true,
         priority: Math.max(...chunk.map((p) => p.instance.priority)),
         messageId: first.executionId,
       });
       ctx.metrics.dispatchMessages.inc();
       ctx.metrics.dispatches.inc({ worker: first.worker.id }, chunk.length);
-      await startAckDeadlines(
-        ctx.pool,
+      ctx.ackClocks.confirmed(
         chunk.map((p) => ({ instanceId: p.instance.id, executionId: p.executionId })),
         messageDeadline,
-        ctx.config.ackTimeoutMs,
       );
       await restartShardAckClocks(ctx.pool, chunk.flatMap((p) => (p.shard === undefined ? [] : [p.executionId])));
     }),

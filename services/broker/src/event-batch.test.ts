@@ -31,6 +31,26 @@ describe('R10 events applied in batches', () => {
     expect(calls[0]?.map((m) => m.items.length)).toEqual([2, 1]);
   });
 
+  it('keeps one transaction in flight per kind: what arrives meanwhile forms the next batch (group commit)', async () => {
+    const calls: string[][] = [];
+    let finishFirst: () => void = () => undefined;
+    const firstDone = new Promise<void>((resolve) => {
+      finishFirst = resolve;
+    });
+    const batcher = new EventBatcher(async (messages) => {
+      calls.push(messages.flatMap((m) => m.items.map((i) => i.executionId)));
+      if (calls.length === 1) await firstDone;
+    });
+    const first = batcher.submit(ack('w1', 'a'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [batcher.submit(ack('w1', 'b')), batcher.submit(ack('w2', 'c'))];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls).toEqual([['a']]); // b and c wait for the transaction in flight
+    finishFirst();
+    await Promise.all([first, ...later]);
+    expect(calls).toEqual([['a'], ['b', 'c']]);
+  });
+
   it('a retryable error rejects the whole batch (each message is requeued)', async () => {
     const deadlock = Object.assign(new Error('Deadlock found when trying to get lock'), { errno: 1213, sqlState: '40001', code: 'ER_LOCK_DEADLOCK' });
     let calls = 0;

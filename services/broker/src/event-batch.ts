@@ -5,6 +5,10 @@
  * Items of the same worker (and origin) are merged into one message, so the set-based writes
  * see them together.
  *
+ * One transaction per kind is in flight at a time: what arrives meanwhile waits and forms the
+ * next batch (group commit). Under load the batches grow by themselves, and the per-statement
+ * and per-commit costs spread over more items; when idle a message is applied at once.
+ *
  * Each submitted message resolves when the transaction holding it committed, or rejects with
  * its error. A retryable error (MySQL away, deadlock) rejects the whole batch (each message is
  * requeued); any other error re-applies the batch's messages one by one, so that only the
@@ -40,6 +44,7 @@ export function mergeMessages<M extends BatchedMessage>(messages: readonly M[]):
 export class EventBatcher {
   readonly #pending = new Map<BatchedMessage['kind'], Pending[]>();
   readonly #scheduled = new Set<BatchedMessage['kind']>();
+  readonly #inFlight = new Set<BatchedMessage['kind']>();
 
   /** `apply` runs the merged messages of one batch in one transaction. */
   constructor(private readonly apply: (messages: readonly BatchedMessage[]) => Promise<void>) {}
@@ -55,7 +60,7 @@ export class EventBatcher {
   }
 
   #schedule(kind: BatchedMessage['kind']): void {
-    if (this.#scheduled.has(kind)) return;
+    if (this.#scheduled.has(kind) || this.#inFlight.has(kind)) return;
     this.#scheduled.add(kind);
     setImmediate(() => {
       this.#scheduled.delete(kind);
@@ -72,8 +77,17 @@ export class EventBatcher {
       take += 1;
     }
     const batch = list.splice(0, take);
-    if (list.length > 0) this.#schedule(kind);
     if (batch.length === 0) return;
+    this.#inFlight.add(kind);
+    try {
+      await this.#applyBatch(batch);
+    } finally {
+      this.#inFlight.delete(kind);
+      if (list.length > 0) this.#schedule(kind);
+    }
+  }
+
+  async #applyBatch(batch: readonly Pending[]): Promise<void> {
     try {
       await this.apply(mergeMessages(batch.map((p) => p.message)));
       for (const p of batch) p.resolve();

@@ -124,7 +124,21 @@ export class TaskDefinitionCache {
 export async function loadTasksById(db: Queryable, ids: readonly string[], cache?: TaskDefinitionCache): Promise<Map<string, TaskRecord>> {
   const out = new Map<string, TaskRecord>();
   if (ids.length === 0) return out;
-  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [[...new Set(ids)]]);
+  let wanted = [...new Set(ids)];
+  if (cache !== undefined) {
+    // Versions first: a definition cached at its current version needs no full row (a claim
+    // reads hundreds of tasks, and their JSON columns cost more to send and decode than to
+    // look up).
+    const [versions] = await db.query<RowDataPacket[]>('SELECT id, version FROM task WHERE id IN (?)', [wanted]);
+    wanted = [];
+    for (const row of versions) {
+      const cached = cache.get(String(row.id), Number(row.version));
+      if (cached === undefined) wanted.push(String(row.id));
+      else out.set(cached.id, cached);
+    }
+    if (wanted.length === 0) return out;
+  }
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [wanted]);
   for (const row of rows) {
     const cached = cache?.get(String(row.id), Number(row.version));
     const record = cached ?? taskFromRow(row, { trustSchedule: cache !== undefined });
