@@ -74,7 +74,11 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
   const { config, pool } = ctx;
   if (await isDispatchPaused(pool)) return EMPTY;
   const snapshots = (await ctx.workers.snapshots()).map((w) => ({ ...w }));
-  const granted = await ctx.rateLimiter.take(claimSize(config.dispatchBatchSize, snapshots));
+  const nowMs = performance.now();
+  const size = claimSize(config.dispatchBatchSize, snapshots, nowMs - (lastFullClaimAtMs.get(ctx) ?? Number.NEGATIVE_INFINITY), config.dispatchPollMs);
+  if (size <= 0) return EMPTY;
+  if (size === MIN_CLAIM) lastFullClaimAtMs.set(ctx, nowMs);
+  const granted = await ctx.rateLimiter.take(size);
   if (granted <= 0) return EMPTY;
   const reserved: Array<{ workerId: string; executionId: string }> = [];
   const cancels: ActiveRun[] = [];
@@ -319,7 +323,10 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
   await extendAll(ctx, reserved.filter((r) => kept.has(r.executionId)), ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs + ctx.config.ackGraceMs);
   await ctx.rateLimiter.refund(granted - planned.length);
   await Promise.all([publishPlanned(ctx, planned), ...cancels.map((run) => cancelRun(ctx, run, 'COVERED'))]);
-  if (outcome.claimed >= granted && granted > 0) ctx.wakeDispatch();
+  // A full claim that moved something: more may be waiting, go again at once. One that only
+  // deferred (every slot taken, serial tasks busy) waits for a result or the poll: going again
+  // at once re-claimed the same rows in a loop.
+  if (outcome.claimed >= granted && granted > 0 && outcome.dispatched + outcome.canceled > 0) ctx.wakeDispatch();
   return outcome;
 
   /**
@@ -414,17 +421,23 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
 /**
  * How many instances to claim: no more than the free slots of the routable workers, since
  * what cannot be routed is only locked, read with its task and let go (at full load most of a
- * 500-row claim was). At least `MIN_CLAIM`, so instances that need no slot (late, discarded,
- * of a deleted task) and R11's `NO_WORKER` bookkeeping still move while every slot is taken.
+ * 500-row claim was, and half the claims found every slot taken). At least `MIN_CLAIM`, so
+ * instances that need no slot (late, discarded, of a deleted task) and R11's `NO_WORKER`
+ * bookkeeping still move; while every slot is taken, such a small claim runs at most once per
+ * `minIntervalMs` (0 = skip this time).
  */
-export function claimSize(batchSize: number, workers: readonly WorkerSnapshot[]): number {
+export function claimSize(batchSize: number, workers: readonly WorkerSnapshot[], sinceSmallClaimMs: number, minIntervalMs: number): number {
   let free = 0;
   for (const w of workers) if (!w.draining) free += Math.max(0, freeSlots(w));
+  if (free === 0 && workers.some((w) => !w.draining) && sinceSmallClaimMs < minIntervalMs) return 0;
   return Math.min(batchSize, Math.max(MIN_CLAIM, free));
 }
 
 /** The smallest claim (see `claimSize`). */
-const MIN_CLAIM = 20;
+export const MIN_CLAIM = 20;
+
+/** When each broker last claimed while every slot was taken (see `claimSize`). */
+const lastFullClaimAtMs = new WeakMap<BrokerContext, number>();
 
 /** True when some non-draining worker carries the tags but none has a free slot. */
 function busyOnly(workers: readonly WorkerSnapshot[], tags: readonly string[]): boolean {

@@ -1,7 +1,38 @@
 import { describe, expect, it } from 'vitest';
+import type { WorkerSnapshot } from '@ax/core';
 import { alertBody } from './alerts.js';
+import { claimSize, MIN_CLAIM } from './dispatch.js';
 import { LinkMonitor } from './links.js';
 import { uuidv7 } from './uuidv7.js';
+
+describe('R9 claim size', () => {
+  const worker = (id: string, slots: number, running: number, draining = false): WorkerSnapshot => ({
+    id,
+    tags: [],
+    cores: 2,
+    slots,
+    running,
+    avgDurationMs5m: 0,
+    draining,
+    host: 'h',
+    version: 'v',
+  });
+
+  it('claims no more than the free slots of routable workers, at least MIN_CLAIM, at most the batch', () => {
+    expect(claimSize(500, [worker('a', 256, 200), worker('b', 256, 0)], 0, 500)).toBe(312);
+    expect(claimSize(500, [worker('a', 256, 250)], 0, 500)).toBe(MIN_CLAIM);
+    expect(claimSize(200, [worker('a', 1_000, 0)], 0, 500)).toBe(200);
+    expect(claimSize(500, [worker('a', 256, 0, true)], 0, 500)).toBe(MIN_CLAIM); // draining slots do not count
+  });
+
+  it('while every slot is taken, claims MIN_CLAIM at most once per interval; with no routable worker always (R11 NO_WORKER)', () => {
+    const full = [worker('a', 10, 10), worker('b', 10, 12)];
+    expect(claimSize(500, full, 100, 500)).toBe(0);
+    expect(claimSize(500, full, 500, 500)).toBe(MIN_CLAIM);
+    expect(claimSize(500, [], 0, 500)).toBe(MIN_CLAIM);
+    expect(claimSize(500, [worker('a', 10, 0, true)], 0, 500)).toBe(MIN_CLAIM);
+  });
+});
 
 describe('uuidv7', () => {
   it('is a version 7, variant 10 UUID that sorts by creation time', () => {
