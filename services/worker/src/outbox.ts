@@ -50,6 +50,12 @@ export interface OutgoingRow {
   readonly createdAtMs: number;
 }
 
+/**
+ * `next_attempt_ms` of an item the publisher sends from memory: never due by itself, and not a
+ * retry to wait for (`nextDueMs`); a restart makes it due (`releaseHolds`).
+ */
+export const HELD_IN_MEMORY = Number.MAX_SAFE_INTEGER;
+
 /** Options of `openOutbox`. */
 export interface OutboxOptions {
   /** The SQLite file; its directory is created. `:memory:` for tests. */
@@ -171,7 +177,7 @@ export class Outbox {
       hold: db.prepare('UPDATE outgoing SET next_attempt_ms = ? WHERE id = ? AND confirmed_at_ms IS NULL'),
       releaseHolds: db.prepare('UPDATE outgoing SET next_attempt_ms = 0 WHERE confirmed_at_ms IS NULL AND next_attempt_ms > 0'),
       unconfirmedCount: db.prepare('SELECT COUNT(*) AS n FROM outgoing WHERE confirmed_at_ms IS NULL'),
-      nextDue: db.prepare('SELECT MIN(next_attempt_ms) AS t FROM outgoing WHERE confirmed_at_ms IS NULL'),
+      nextDue: db.prepare(`SELECT MIN(next_attempt_ms) AS t FROM outgoing WHERE confirmed_at_ms IS NULL AND next_attempt_ms < ${HELD_IN_MEMORY}`),
       unconfirmedResults: db.prepare(`SELECT execution_id FROM outgoing WHERE kind = 'result' AND confirmed_at_ms IS NULL`),
       confirmedCount: db.prepare('SELECT kind, COUNT(*) AS n FROM outgoing WHERE confirmed_at_ms IS NOT NULL GROUP BY kind'),
       pruneOutgoing: db.prepare('DELETE FROM outgoing WHERE confirmed_at_ms IS NOT NULL AND confirmed_at_ms < ?'),
@@ -302,7 +308,7 @@ export class Outbox {
     return (this.stmts.unconfirmedCount.get() as { n: number }).n;
   }
 
-  /** When the earliest unconfirmed item is due, or null when none is waiting. */
+  /** When the earliest unconfirmed item is due, or null when none is waiting (`HELD_IN_MEMORY` ones aside). */
   nextDueMs(): number | null {
     return (this.stmts.nextDue.get() as { t: number | null }).t;
   }

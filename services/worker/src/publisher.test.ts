@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseMessage } from '@ax/core';
 import { silentLogger } from '@ax/kit';
 import { waitFor } from '@ax/testing';
@@ -67,7 +67,7 @@ describe('OutboxPublisher', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(bus.sent).toEqual([]); // both ACKs still lingering
     const now = Date.now();
-    const row = outbox.enqueueRow('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, now, publisher.holdUntilMs(now));
+    const row = outbox.enqueueRow('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, now, publisher.holdUntilMs());
     expect(row).not.toBeNull();
     expect(outbox.due(now, 10)).toEqual([]); // held: sent from memory, not read back
     publisher.push(row === null ? [] : [row]);
@@ -103,6 +103,30 @@ describe('OutboxPublisher', () => {
     expect(outbox.due(now, 10)).toEqual([]);
     const publisher = new OutboxPublisher({ outbox, bus: fakeBus(), exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
     expect(outbox.due(now, 10).map((r) => r.executionId)).toEqual(['e1']);
+    publisher.stop();
+    outbox.close();
+  });
+
+  it('reads the outbox only when something may be there: at start, after a failed publish, on replay()', async () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const bus = fakeBus();
+    const due = vi.spyOn(outbox, 'due');
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
+    publisher.wake();
+    await waitFor(() => due.mock.calls.length === 1, { description: 'the start-up read' });
+    const rows = ['e1', 'e2'].flatMap(
+      (id) => outbox.enqueueRow('result', id, { executionId: id, instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1, publisher.holdUntilMs()) ?? [],
+    );
+    publisher.push(rows);
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'pushed items confirmed' });
+    expect(due.mock.calls.length).toBe(1); // sent from memory, never read back
+    outbox.enqueue('result', 'e3', { executionId: 'e3', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1);
+    publisher.wake();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(outbox.unconfirmedCount()).toBe(1); // written without push: waits for replay()
+    publisher.replay();
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'replayed' });
+    expect(bus.sent.map((m) => m.count)).toEqual([2, 1]);
     publisher.stop();
     outbox.close();
   });

@@ -106,7 +106,7 @@ export class Worker {
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
     this.finishes = new TickBatch((entries) => {
       const rows = outbox.transaction(() =>
-        entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, this.publisher.holdUntilMs(e.atMs)) ?? []),
+        entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, this.publisher.holdUntilMs()) ?? []),
       );
       this.publisher.push(rows);
     });
@@ -137,7 +137,7 @@ export class Worker {
     const { settings, bus, outbox } = this.deps;
     const recovered = await recoverAfterRestart(outbox, this.log);
     if (recovered > 0) this.log.warn({ executions: recovered }, 'reported executions interrupted by the previous run as WORKER_RESTART');
-    this.publisher.wake();
+    this.publisher.replay();
     await this.checkClock();
     // Queues and consumers first, then the registry entry: a broker only routes to a worker
     // that is already consuming.
@@ -186,7 +186,7 @@ export class Worker {
     const now = Date.now();
     const toRun: Accepted[] = [];
     const replies: OutgoingRow[] = [];
-    const holdUntilMs = this.publisher.holdUntilMs(now);
+    const holdUntilMs = this.publisher.holdUntilMs();
     try {
       outbox.transaction(() => {
         for (const item of message.items) {
