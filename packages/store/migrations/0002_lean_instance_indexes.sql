@@ -25,15 +25,19 @@
 --                                                 it). Builds that still purge by `updated_at`
 --                                                 (schema 1 code) stay correct, only slower.
 --
+-- event_log's idx_event_at (at) goes too: no query reads events by time (they are read and
+-- purged by instance), and every event — two or more per instance — paid for it.
+--
 -- Kept, each needed: idx_instance_claim (claim order, and the scans above),
 -- idx_instance_ack_deadline and idx_instance_lease (the R7/R14 expiry scans read their
 -- deadline from the index instead of from every DISPATCHED/RUNNING row), idx_instance_task_state
 -- (the R4 block check reads a task's active runs, not its whole history).
 --
--- One ALTER TABLE: it is applied as a whole or not at all (ALGORITHM=INPLACE, LOCK=NONE, so
--- writes go on while the indexes are built, and it fails instead of copying the table). MySQL 8
--- has no DROP INDEX IF EXISTS; if the process dies after this statement but before the runner
--- records the file, re-running it fails on the first DROP: record it by hand then.
+-- One ALTER TABLE per table (ALGORITHM=INPLACE, LOCK=NONE: writes go on while the indexes
+-- are built, and it fails instead of copying the table); each is applied as a whole or not at
+-- all. MySQL 8 has no DROP INDEX IF EXISTS: if the process dies between the statements, or
+-- after them but before the runner records the file, re-running it fails on the first DROP;
+-- apply what is missing and record the file by hand then.
 
 ALTER TABLE task_instance
   DROP INDEX idx_instance_due,
@@ -41,4 +45,8 @@ ALTER TABLE task_instance
   DROP INDEX idx_instance_rerun_batch,
   ADD INDEX idx_instance_rerun_batch (rerun_batch_id) COMMENT 'rerun concurrency at claim (R20)',
   ADD INDEX idx_instance_ended (ended_at) COMMENT 'retention purge of final instances, oldest end first',
+  ALGORITHM=INPLACE, LOCK=NONE;
+
+ALTER TABLE event_log
+  DROP INDEX idx_event_at,
   ALGORITHM=INPLACE, LOCK=NONE;

@@ -60,13 +60,20 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
     const effects = newEffects();
     await inTransaction(ctx.pool, async (conn) => {
       // Several messages: every instance of the batch locked first, in id order, so two
-      // brokers applying overlapping batches wait for each other instead of deadlocking (each
-      // message then re-reads its rows, fresh, under the locks it already holds).
-      if (messages.length > 1) await lockExecutions(conn, messages.flatMap((m) => m.items.map((i) => i.executionId)));
+      // brokers applying overlapping batches wait for each other instead of deadlocking. The
+      // rows read then serve every message that touches no instance an earlier message of the
+      // batch changed; such a message re-reads its own, fresh, under the locks already held.
+      const all: ReadonlyArray<{ executionId: string; instanceId: string }> = messages.flatMap((m) => m.items.map(({ executionId, instanceId }) => ({ executionId, instanceId })));
+      const locked = messages.length > 1 ? await lockExecutions(conn, all.map((i) => i.executionId), all.map((i) => i.instanceId)) : undefined;
+      const touched = new Set<string>();
       for (const m of messages) {
-        if (m.kind === 'ack') await applyAcks(ctx, conn, m, effects);
-        else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, effects);
-        else await applyResults(ctx, conn, m, effects);
+        const items: ReadonlyArray<{ executionId: string; instanceId: string }> = m.items;
+        const ownRows = locked !== undefined && items.every((i) => !touched.has(locked.get(i.executionId)?.instanceId ?? i.instanceId));
+        const rows = ownRows ? locked : undefined;
+        if (m.kind === 'ack') await applyAcks(ctx, conn, m, effects, rows);
+        else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, effects, rows);
+        else await applyResults(ctx, conn, m, effects, rows);
+        for (const i of items) touched.add(locked?.get(i.executionId)?.instanceId ?? i.instanceId);
       }
     });
     ctx.links.setMysql(true);
@@ -136,13 +143,22 @@ async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {
   if (effects.wake || effects.releases.length > 0) ctx.wakeDispatch();
 }
 
+/** The executions replied to, their instances locked (the items' instance ids as hints). */
+function lockRepliedTo(conn: Queryable, items: ReadonlyArray<{ executionId: string; instanceId: string }>): Promise<Map<string, ExecutionWithInstance>> {
+  return lockExecutions(
+    conn,
+    items.map((i) => i.executionId),
+    items.map((i) => i.instanceId),
+  );
+}
+
 /** Items of one message, each execution once (a repeated item changes nothing twice). */
 function uniqueItems<T extends { executionId: string }>(items: readonly T[]): T[] {
   return [...new Map(items.map((i) => [i.executionId, i])).values()];
 }
 
-async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessage, effects: Effects): Promise<void> {
-  const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessage, effects: Effects, locked?: ReadonlyMap<string, ExecutionWithInstance>): Promise<void> {
+  const rows = locked ?? (await lockRepliedTo(conn, message.items));
   const events: NewEvent[] = [];
   const acked: string[] = [];
   const toRunning = new Map<string, { r: ExecutionWithInstance; workerId: string }>();
@@ -194,8 +210,8 @@ async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessag
   await appendEvents(conn, events);
 }
 
-async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: RefusalMessage, effects: Effects): Promise<void> {
-  const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: RefusalMessage, effects: Effects, locked?: ReadonlyMap<string, ExecutionWithInstance>): Promise<void> {
+  const rows = locked ?? (await lockRepliedTo(conn, message.items));
   const events: NewEvent[] = [];
   for (const item of message.items) {
     ctx.metrics.refusals.inc({ reason: item.reason });
@@ -269,8 +285,8 @@ const EXECUTION_STATE: Record<ResultItem['outcome'], string> = {
   WORKER_RESTART: 'WORKER_RESTART',
 };
 
-async function applyResults(ctx: BrokerContext, conn: Queryable, message: ResultMessage, effects: Effects): Promise<void> {
-  const rows = await lockExecutions(conn, message.items.map((i) => i.executionId));
+async function applyResults(ctx: BrokerContext, conn: Queryable, message: ResultMessage, effects: Effects, locked?: ReadonlyMap<string, ExecutionWithInstance>): Promise<void> {
+  const rows = locked ?? (await lockRepliedTo(conn, message.items));
   const events: NewEvent[] = [];
   // R10: the common case — the current execution of an active instance succeeded — is
   // collected and written set-based; anything else is applied one by one, in order, after

@@ -126,6 +126,8 @@ describe('migration 0002: task_instance indexes', () => {
     const withState = [...columns].filter(([, cols]) => cols.includes('state')).map(([name]) => name);
     expect(withState.sort()).toEqual(['idx_instance_ack_deadline', 'idx_instance_claim', 'idx_instance_lease', 'idx_instance_task_state']);
     expect([...columns.values()].some((cols) => cols.includes('updated_at'))).toBe(false);
+    const [events] = await db.pool.query<RowDataPacket[]>('SHOW INDEX FROM event_log');
+    expect([...new Set(events.map((r) => String(r['Key_name'])))].sort()).toEqual(['PRIMARY', 'idx_event_instance']);
   });
 });
 

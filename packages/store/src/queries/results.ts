@@ -98,15 +98,42 @@ const SELECT = `SELECT e.execution_id, e.state AS exec_state, e.worker_id AS exe
 /**
  * The executions with these ids and their instances, instance rows locked `FOR UPDATE` (in id
  * order, so two brokers never deadlock on them). Unknown ids are absent from the map.
+ *
+ * `instanceIdHints` (the instance ids the replies name) saves the lookup of which instances to
+ * lock. They are only hints: when a row read belongs to an instance that was not locked (a
+ * reply naming the wrong instance), the lookup is done and the rows are read again.
  */
-export async function lockExecutions(conn: Queryable, executionIds: readonly string[]): Promise<Map<string, ExecutionWithInstance>> {
+export async function lockExecutions(
+  conn: Queryable,
+  executionIds: readonly string[],
+  instanceIdHints?: readonly string[],
+): Promise<Map<string, ExecutionWithInstance>> {
+  const ids = [...new Set(executionIds)];
+  if (ids.length === 0) return new Map();
+  if (instanceIdHints !== undefined && instanceIdHints.length > 0 && instanceIdHints.every((id) => INSTANCE_ID.test(id))) {
+    const locked = new Set(await lockInstances(conn, instanceIdHints));
+    const out = await readLocked(conn, ids);
+    if ([...out.values()].every((r) => locked.has(r.instanceId))) return out;
+  }
+  const [idRows] = await conn.query<Row[]>(`SELECT DISTINCT instance_id FROM task_execution WHERE execution_id IN (?)`, [ids]);
+  if (idRows.length === 0) return new Map();
+  await lockInstances(conn, idRows.map((r) => String(r.instance_id)));
+  return readLocked(conn, ids);
+}
+
+/** What an instance id looks like (BIGINT UNSIGNED); a hint that does not is not used. */
+const INSTANCE_ID = /^[0-9]{1,20}$/;
+
+/** Locks instance rows in id order; returns the ids (deduplicated). */
+async function lockInstances(conn: Queryable, instanceIds: readonly string[]): Promise<string[]> {
+  const sorted = [...new Set(instanceIds)].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+  await conn.query(`SELECT id FROM task_instance WHERE id IN (?) ORDER BY id FOR UPDATE`, [sorted]);
+  return sorted;
+}
+
+async function readLocked(conn: Queryable, executionIds: readonly string[]): Promise<Map<string, ExecutionWithInstance>> {
   const out = new Map<string, ExecutionWithInstance>();
-  if (executionIds.length === 0) return out;
-  const [idRows] = await conn.query<Row[]>(`SELECT DISTINCT instance_id FROM task_execution WHERE execution_id IN (?)`, [[...new Set(executionIds)]]);
-  const instanceIds = idRows.map((r) => String(r.instance_id)).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
-  if (instanceIds.length === 0) return out;
-  await conn.query(`SELECT id FROM task_instance WHERE id IN (?) ORDER BY id FOR UPDATE`, [instanceIds]);
-  const [rows] = await conn.query<Row[]>(`${SELECT} WHERE e.execution_id IN (?)`, [[...new Set(executionIds)]]);
+  const [rows] = await conn.query<Row[]>(`${SELECT} WHERE e.execution_id IN (?)`, [executionIds]);
   for (const row of rows) {
     const record = toRecord(row);
     out.set(record.executionId, record);
