@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@ax/testing';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { markExecutionsAcked, recordExecutionOutcomes, transitionInstances } from './bulk-transitions.js';
+import { markExecutionsAcked, perRowValue, recordExecutionOutcomes, transitionInstances } from './bulk-transitions.js';
 import { insertExecutions } from './dispatch.js';
 import { NOW, nowPlusMs } from './transitions.js';
 
@@ -15,13 +15,16 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Distinct slots across the whole file (one task name). */
+let slot = 0;
+
 async function pending(n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const [r] = await db.pool.query<ResultSetHeader>(
       `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params)
        VALUES (1, 'bulk', NOW(3) + INTERVAL ? SECOND, CURDATE(), 'manual', 'PENDING', NOW(3), '{}')`,
-      [ids.length + Math.floor(Math.random() * 1e6)],
+      [slot++],
     );
     ids.push(String(r.insertId));
   }
@@ -56,6 +59,32 @@ describe('R10 set-based transitions', () => {
       expect(rows.get(id)).toMatchObject({ state: 'DISPATCHED', worker_id: `w-${id}`, current_execution_id: `e-${id}`, dispatch_count: 1 });
     }
     expect(rows.get(d)).toMatchObject({ state: 'CANCELED', worker_id: null });
+  });
+
+  it('R10 groups rows sharing a value (WHEN id IN …) and keeps one branch per row only for values that differ', async () => {
+    const params: unknown[] = [];
+    expect(perRowValue('id', [1, 2, 3, 4, 5, 6, 7, 8], (i) => (i % 2 === 0 ? 'w1' : 'w2'), params)).toBe('CASE WHEN id IN (?) THEN ? WHEN id IN (?) THEN ? END');
+    expect(params).toEqual([[1, 3, 5, 7], 'w1', [2, 4, 6, 8], 'w2']);
+    const same: unknown[] = [];
+    expect(perRowValue('id', [1, 2], () => new Date(5), same)).toBe('?');
+    const unique: unknown[] = [];
+    expect(perRowValue('id', [1, 2], (i) => `e${i}`, unique)).toBe('CASE id WHEN ? THEN ? WHEN ? THEN ? END');
+    expect(unique).toEqual([1, 'e0', 2, 'e1']);
+
+    // Against MariaDB: 300 rows, two workers (grouped), unique executions (one branch per row).
+    const ids = await pending(300);
+    const moved = await transitionInstances(db.pool, {
+      ids,
+      from: 'PENDING',
+      to: 'DISPATCHED',
+      perRow: {
+        worker_id: new Map(ids.map((id, i) => [id, i % 2 === 0 ? 'w-even' : 'w-odd'])),
+        current_execution_id: new Map(ids.map((id) => [id, `e-${id}`])),
+      },
+    });
+    expect(moved.size).toBe(300);
+    const rows = await rowsOf(ids);
+    ids.forEach((id, i) => expect(rows.get(id)).toMatchObject({ state: 'DISPATCHED', worker_id: i % 2 === 0 ? 'w-even' : 'w-odd', current_execution_id: `e-${id}` }));
   });
 
   it('is fenced per row by current_execution_id: a superseded execution moves nothing', async () => {

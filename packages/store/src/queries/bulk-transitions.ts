@@ -29,6 +29,50 @@ export interface BulkTransition {
 }
 
 /**
+ * SQL giving each row its value: `?` when every key has the same one; keys sharing a value
+ * grouped as `CASE WHEN key IN (…) THEN ? …` when that makes at most a quarter as many branches
+ * as keys; else `CASE key WHEN ? THEN ? … END`. MySQL evaluates a CASE branch by branch, so one
+ * branch per row costs rows² comparisons per statement (a few hundred rows: most of the
+ * statement), while an `IN` list of constants is a sorted lookup. Parameters go to `params`.
+ */
+export function perRowValue(keyColumn: string, keys: readonly unknown[], valueOf: (index: number) => unknown, params: unknown[]): string {
+  const groups = new Map<string, { value: unknown; keys: unknown[] }>();
+  keys.forEach((key, i) => {
+    const value = valueOf(i);
+    const tag = groupTag(value);
+    const group = groups.get(tag) ?? { value, keys: [] };
+    group.keys.push(key);
+    groups.set(tag, group);
+  });
+  if (groups.size === 1) {
+    params.push([...groups.values()][0]?.value);
+    return '?';
+  }
+  if (groups.size * 4 <= keys.length) {
+    for (const g of groups.values()) params.push(g.keys, g.value);
+    return `CASE ${[...groups.values()].map(() => `WHEN ${keyColumn} IN (?) THEN ?`).join(' ')} END`;
+  }
+  keys.forEach((key, i) => params.push(key, valueOf(i)));
+  return `CASE ${keyColumn} ${keys.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+}
+
+/** Values that are equal as SQL parameters get the same tag. */
+function groupTag(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (value instanceof Date) return `date:${value.getTime()}`;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `${typeof value}:${value}`;
+  return `object:${JSON.stringify(value)}`;
+}
+
+/**
+ * An instance id as sent in SQL: a number when it is one (ids are BIGINT: compared as numbers,
+ * not converted from text row by row, and shorter), else the text.
+ */
+export function instanceKey(id: string): number | string {
+  return /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
+}
+
+/**
  * Applies one transition to many rows in one `UPDATE`; returns the ids that moved.
  * @throws IllegalTransitionError when a (from, to) pair is not in core's table.
  */
@@ -37,15 +81,13 @@ export async function transitionInstances(db: Queryable, t: BulkTransition): Pro
   if (ids.length === 0) return new Set();
   const froms: readonly InstanceState[] = typeof t.from === 'string' ? [t.from] : t.from;
   const { assignments, params } = transitionAssignments(froms, t.to, t.set);
+  const keys = ids.map(instanceKey);
   for (const [column, values] of Object.entries(t.perRow ?? {})) {
-    assignments.push(`${column} = CASE id ${ids.map(() => 'WHEN ? THEN ?').join(' ')} END`);
-    for (const id of ids) {
-      if (!values.has(id)) throw new Error(`transitionInstances: no ${column} for instance ${id}`);
-      params.push(id, values.get(id));
-    }
+    for (const id of ids) if (!values.has(id)) throw new Error(`transitionInstances: no ${column} for instance ${id}`);
+    assignments.push(`${column} = ${perRowValue('id', keys, (i) => values.get(ids[i] as string), params)}`);
   }
   let where = `id IN (?) AND state IN (?)`;
-  params.push(ids, froms);
+  params.push(keys, froms);
   if (t.fence !== undefined) {
     // Execution ids are unique per instance, so "its current execution is one of these" is
     // the per-row fence once the id list is the same set.
@@ -71,8 +113,7 @@ export async function markExecutionsAcked(db: Queryable, executionIds: readonly 
 
 /**
  * Records many executions' outcomes (the run log) in one single-table `UPDATE` whose values
- * are `CASE execution_id WHEN … THEN … END` per column (one plain value when every row shares
- * it). Not an `UPDATE … JOIN (SELECT … UNION ALL …)`: that form crashed MariaDB 10.11.19
+ * are `perRowValue` per column (one plain value when every row shares it). Not an `UPDATE … JOIN (SELECT … UNION ALL …)`: that form crashed MariaDB 10.11.19
  * (signal 11) under load here. Closed outcomes only (`open` is for async acceptance, recorded
  * one by one).
  */
@@ -87,17 +128,7 @@ export async function recordExecutionOutcomes(
   }
   const ids = unique.map((u) => u.executionId);
   const params: unknown[] = [];
-  /** `CASE execution_id WHEN ? THEN ? … END`, or one `?` when every row has the same value. */
-  const valueOf = (pick: (o: ExecutionOutcome) => unknown): string => {
-    const values = unique.map((u) => pick(u.outcome));
-    const first = values[0];
-    if (values.every((v) => v === first || (v instanceof Date && first instanceof Date && v.getTime() === first.getTime()))) {
-      params.push(first);
-      return '?';
-    }
-    unique.forEach((u, i) => params.push(u.executionId, values[i]));
-    return `CASE execution_id ${unique.map(() => 'WHEN ? THEN ?').join(' ')} END`;
-  };
+  const valueOf = (pick: (o: ExecutionOutcome) => unknown): string => perRowValue('execution_id', ids, (i) => pick((unique[i] as (typeof unique)[number]).outcome), params);
   const assignments = [
     `state = ${valueOf((o) => o.state)}`,
     `reason = ${valueOf((o) => o.reason ?? null)}`,
