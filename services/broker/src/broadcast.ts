@@ -30,6 +30,7 @@ import {
   insertShardExecution,
   latestShardExecutions,
   loadInstancesForDispatch,
+  inFlightBroadcasts,
   scanShardAckExpired,
   scanShardRetryDue,
   scanShardsRunning,
@@ -234,9 +235,11 @@ export async function runShardTimers(ctx: BrokerContext, expiry: boolean): Promi
   try {
     await inTransaction(ctx.pool, async (conn) => {
       const events: NewEvent[] = [];
-      const due = await scanShardRetryDue(conn, SCAN_LIMIT);
-      const ackExpired = expiry ? await scanShardAckExpired(conn, ctx.config.ackTimeoutMs + ctx.config.ackGraceMs, SCAN_LIMIT) : [];
-      const running = expiry ? await scanShardsRunning(conn, ctx.config.leaseTtlMs + ctx.config.lostWorkerGraceMs, SCAN_LIMIT) : [];
+      const broadcasts = await inFlightBroadcasts(conn);
+      if (broadcasts.length === 0) return;
+      const due = await scanShardRetryDue(conn, broadcasts, SCAN_LIMIT);
+      const ackExpired = expiry ? await scanShardAckExpired(conn, broadcasts, ctx.config.ackTimeoutMs + ctx.config.ackGraceMs, SCAN_LIMIT) : [];
+      const running = expiry ? await scanShardsRunning(conn, broadcasts, ctx.config.leaseTtlMs + ctx.config.lostWorkerGraceMs, SCAN_LIMIT) : [];
       const all = [...due, ...ackExpired, ...running];
       if (all.length === 0) return;
       const instances = await loadInstancesForDispatch(conn, all.map((s) => s.instanceId));

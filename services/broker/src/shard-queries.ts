@@ -132,17 +132,28 @@ export interface TimedShard {
   readonly workerId: string;
 }
 
-async function scanShards(conn: Queryable, where: string, params: unknown[], limit: number): Promise<TimedShard[]> {
+/**
+ * The broadcast instances in flight (R21), found once per timer round: finding them walks every
+ * DISPATCHED and RUNNING instance (no index holds `shard_total`), which the three shard scans
+ * used to do each.
+ */
+export async function inFlightBroadcasts(conn: Queryable): Promise<string[]> {
+  const [rows] = await conn.query<Row[]>(`SELECT id FROM task_instance WHERE state IN ('DISPATCHED', 'RUNNING') AND shard_total IS NOT NULL`);
+  return rows.map((r) => String(r.id));
+}
+
+async function scanShards(conn: Queryable, instanceIds: readonly string[], where: string, params: unknown[], limit: number): Promise<TimedShard[]> {
+  if (instanceIds.length === 0) return [];
   const [rows] = await conn.query<Row[]>(
     `SELECT e.execution_id, e.instance_id, i.task_id, i.task_name, i.biz_date, i.state, e.run_no, e.shard_index, e.shard_total,
             e.attempt, i.max_attempts, e.worker_id
        FROM task_instance i JOIN task_execution e ON e.instance_id = i.id
-      WHERE i.state IN ('DISPATCHED', 'RUNNING') AND i.shard_total IS NOT NULL
+      WHERE i.id IN (?) AND i.state IN ('DISPATCHED', 'RUNNING') AND i.shard_total IS NOT NULL
         AND e.shard_index IS NOT NULL AND e.run_no = i.run_no AND ${where}
       ORDER BY e.id
       LIMIT ?
       FOR UPDATE SKIP LOCKED`,
-    [...params, limit],
+    [instanceIds, ...params, limit],
   );
   return rows.map((r) => ({
     executionId: String(r.execution_id),
@@ -161,16 +172,16 @@ async function scanShards(conn: Queryable, where: string, params: unknown[], lim
 }
 
 /** Shard retries whose time has come (`RETRY_WAIT`, `dispatched_at` = earliest re-dispatch). */
-export function scanShardRetryDue(conn: Queryable, limit: number): Promise<TimedShard[]> {
-  return scanShards(conn, `e.state = 'RETRY_WAIT' AND e.dispatched_at <= NOW(3)`, [], limit);
+export function scanShardRetryDue(conn: Queryable, instanceIds: readonly string[], limit: number): Promise<TimedShard[]> {
+  return scanShards(conn, instanceIds, `e.state = 'RETRY_WAIT' AND e.dispatched_at <= NOW(3)`, [], limit);
 }
 
 /** Shard executions not ACKed `ms` after their confirmed dispatch (R8 per shard). */
-export function scanShardAckExpired(conn: Queryable, ms: number, limit: number): Promise<TimedShard[]> {
-  return scanShards(conn, `e.state = 'DISPATCHED' AND e.acked_at IS NULL AND e.dispatched_at + INTERVAL ? MICROSECOND < NOW(3)`, [Math.round(ms) * 1000], limit);
+export function scanShardAckExpired(conn: Queryable, instanceIds: readonly string[], ms: number, limit: number): Promise<TimedShard[]> {
+  return scanShards(conn, instanceIds, `e.state = 'DISPATCHED' AND e.acked_at IS NULL AND e.dispatched_at + INTERVAL ? MICROSECOND < NOW(3)`, [Math.round(ms) * 1000], limit);
 }
 
 /** RUNNING shard executions ACKed more than `ms` ago: their lease is checked in the registry (R14). */
-export function scanShardsRunning(conn: Queryable, ms: number, limit: number): Promise<TimedShard[]> {
-  return scanShards(conn, `e.state = 'RUNNING' AND e.acked_at + INTERVAL ? MICROSECOND < NOW(3)`, [Math.round(ms) * 1000], limit);
+export function scanShardsRunning(conn: Queryable, instanceIds: readonly string[], ms: number, limit: number): Promise<TimedShard[]> {
+  return scanShards(conn, instanceIds, `e.state = 'RUNNING' AND e.acked_at + INTERVAL ? MICROSECOND < NOW(3)`, [Math.round(ms) * 1000], limit);
 }
