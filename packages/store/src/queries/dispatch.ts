@@ -7,6 +7,7 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { decodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { TASK_COLUMNS, taskFromRow, type TaskRecord } from './tasks.js';
+import { instanceKey } from './bulk-transitions.js';
 
 /** A claimed instance, with what the broker needs to decide and to build the dispatch item. */
 export interface ClaimedInstance {
@@ -220,10 +221,13 @@ export async function startAckDeadlines(
 ): Promise<number> {
   if (items.length === 0) return 0;
   const [result] = await db.query<ResultSetHeader>(
-    `UPDATE task_instance
+    `UPDATE task_instance FORCE INDEX (PRIMARY)
         SET ack_deadline = GREATEST(?, NOW(3) + INTERVAL ? MICROSECOND)
-      WHERE state = 'DISPATCHED' AND (id, current_execution_id) IN (${items.map(() => '(?, ?)').join(', ')})`,
-    [messageDeadline, ackTimeoutMs * 1000, ...items.flatMap((i) => [i.instanceId, i.executionId])],
+      WHERE state = 'DISPATCHED' AND id IN (?) AND current_execution_id IN (?)`,
+    // By primary key: with few rows DISPATCHED the optimizer took the (state, ack_deadline)
+    // index, whose DISPATCHED range under load is mostly entries not yet purged. Execution ids
+    // are unique per instance, so the two lists select the rows the pairs name.
+    [messageDeadline, ackTimeoutMs * 1000, items.map((i) => instanceKey(i.instanceId)), items.map((i) => i.executionId)],
   );
   return result.affectedRows;
 }
