@@ -86,6 +86,23 @@ describe('http executor', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('a cancel during the call ends it at once as CANCELED; a shutdown as WORKER_RESTART', async () => {
+    for (const [reason, outcome] of [
+      ['cancel', 'CANCELED'],
+      ['shutdown', 'WORKER_RESTART'],
+    ] as const) {
+      const controller = new AbortController();
+      const req = { ...request('/ok', { mode: 'slow' }), signal: controller.signal };
+      const started = Date.now();
+      setTimeout(() => controller.abort(reason), 100);
+      expect(await executor.run(req)).toMatchObject({ outcome, exitCode: null });
+      expect(Date.now() - started).toBeLessThan(1_500);
+    }
+    const canceled = new AbortController();
+    canceled.abort('cancel');
+    expect(await executor.run({ ...request('/ok'), signal: canceled.signal })).toMatchObject({ outcome: 'CANCELED' }); // before it starts
+  });
+
   it('R15 a 202 is accepted: outcome SUCCESS with async true', async () => {
     expect(await executor.run(request('/ok', { mode: 'async' }))).toMatchObject({ outcome: 'SUCCESS', exitCode: 202, async: true });
   });
