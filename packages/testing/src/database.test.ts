@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RowDataPacket } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPool, withDatabase } from '@ax/store';
+import { createPool, SCHEMA_VERSION_MAX, withDatabase } from '@ax/store';
 import { createTestDatabase, testServerUrl } from './database.js';
 import type { TestDatabase } from './database.js';
 
@@ -35,7 +35,7 @@ describe('createTestDatabase', () => {
     const [rows] = await db.pool.query<Array<RowDataPacket & { v: number; tz: string; db: string }>>(
       'SELECT MAX(version) AS v, @@session.time_zone AS tz, DATABASE() AS db FROM schema_migrations',
     );
-    expect(rows[0]).toMatchObject({ v: 1, tz: '+00:00', db: db.name });
+    expect(rows[0]).toMatchObject({ v: SCHEMA_VERSION_MAX, tz: '+00:00', db: db.name });
 
     await db.drop();
     expect(await databaseExists(db.name)).toBe(false);
