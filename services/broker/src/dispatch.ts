@@ -43,6 +43,7 @@ import {
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
 import { idsByWorker } from './reservations.js';
+import { giveTurn, takeTurn } from './dispatch-turn.js';
 import { restartShardAckClocks } from './shard-queries.js';
 import { uuidv7 } from './uuidv7.js';
 
@@ -71,6 +72,32 @@ const EMPTY: DispatchOutcome = { claimed: 0, dispatched: 0, waitingForWorker: 0,
 
 /** One dispatch iteration; returns what it did. Never publishes before the commit. */
 export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome> {
+  const { config } = ctx;
+  const turnKey = ctx.keys.lock('dispatch');
+  const turn = await takeTurn(ctx.redis, turnKey, config.brokerId);
+  if (turn === 'busy') {
+    // Another broker is claiming: look again right after its commit, not at the next poll.
+    setTimeout(() => ctx.wakeDispatch(), TURN_RETRY_MS).unref();
+    return EMPTY;
+  }
+  let held = turn === 'mine';
+  const endTurn = async (): Promise<void> => {
+    if (!held) return;
+    held = false;
+    await giveTurn(ctx.redis, turnKey, config.brokerId);
+  };
+  try {
+    return await claimAndPublish(ctx, endTurn);
+  } finally {
+    await endTurn();
+  }
+}
+
+/** How soon a broker that found the dispatch turn taken looks again. */
+const TURN_RETRY_MS = 20;
+
+/** Claims, routes and commits under the turn; `endTurn` is called after the commit, before the publish. */
+async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>): Promise<DispatchOutcome> {
   const { config, pool } = ctx;
   if (await isDispatchPaused(pool)) return EMPTY;
   const snapshots = (await ctx.workers.snapshots()).map((w) => ({ ...w }));
@@ -322,6 +349,7 @@ export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome>
   await releaseAll(ctx, reserved.filter((r) => !kept.has(r.executionId)));
   await extendAll(ctx, reserved.filter((r) => kept.has(r.executionId)), ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs + ctx.config.ackGraceMs);
   await ctx.rateLimiter.refund(granted - planned.length);
+  await endTurn(); // committed and reservations settled: the next broker may claim while this one publishes
   await Promise.all([publishPlanned(ctx, planned), ...cancels.map((run) => cancelRun(ctx, run, 'COVERED'))]);
   // A full claim that moved something: more may be waiting, go again at once. One that only
   // deferred (every slot taken, serial tasks busy) waits for a result or the poll: going again
