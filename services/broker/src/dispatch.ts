@@ -344,7 +344,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
     throw error;
   }
   // Reservations made for plans that did not survive (lost race) are given back; the kept
-  // ones now cover the publish allowance too (see preCommitReservationMs).
+  // ones now cover the publish allowance too (see PRE_COMMIT_RESERVATION_MS).
   const kept = new Set(planned.map((p) => p.executionId));
   await releaseAll(ctx, reserved.filter((r) => !kept.has(r.executionId)));
   await extendAll(ctx, reserved.filter((r) => kept.has(r.executionId)), ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs + ctx.config.ackGraceMs);
@@ -369,7 +369,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
     if (matching.some((w) => freeSlots(w) <= 0)) return 'busy';
     const targets = broadcastTargets(workers, { tags });
     if (targets.length !== matching.length) return 'busy';
-    const ttl = preCommitReservationMs(c);
+    const ttl = PRE_COMMIT_RESERVATION_MS;
     const got: Array<{ workerId: string; executionId: string }> = [];
     for (const t of targets) {
       const executionId = uuidv7();
@@ -429,7 +429,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       entry.ids.push(p.executionId);
       byWorker.set(p.worker.id, entry);
     }
-    const ttl = preCommitReservationMs(c);
+    const ttl = PRE_COMMIT_RESERVATION_MS;
     const refused = new Set<string>();
     await Promise.all(
       [...byWorker].map(async ([workerId, { slots, ids }]) => {
@@ -479,13 +479,14 @@ function routeExplanation(workers: readonly WorkerSnapshot[], task: TaskRecord, 
 
 /**
  * How long a slot reserved inside the claim transaction lives until the commit extends it. A
- * broker killed inside that transaction leaves reservations nobody releases; with the full
- * publish allowance (30 s) they kept a full worker from every other broker for 38 s (fault
- * drill 3). The claim transaction takes well under a second; this leaves it 10 s more.
+ * broker killed inside that transaction leaves reservations nobody releases, and since a claim
+ * takes every free slot (`claimSize`) they hold every worker full for this long: 38 s with the
+ * publish allowance, 18 s with ACK timeout + grace + 10 s (fault drill 3). The claim
+ * transaction takes well under a second. One that outlives this (lock waits) dispatches
+ * without the expired reservations; the worker then queues locally and an item that waits
+ * past its ACK deadline is refused EXPIRED and re-routed (R8).
  */
-function preCommitReservationMs(ctx: BrokerContext): number {
-  return ctx.config.ackTimeoutMs + ctx.config.ackGraceMs + 10_000;
-}
+const PRE_COMMIT_RESERVATION_MS = 5_000;
 
 async function extendAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>, ttlMs: number): Promise<void> {
   await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ctx.reservations.extend(workerId, ids, ttlMs)));
