@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { parseMessage } from '@ax/core';
 import { silentLogger } from '@ax/kit';
 import { waitFor } from '@ax/testing';
-import { Outbox } from './outbox.js';
+import { HELD_IN_MEMORY, Outbox } from './outbox.js';
 import { OutboxPublisher, retryDelayMs } from './publisher.js';
 
 const at = '2026-12-01T02:00:00.000Z';
@@ -67,7 +67,7 @@ describe('OutboxPublisher', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(bus.sent).toEqual([]); // both ACKs still lingering
     const now = Date.now();
-    const row = outbox.enqueueRow('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, now, publisher.holdUntilMs());
+    const row = outbox.enqueueRow('result', 'short', { executionId: 'short', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, now, HELD_IN_MEMORY);
     expect(row).not.toBeNull();
     expect(outbox.due(now, 10)).toEqual([]); // held: sent from memory, not read back
     publisher.push(row === null ? [] : [row]);
@@ -115,7 +115,7 @@ describe('OutboxPublisher', () => {
     publisher.wake();
     await waitFor(() => due.mock.calls.length === 1, { description: 'the start-up read' });
     const rows = ['e1', 'e2'].flatMap(
-      (id) => outbox.enqueueRow('result', id, { executionId: id, instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1, publisher.holdUntilMs()) ?? [],
+      (id) => outbox.enqueueRow('result', id, { executionId: id, instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1, HELD_IN_MEMORY) ?? [],
     );
     publisher.push(rows);
     await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'pushed items confirmed' });

@@ -17,7 +17,7 @@
  */
 import { encodeTrustedMessage, MAX_ITEMS_PER_MESSAGE, type AckItem, type Message } from '@ax/core';
 import type { Logger } from '@ax/kit';
-import { HELD_IN_MEMORY, type Outbox, type OutgoingKind, type OutgoingRow } from './outbox.js';
+import type { Outbox, OutgoingKind, OutgoingRow } from './outbox.js';
 
 /** What the publisher needs of `@ax/bus`. */
 export interface EventPublisher {
@@ -106,12 +106,7 @@ export class OutboxPublisher {
     options.outbox.releaseHolds();
   }
 
-  /** `next_attempt_ms` of an item written to be `push`ed (see `Outbox.enqueueRow`). */
-  holdUntilMs(): number {
-    return HELD_IN_MEMORY;
-  }
-
-  /** Sends items just written to the outbox with a hold; a result or refusal drops its ACK. */
+  /** Sends items just written to the outbox `HELD_IN_MEMORY`; a result or refusal drops its ACK. */
   push(rows: readonly OutgoingRow[]): void {
     for (const row of rows) {
       if (row.kind !== 'ack') this.dropAck(row.executionId);

@@ -14,7 +14,7 @@ import type { WorkerAlert } from './alert-webhook.js';
 import { ClockGuard, measureOffset } from './clock-guard.js';
 import { DurationWindow } from './duration-window.js';
 import { stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
-import type { DispatchState, Outbox, OutgoingRow } from './outbox.js';
+import { HELD_IN_MEMORY, type DispatchState, type Outbox, type OutgoingRow } from './outbox.js';
 import { TickBatch } from './tick-batch.js';
 import { OutboxPublisher } from './publisher.js';
 import { recoverAfterRestart } from './recovery.js';
@@ -106,7 +106,7 @@ export class Worker {
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
     this.finishes = new TickBatch((entries) => {
       const rows = outbox.transaction(() =>
-        entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, this.publisher.holdUntilMs()) ?? []),
+        entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, HELD_IN_MEMORY) ?? []),
       );
       this.publisher.push(rows);
     });
@@ -186,7 +186,6 @@ export class Worker {
     const now = Date.now();
     const toRun: Accepted[] = [];
     const replies: OutgoingRow[] = [];
-    const holdUntilMs = this.publisher.holdUntilMs();
     try {
       outbox.transaction(() => {
         for (const item of message.items) {
@@ -195,7 +194,7 @@ export class Worker {
             if (!this.recordNew(item, now, 'done')) continue;
             this.earlyCancels.delete(item.executionId);
             const result = resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now);
-            pushRow(replies, outbox.enqueueRow('result', item.executionId, result, now, holdUntilMs));
+            pushRow(replies, outbox.enqueueRow('result', item.executionId, result, now, HELD_IN_MEMORY));
             metrics?.dispatchItems.inc({ decision: 'canceled' });
             continue;
           }
@@ -207,7 +206,7 @@ export class Worker {
           });
           if (refusal !== null) {
             if (!this.recordNew(item, now, refusal.reason === 'EXPIRED' ? 'expired' : 'refused')) continue;
-            pushRow(replies, outbox.enqueueRow('refusal', item.executionId, refusalItem(item, refusal.reason, now, refusal.detail), now, holdUntilMs));
+            pushRow(replies, outbox.enqueueRow('refusal', item.executionId, refusalItem(item, refusal.reason, now, refusal.detail), now, HELD_IN_MEMORY));
             metrics?.dispatchItems.inc({ decision: refusal.reason.toLowerCase() });
             this.log.warn({ ...ctx, reason: refusal.reason, detail: refusal.detail }, 'dispatch refused');
             continue;
