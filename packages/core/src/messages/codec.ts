@@ -5,10 +5,11 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { convertZodIssue, describeValue } from '../task/issues.js';
-import { MAX_JSON_DEPTH, structureProblems } from '../task/json-guard.js';
+import { isStructureSound, MAX_JSON_DEPTH, structureProblems } from '../task/json-guard.js';
 import { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
 import { dispatchMessageSchema } from './dispatch.js';
 import { MAX_MESSAGE_BYTES, MESSAGE_VERSION, SUPPORTED_MESSAGE_VERSIONS } from './envelope.js';
+import { fastAcceptMessage } from './fast-accept.js';
 import { ackMessageSchema, refusalMessageSchema, resultMessageSchema } from './worker-replies.js';
 
 /** Schema of each message kind. */
@@ -49,15 +50,31 @@ export type ParsedMessage = { ok: true; message: Message } | { ok: false; reason
 const REASON_ISSUE_LIMIT = 5;
 
 /** Depth allowed in a message: a task's params/config depth plus the envelope around them. */
-const MAX_MESSAGE_DEPTH = MAX_JSON_DEPTH + 8;
+export const MAX_MESSAGE_DEPTH = MAX_JSON_DEPTH + 8;
 
 /**
  * Decodes and validates one message body. Never throws: a body that is not JSON, not an
  * object, of an unsupported `v`, of an unknown `kind` or not matching its schema gives
  * `{ok: false, reason}` with a sentence naming the problem (for the dead-letter record).
  * Unknown fields are ignored (dropped); see `envelope.ts` for the versioning rule.
+ *
+ * Valid `dispatch`, `result`, `ack` and `refusal` bodies are accepted by a hand-written check
+ * (`fast-accept.ts`) without zod; anything it is not sure of is decided by zod, as in
+ * `parseMessageStrict`, so both give the same outcome for every body.
  */
 export function parseMessage(raw: Buffer | string): ParsedMessage {
+  return decode(raw, true);
+}
+
+/**
+ * `parseMessage` deciding every body with zod alone (no fast accept path): the reference the
+ * fast path is tested against. Prefer `parseMessage`.
+ */
+export function parseMessageStrict(raw: Buffer | string): ParsedMessage {
+  return decode(raw, false);
+}
+
+function decode(raw: Buffer | string, fast: boolean): ParsedMessage {
   try {
     const size = typeof raw === 'string' ? Buffer.byteLength(raw, 'utf8') : raw.length;
     if (size > MAX_MESSAGE_BYTES) return { ok: false, reason: `message is ${size} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit` };
@@ -83,10 +100,16 @@ export function parseMessage(raw: Buffer | string): ParsedMessage {
     if (typeof kind !== 'string' || !Object.hasOwn(MESSAGE_SCHEMAS, kind)) {
       return { ok: false, reason: `unknown message kind ${describeValue(kind)} (known: ${MESSAGE_KINDS.join(', ')})` };
     }
-    const structural = structureProblems(body, MAX_MESSAGE_DEPTH);
-    if (structural.length > 0) {
-      const first = structural[0];
-      return { ok: false, reason: `invalid ${kind} message: ${first === undefined ? 'bad structure' : first.detail}` };
+    // The cheap structure check says only yes or no; the reason comes from the path-building walk.
+    if (fast && isStructureSound(body, MAX_MESSAGE_DEPTH)) {
+      const message = fastAcceptMessage(kind, body);
+      if (message !== undefined) return { ok: true, message };
+    } else {
+      const structural = structureProblems(body, MAX_MESSAGE_DEPTH);
+      if (structural.length > 0) {
+        const first = structural[0];
+        return { ok: false, reason: `invalid ${kind} message: ${first === undefined ? 'bad structure' : first.detail}` };
+      }
     }
     const parsed = MESSAGE_SCHEMAS[kind as MessageKind].safeParse(body, { reportInput: true });
     if (!parsed.success) return { ok: false, reason: `invalid ${kind} message: ${summarize(parsed.error)}` };

@@ -6,6 +6,7 @@ export {
   OUTPUT_TAIL_MAX_BYTES,
   SUPPORTED_MESSAGE_VERSIONS,
 } from './envelope.js';
+export { acceptResultItem } from './fast-accept.js';
 export { dispatchItemSchema, dispatchMessageSchema, idempotencyKeyOf } from './dispatch.js';
 export type { DispatchItem, DispatchMessage } from './dispatch.js';
 export {

@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { describeValue } from './issues.js';
 import { templateProblems, templateProblemsIn } from './template.js';
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Env names and `secretRef` values. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** RFC 9110 token characters: what an HTTP header name may contain. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Plugin module names: no path separators, so a name can never leave the plugin directory. */
-const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+export const PLUGIN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** Headers ax sets itself on HTTP executions; a task may not override them (case-insensitive). */
 export const RESERVED_HEADER_NAMES: readonly string[] = [
@@ -27,7 +28,7 @@ export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** `{"secretRef":"ENV_NAME"}`: the value of that environment variable on the worker. */
 export const secretRefSchema = z.strictObject({
-  secretRef: z.string().regex(ENV_NAME, {
+  secretRef: z.string().regex(ENV_NAME_PATTERN, {
     error: (iss) => `must be an environment variable name (letters, digits, _), got ${describeValue(iss.input)}`,
   }),
 });
@@ -37,13 +38,13 @@ export const secretableValueSchema = z.union([z.string(), secretRefSchema], {
   error: (iss) => `must be a string or {"secretRef":"ENV_NAME"}, got ${describeValue(iss.input)}`,
 });
 
-const envNameSchema = z.string().regex(ENV_NAME, {
+const envNameSchema = z.string().regex(ENV_NAME_PATTERN, {
   error: (iss) => `environment variable name ${describeValue(iss.input)} is invalid (letters, digits, _; not starting with a digit)`,
 });
 
 const headerNameSchema = z
   .string()
-  .regex(HEADER_NAME, { error: (iss) => `header name ${describeValue(iss.input)} is not a valid HTTP token` })
+  .regex(HEADER_NAME_PATTERN, { error: (iss) => `header name ${describeValue(iss.input)} is not a valid HTTP token` })
   .refine((name) => !RESERVED_HEADER_NAMES.includes(name.toLowerCase()), {
     error: (iss) => `header ${describeValue(iss.input)} is set by ax and cannot be overridden`,
   });
@@ -87,7 +88,7 @@ export const httpExecSchema = z.strictObject({
 /** `{"type":"plugin","name":"archive_files","config":{}}`; `config` defaults to `{}`. */
 export const pluginExecSchema = z.strictObject({
   type: z.literal('plugin'),
-  name: z.string().regex(PLUGIN_NAME, {
+  name: z.string().regex(PLUGIN_NAME_PATTERN, {
     error: (iss) => `must be a plugin name (letters, digits, _ . -; at most 128 characters), got ${describeValue(iss.input)}`,
   }),
   config: z

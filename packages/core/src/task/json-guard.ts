@@ -43,3 +43,29 @@ export function structureProblems(value: unknown, maxDepth: number = MAX_JSON_DE
   }
   return problems;
 }
+
+/**
+ * True exactly when `structureProblems(value, maxDepth)` reports nothing, without building a
+ * path per node: for hot paths that need only the verdict (the reason, when there is one, comes
+ * from `structureProblems`). Recursion stops at `maxDepth + 1`, so deep input cannot overflow
+ * the stack.
+ */
+export function isStructureSound(value: unknown, maxDepth: number = MAX_JSON_DEPTH): boolean {
+  return isSoundAt(value, 0, maxDepth);
+}
+
+function isSoundAt(value: unknown, depth: number, maxDepth: number): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (depth > maxDepth) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isSoundAt(value[i], depth + 1, maxDepth)) return false;
+    return true;
+  }
+  // Own keys as `structureProblems` walks them; JSON.parse makes "__proto__" an own key.
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key === '__proto__' || !isSoundAt((value as Record<string, unknown>)[key], depth + 1, maxDepth)) return false;
+  }
+  return true;
+}
