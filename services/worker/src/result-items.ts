@@ -1,5 +1,5 @@
 /** Building the items the worker sends (validated before they enter the outbox). */
-import { OUTPUT_TAIL_MAX_BYTES, refusalItemSchema, resultItemSchema, type DispatchItem, type RefusalReason, type ResultItem } from '@ax/core';
+import { acceptResultItem, OUTPUT_TAIL_MAX_BYTES, refusalItemSchema, resultItemSchema, type DispatchItem, type RefusalReason, type ResultItem } from '@ax/core';
 import type { ExecutionOutcome } from './executors/types.js';
 
 /** A result item from an executor outcome; never invalid (falls back to a minimal item). */
@@ -17,7 +17,12 @@ export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'
     endedAt: new Date(endedAtMs).toISOString(),
     async: outcome.async === true ? true : undefined,
   };
-  const parsed = resultItemSchema.safeParse(stripUndefined(full));
+  // The hand-written check accepts what zod would, without zod's cost per job; zod decides
+  // (and names the problem of) anything else.
+  const candidate = stripUndefined(full);
+  const accepted = acceptResultItem(candidate);
+  if (accepted !== undefined) return accepted;
+  const parsed = resultItemSchema.safeParse(candidate);
   if (parsed.success) return parsed.data;
   return {
     executionId: item.executionId,

@@ -2,6 +2,8 @@
  * The worker's local semaphore of `AX_WORKER_SLOTS` (§5, R12): what runs at once. Waiters are
  * served by task priority (higher first), then in arrival order.
  */
+import type { StopSignal } from './stop-switch.js';
+
 interface Waiter {
   readonly priority: number;
   readonly seq: number;
@@ -40,7 +42,7 @@ export class Slots {
   }
 
   /** Resolves with a release function once a slot is free. */
-  acquire(priority = 0, signal?: AbortSignal): Promise<() => void> {
+  acquire(priority = 0, signal?: StopSignal): Promise<() => void> {
     return new Promise((resolve, reject) => {
       const now = this.tryAcquire();
       if (now !== null) {

@@ -20,6 +20,7 @@ import { OutboxPublisher } from './publisher.js';
 import { recoverAfterRestart } from './recovery.js';
 import { refusalItem, resultItem } from './result-items.js';
 import { SlotWaitCanceledError, Slots } from './slots.js';
+import { StopSwitch } from './stop-switch.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 
 /** Resolved settings of a worker (from the environment, see `env.ts`). */
@@ -60,7 +61,7 @@ export interface WorkerDeps {
 
 interface Active {
   readonly item: DispatchItem;
-  readonly controller: AbortController;
+  readonly controller: StopSwitch;
   started: boolean;
 }
 
@@ -238,7 +239,7 @@ export class Worker {
   }
 
   private execute(accepted: Accepted, nowMs: number): void {
-    const active: Active = { item: accepted.item, controller: new AbortController(), started: false };
+    const active: Active = { item: accepted.item, controller: new StopSwitch(), started: false };
     this.active.set(accepted.item.executionId, active);
     void this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs });
   }

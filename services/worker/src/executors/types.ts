@@ -1,5 +1,6 @@
 /** What every executor (shell, http, plugin) takes and gives back. */
 import type { DispatchItem, ResultOutcome } from '@ax/core';
+import type { StopSignal } from '../stop-switch.js';
 
 /** Why a run was stopped from outside. */
 export type StopReason = 'cancel' | 'shutdown';
@@ -10,7 +11,7 @@ export interface ExecutionRequest {
   /** When the attempt times out, epoch ms by the worker's clock. */
   readonly deadlineMs: number;
   /** Aborted to stop the run early; `signal.reason` is a `StopReason`. */
-  readonly signal: AbortSignal;
+  readonly signal: StopSignal;
   /**
    * Called with the job's process group and its leader's start time once the process exists and
    * BEFORE the job itself starts (R13): the caller records them in the outbox.
