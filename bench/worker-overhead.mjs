@@ -5,47 +5,27 @@
 // 2. Peak RSS of the worker process (VmHWM) with 500 concurrent `sleep` jobs.
 //
 // Prints a JSON summary (BENCH_OUT=<file> also writes it there).
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createBus } from '../packages/bus/dist/index.js';
-import { encodeMessage, parseMessage } from '../packages/core/dist/index.js';
-import { silentLogger } from '../packages/kit/dist/index.js';
-import { createTestAmqp, createTestRedis, freePort, uniqueNamespace } from '../packages/testing/dist/index.js';
+import { encodeMessage } from '../packages/core/dist/index.js';
+import { benchDispatchItem, openWorkerDriver } from './lib/lone-worker.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const LATENCY_JOBS = Number(process.env.BENCH_LATENCY_JOBS ?? 500);
 const CONCURRENT_JOBS = Number(process.env.BENCH_CONCURRENT_JOBS ?? 500);
-const SECRET = 'bench-secret-0123456789';
 
-const namespace = uniqueNamespace('axbench');
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'ax-bench-worker-'));
-const logger = silentLogger();
-const bus = createBus({ url: 'amqp://guest:guest@127.0.0.1:5672', namespace, logger, name: 'bench-driver' });
-await bus.start();
-const amqp = await createTestAmqp(namespace);
-const redis = await createTestRedis(namespace);
-const t = bus.topology;
-const eventsQueue = `${namespace}.bench-events`;
-await amqp.channel.assertQueue(eventsQueue, { durable: false });
-await amqp.channel.bindQueue(eventsQueue, t.eventsExchange, '');
 const resultAt = new Map();
 const waiters = new Map();
-await amqp.channel.consume(eventsQueue, (msg) => {
-  if (msg === null) return;
+const driver = await openWorkerDriver((message) => {
+  if (message.kind !== 'result') return;
   const now = performance.now();
-  const parsed = parseMessage(msg.content);
-  if (parsed.ok && parsed.message.kind === 'result') {
-    for (const item of parsed.message.items) {
-      if (!resultAt.has(item.executionId)) resultAt.set(item.executionId, now);
-      waiters.get(item.executionId)?.();
-    }
+  for (const item of message.items) {
+    if (!resultAt.has(item.executionId)) resultAt.set(item.executionId, now);
+    waiters.get(item.executionId)?.();
   }
-  amqp.channel.ack(msg);
 });
+const { bus, topology: t } = driver;
 
 const hitAt = new Map();
 const endpoint = createServer((req, res) => {
@@ -59,57 +39,11 @@ const endpoint = createServer((req, res) => {
 await new Promise((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
 const endpointUrl = `http://127.0.0.1:${endpoint.address().port}/noop`;
 
-async function startWorker(workerId, slots) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'services/worker/dist/main.js')], {
-    env: {
-      ...process.env,
-      AX_NAMESPACE: namespace,
-      AX_WORKER_ID: workerId,
-      AX_WORKER_SLOTS: String(slots),
-      AX_WORKER_DATA_DIR: path.join(tmp, 'data'),
-      AX_HTTP_PORT: String(port),
-      AX_EXECUTOR_SECRET: SECRET,
-      AX_LOG_LEVEL: 'warn',
-      AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
-      AX_WORKER_PREFETCH: '500',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; i < 200; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.ok) return child;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('worker did not become ready');
-}
+/** A worker with `slots` slots and a prefetch of 500, ready. */
+const startWorker = async (workerId, slots) =>
+  (await driver.startWorker(workerId, { AX_WORKER_SLOTS: String(slots), AX_WORKER_PREFETCH: '500' })).child;
 
 let counter = 0;
-function item(exec, timeoutSeconds = 60) {
-  counter += 1;
-  return {
-    executionId: `bench-${counter}-${Date.now()}`,
-    instanceId: String(counter),
-    taskName: 'bench',
-    taskId: '1',
-    expectedTime: '2026-12-01T02:00:00.000Z',
-    bizDate: '2026-12-01',
-    attempt: 1,
-    maxAttempts: 1,
-    runNo: 1,
-    priority: 5,
-    params: {},
-    exec,
-    timeoutSeconds,
-    ackDeadline: new Date(Date.now() + 60_000).toISOString(),
-    traceId: `t${counter}`,
-    idempotencyKey: `bench:2026-12-01T02:00:00.000Z:${counter}`,
-  };
-}
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const summary = (values) => {
@@ -126,7 +60,7 @@ try {
   const callToResult = [];
   const total = [];
   for (let i = 0; i < LATENCY_JOBS + 20; i++) {
-    const it = item({ type: 'http', url: endpointUrl, method: 'POST' });
+    const it = benchDispatchItem(++counter, { type: 'http', url: endpointUrl, method: 'POST' });
     const done = new Promise((resolve) => waiters.set(it.executionId, resolve));
     const sent = performance.now();
     await bus.publish(t.dispatchExchange, 'bench-latency', encodeMessage({ v: 1, kind: 'dispatch', workerId: 'bench-latency', items: [it] }));
@@ -151,7 +85,7 @@ try {
   // 2. peak RSS with 500 concurrent sleep jobs
   const w2 = await startWorker('bench-rss', CONCURRENT_JOBS);
   const idleRss = vm(w2.pid, 'VmRSS:');
-  const items = Array.from({ length: CONCURRENT_JOBS }, () => item({ type: 'shell', command: ['sleep', '5'], shell: false }));
+  const items = Array.from({ length: CONCURRENT_JOBS }, () => benchDispatchItem(++counter, { type: 'shell', command: ['sleep', '5'], shell: false }));
   const all = Promise.all(items.map((it) => new Promise((resolve) => waiters.set(it.executionId, resolve))));
   const started = performance.now();
   for (let i = 0; i < items.length; i += 100) {
@@ -169,10 +103,7 @@ try {
   await new Promise((resolve) => w2.once('exit', resolve));
 } finally {
   await new Promise((resolve) => endpoint.close(resolve));
-  await bus.close();
-  await amqp.cleanup();
-  await redis.cleanup();
-  rmSync(tmp, { recursive: true, force: true });
+  await driver.close();
 }
 const text = JSON.stringify(results, null, 2);
 process.stdout.write(`${text}\n`);

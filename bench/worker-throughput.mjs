@@ -1,0 +1,108 @@
+// Worker CPU per job: `pnpm build && node bench/worker-throughput.mjs [--jobs N] [--batch K]
+// [--window W] [--profile dir]` (real RabbitMQ and Redis; one worker process, no broker).
+//
+// The driver plays the broker: it publishes no-op HTTP jobs to one worker in dispatch messages
+// of K items (default 64, about what a broker sends under load), keeps W items (default 256,
+// the bench stack's slots) in flight, and counts the worker's results. It reports the worker's
+// own CPU (utime + stime from /proc) per job and the wall rate. The driver, the endpoint and the
+// servers are not counted, so the figure is the worker's alone: the number to cut when the
+// dispatch bench (#4) shows the worker as the largest share.
+//
+// `--profile dir` runs the worker with `--cpu-prof` into dir (the worker is alone on its core
+// most of the time, so the profile's self times are close to CPU time).
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { encodeMessage } from '../packages/core/dist/index.js';
+import { benchDispatchItem, openWorkerDriver } from './lib/lone-worker.mjs';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const JOBS = Number(arg('jobs', 20_000));
+const BATCH = Number(arg('batch', 64));
+const WINDOW = Number(arg('window', 256));
+const PROFILE_DIR = arg('profile', undefined);
+const WORKER_ID = 'bench-tput';
+const TIME_LIMIT_MS = 120_000;
+
+let done = 0;
+let outcomesOk = 0;
+let onProgress = () => {};
+const driver = await openWorkerDriver((message) => {
+  if (message.kind !== 'result') return;
+  for (const item of message.items) {
+    done += 1;
+    if (item.outcome === 'SUCCESS') outcomesOk += 1;
+  }
+  onProgress();
+});
+
+const endpoint = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 16 }).end('{"success":true}'));
+});
+endpoint.keepAliveTimeout = 30_000;
+await new Promise((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+const endpointUrl = `http://127.0.0.1:${endpoint.address().port}/noop`;
+
+const cpuTicks = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime + stime
+};
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+let counter = 0;
+
+let result;
+try {
+  const { child } = await driver.startWorker(
+    WORKER_ID,
+    { AX_WORKER_SLOTS: String(WINDOW), AX_WORKER_PREFETCH: '64', AX_HTTP_EXECUTOR_ALLOW: '127.0.0.1' },
+    PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [],
+  );
+  const publishBatch = () => {
+    const n = Math.min(BATCH, JOBS - counter);
+    const items = Array.from({ length: n }, () => benchDispatchItem(++counter, { type: 'http', url: endpointUrl, method: 'POST' }));
+    return driver.bus.publish(driver.topology.dispatchExchange, driver.topology.workerRoutingKey(WORKER_ID), encodeMessage({ v: 1, kind: 'dispatch', workerId: WORKER_ID, items }));
+  };
+  const cpuBefore = cpuTicks(child.pid);
+  const startedMs = performance.now();
+  await new Promise((resolve, reject) => {
+    const limit = setTimeout(() => reject(new Error(`only ${done} of ${JOBS} results within ${TIME_LIMIT_MS} ms`)), TIME_LIMIT_MS);
+    let publishing = false;
+    const topUp = async () => {
+      if (publishing) return;
+      publishing = true;
+      try {
+        while (counter < JOBS && counter - done + BATCH <= WINDOW) await publishBatch();
+      } catch (error) {
+        reject(error);
+      } finally {
+        publishing = false;
+      }
+      if (done >= JOBS) {
+        clearTimeout(limit);
+        resolve();
+      }
+    };
+    onProgress = () => void topUp();
+    void topUp();
+  });
+  const wallMs = performance.now() - startedMs;
+  const cpuMs = (cpuTicks(child.pid) - cpuBefore) * TICK_MS;
+  result = {
+    jobs: JOBS,
+    itemsPerMessage: BATCH,
+    window: WINDOW,
+    succeeded: outcomesOk,
+    wallS: +(wallMs / 1000).toFixed(2),
+    jobsPerS: Math.round(JOBS / (wallMs / 1000)),
+    workerCpuS: +(cpuMs / 1000).toFixed(2),
+    workerCpuMsPerJob: +(cpuMs / JOBS).toFixed(3),
+  };
+} finally {
+  await driver.close();
+  await new Promise((resolve) => endpoint.close(resolve));
+}
+process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
