@@ -197,3 +197,68 @@ describe('@ax/bus against RabbitMQ', () => {
     await expect(started).rejects.toMatchObject({ code: 'BUS_CLOSED' });
   });
 });
+
+describe('@ax/bus events queue: one broker at a time, and the queue of older builds', () => {
+  const ns = uniqueNamespace('axsac');
+  const t = busTopology(ns);
+  let peer: TestAmqp;
+  const own: Bus[] = [];
+  const bus = (): Bus => {
+    const b = createBus({ url: peer.url, namespace: ns, logger: silentLogger(), name: `test-${ns}`, reconnectInitialDelayMs: 50 });
+    own.push(b);
+    return b;
+  };
+  const event = (n: number): Buffer => Buffer.from(JSON.stringify({ n }));
+
+  beforeAll(async () => {
+    peer = await createTestAmqp(ns);
+  });
+  afterAll(async () => {
+    for (const b of own) await b.close();
+    await peer.cleanup();
+  });
+
+  it('delivers events to a single active consumer, and to the next one when it stops', async () => {
+    const [a, b] = [bus(), bus()];
+    await a.start();
+    await b.start();
+    const got: Record<'a' | 'b', number[]> = { a: [], b: [] };
+    const handler = (who: 'a' | 'b') => async (m: BusMessage) => {
+      got[who].push((JSON.parse(m.body.toString()) as { n: number }).n);
+      return 'ack' as const;
+    };
+    const consumerA = await a.consume(t.eventsQueue, handler('a'), { prefetch: 5 });
+    const consumerB = await b.consume(t.eventsQueue, handler('b'), { prefetch: 5 });
+    for (let n = 1; n <= 20; n++) await a.publish(t.eventsExchange, 'result', event(n));
+    await waitFor(() => got.a.length + got.b.length === 20, { description: '20 events delivered' });
+    expect(got.a).toEqual(Array.from({ length: 20 }, (_, i) => i + 1)); // the first consumer is the active one
+    expect(got.b).toEqual([]);
+    await consumerA.cancel();
+    for (let n = 21; n <= 25; n++) await a.publish(t.eventsExchange, 'result', event(n));
+    await waitFor(() => got.b.length === 5, { description: 'the second consumer took over' });
+    expect(got.b).toEqual([21, 22, 23, 24, 25]);
+    await consumerB.cancel();
+  });
+
+  it('unbinds the queue of an older build, and deletes it only when empty and unused', async () => {
+    const b = bus();
+    await b.start();
+    // What a build before 2026-11-30 declared: `<ns>.events`, competing consumers.
+    await peer.channel.assertQueue(t.legacyEventsQueue, { durable: true, arguments: { 'x-dead-letter-exchange': t.dlx } });
+    await peer.channel.bindQueue(t.legacyEventsQueue, t.eventsExchange, '');
+    await b.publish(t.eventsExchange, 'result', event(1));
+    await waitFor(async () => (await b.queueDepth(t.legacyEventsQueue))?.messageCount === 1, { description: 'the old queue got the event' });
+    expect(await b.unbindQueue(t.legacyEventsQueue, t.eventsExchange)).toEqual({ messageCount: 1, consumerCount: 0 });
+    await b.publish(t.eventsExchange, 'result', event(2));
+    expect(await b.queueDepth(t.legacyEventsQueue)).toEqual({ messageCount: 1, consumerCount: 0 }); // nothing new
+    expect(await b.deleteQueueIfIdle(t.legacyEventsQueue)).toBe(false); // not empty
+    await peer.channel.get(t.legacyEventsQueue, { noAck: true });
+    const tag = (await peer.channel.consume(t.legacyEventsQueue, () => undefined)).consumerTag;
+    expect(await b.deleteQueueIfIdle(t.legacyEventsQueue)).toBe(false); // consumed by someone
+    await peer.channel.cancel(tag);
+    expect(await b.deleteQueueIfIdle(t.legacyEventsQueue)).toBe(true);
+    expect(await b.queueDepth(t.legacyEventsQueue)).toBeNull();
+    expect(await b.unbindQueue(t.legacyEventsQueue, t.eventsExchange)).toBeNull();
+    expect(b.connected).toBe(true); // refusals closed only scratch channels
+  });
+});

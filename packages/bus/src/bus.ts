@@ -145,6 +145,13 @@ export interface Bus {
   consume(queue: string, handler: MessageHandler, options?: ConsumeOptions): Promise<Consumer>;
   /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
   queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null>;
+  /**
+   * Unbinds `queue` from the fanout `exchange` so that it receives nothing new, and tells its
+   * depth; null when it does not exist (or no connection). For a queue an older build declared.
+   */
+  unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null>;
+  /** Deletes `queue` only if it is empty and nobody consumes it; true when it is gone. */
+  deleteQueueIfIdle(queue: string): Promise<boolean>;
 }
 
 interface PendingPublish {
@@ -626,15 +633,41 @@ class AmqpBus implements Bus {
     await Promise.race([Promise.allSettled([...promises]).then(() => undefined), timeout]);
   }
 
-  async queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null> {
+  queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null> {
+    return this.onScratchChannel(async (channel) => {
+      const reply = await channel.checkQueue(queue);
+      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
+    });
+  }
+
+  unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null> {
+    return this.onScratchChannel(async (channel) => {
+      const reply = await channel.checkQueue(queue);
+      await channel.unbindQueue(queue, exchange, '');
+      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
+    });
+  }
+
+  async deleteQueueIfIdle(queue: string): Promise<boolean> {
+    const deleted = await this.onScratchChannel(async (channel) => {
+      await channel.deleteQueue(queue, { ifEmpty: true, ifUnused: true });
+      return true;
+    });
+    return deleted === true;
+  }
+
+  /**
+   * Runs `fn` on a channel of its own, closed after; null when there is no connection or the
+   * server refused (a missing queue, a queue in use: the server closes the channel for that).
+   */
+  private async onScratchChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T | null> {
     const model = this.model;
     if (model === undefined || !this.isConnected) return null;
     const channel = await model.createChannel();
-    channel.on('error', () => undefined); // a missing queue closes the channel with 404: answered below
+    channel.on('error', () => undefined); // a refusal closes the channel: answered below
     try {
-      const reply = await channel.checkQueue(queue);
-      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
-    } catch (_notFound) {
+      return await fn(channel);
+    } catch (_refused) {
       return null;
     } finally {
       await channel.close().catch(() => undefined);

@@ -13,6 +13,7 @@ import { createDeadLetterHandler } from './dead-letters.js';
 import { deliverAlertsOnce } from './alerts.js';
 import { dispatchOnce, handleReturned } from './dispatch.js';
 import { LinkMonitor } from './links.js';
+import { LEGACY_EVENTS_POLL_MS, LegacyEventsQueue } from './legacy-events.js';
 import { isLockConflict } from './lock-conflict.js';
 import { createBrokerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -106,7 +107,10 @@ export function createBroker(deps: BrokerDeps): Broker {
         handleReturned(context, returned).catch((error: unknown) => logger.error({ err: toError(error) }, 'returned dispatch not re-routed (ACK expiry will)'));
       });
       await bus.start();
-      consumers.push(await bus.consume(bus.topology.eventsQueue, createEventsHandler(context), { prefetch: config.eventsPrefetch }));
+      const eventsHandler = createEventsHandler(context);
+      consumers.push(await bus.consume(bus.topology.eventsQueue, eventsHandler, { prefetch: config.eventsPrefetch }));
+      const legacyEvents = new LegacyEventsQueue(bus, eventsHandler, config.eventsPrefetch, logger);
+      consumers.push({ cancel: () => legacyEvents.stopConsuming() });
       consumers.push(await bus.consume(bus.topology.deadQueue, createDeadLetterHandler(context), { prefetch: 10 }));
 
       subscriber = redis.duplicate();
@@ -125,6 +129,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       loops.push(startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
+      loops.push(startBackgroundLoop({ name: 'legacy-events', intervalMs: LEGACY_EVENTS_POLL_MS, logger, run: async () => void (await legacyEvents.retireOnce()) }));
       logger.info({ brokerId: config.brokerId, namespace: config.namespace }, 'broker started');
     },
     async stop() {
