@@ -21,6 +21,14 @@ describe('Outbox', () => {
     outbox.close();
   });
 
+  it('keeps of an item what a restart reads back, not the whole item', () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const item = dispatchItem({ executionId: 'e1', instanceId: '7', taskName: 'order_stat', traceId: 't-1', attempt: 2 });
+    outbox.recordDispatch(item, 1);
+    expect(outbox.dispatch('e1')?.item).toStrictEqual({ executionId: 'e1', instanceId: '7', taskName: 'order_stat', traceId: 't-1', attempt: 2 });
+    outbox.close();
+  });
+
   it('R12 survives a reopen: the WAL file keeps dispatches, process groups and unconfirmed items', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-outbox-'));
     dirs.push(dir);

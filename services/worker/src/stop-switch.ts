@@ -29,7 +29,7 @@ export class StopSwitch implements StopSignal {
   }
 
   /** Listeners fire once in any case (as with `{ once: true }`): the switch fires only once. */
-  addEventListener(_type: 'abort', listener: () => void): void {
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.stoppedWith === undefined) this.listeners.push(listener);
   }
 
