@@ -4,9 +4,9 @@
 // The driver plays the broker: it publishes no-op HTTP jobs to one worker in dispatch messages
 // of K items (default 64, about what a broker sends under load), keeps W items (default 256,
 // the bench stack's slots) in flight, and counts the worker's results. It reports the worker's
-// own CPU (utime + stime from /proc) per job and the wall rate. The driver, the endpoint and the
-// servers are not counted, so the figure is the worker's alone: the number to cut when the
-// dispatch bench (#4) shows the worker as the largest share.
+// own CPU (utime + stime from /proc), its read/write system calls per job and the wall rate.
+// The driver, the endpoint and the servers are not counted, so the figure is the worker's alone:
+// the number to cut when the dispatch bench (#4) shows the worker as the largest share.
 //
 // `--profile dir` runs the worker with `--cpu-prof` into dir (the worker is alone on its core
 // most of the time, so the profile's self times are close to CPU time).
@@ -51,6 +51,11 @@ const cpuTicks = (pid) => {
   return Number(fields[11]) + Number(fields[12]); // utime + stime
 };
 const TICK_MS = 10; // USER_HZ = 100 on Linux
+/** Read and write system calls so far (`/proc/<pid>/io`: syscr, syscw): sockets, SQLite, everything. */
+const syscalls = (pid) => {
+  const io = Object.fromEntries(readFileSync(`/proc/${pid}/io`, 'utf8').trim().split('\n').map((l) => l.split(': ')));
+  return { reads: Number(io.syscr), writes: Number(io.syscw) };
+};
 
 let counter = 0;
 
@@ -67,6 +72,7 @@ try {
     return driver.bus.publish(driver.topology.dispatchExchange, driver.topology.workerRoutingKey(WORKER_ID), encodeMessage({ v: 1, kind: 'dispatch', workerId: WORKER_ID, items }));
   };
   const cpuBefore = cpuTicks(child.pid);
+  const ioBefore = syscalls(child.pid);
   const startedMs = performance.now();
   await new Promise((resolve, reject) => {
     const limit = setTimeout(() => reject(new Error(`only ${done} of ${JOBS} results within ${TIME_LIMIT_MS} ms`)), TIME_LIMIT_MS);
@@ -91,6 +97,7 @@ try {
   });
   const wallMs = performance.now() - startedMs;
   const cpuMs = (cpuTicks(child.pid) - cpuBefore) * TICK_MS;
+  const ioAfter = syscalls(child.pid);
   result = {
     jobs: JOBS,
     itemsPerMessage: BATCH,
@@ -100,6 +107,8 @@ try {
     jobsPerS: Math.round(JOBS / (wallMs / 1000)),
     workerCpuS: +(cpuMs / 1000).toFixed(2),
     workerCpuMsPerJob: +(cpuMs / JOBS).toFixed(3),
+    readCallsPerJob: +((ioAfter.reads - ioBefore.reads) / JOBS).toFixed(2),
+    writeCallsPerJob: +((ioAfter.writes - ioBefore.writes) / JOBS).toFixed(2),
   };
 } finally {
   await driver.close();
