@@ -91,9 +91,9 @@ export function controlQueueArguments(topology: BusTopology, expiresMs: number):
 
 /**
  * Arguments of the shared events queue. A single active consumer: the broker that gets the
- * events applies them in batches twice the size they had when two brokers split the stream,
- * which measured ~7 % less CPU per instance with 2 brokers (docs/benchmarks.md). When that
- * broker's connection ends, RabbitMQ hands the queue (and its unacked messages) to the next.
+ * events applies them in batches twice the size they had when two brokers split the stream
+ * (with 2 brokers: 308 instead of 549 commits per 15,000 instances; docs/benchmarks.md). When
+ * that broker's connection ends, RabbitMQ hands the queue (and its unacked messages) to the next.
  */
 export function eventsQueueArguments(topology: BusTopology): Record<string, unknown> {
   return { 'x-dead-letter-exchange': topology.dlx, 'x-single-active-consumer': true };
