@@ -72,6 +72,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     links,
     definitions: new TaskDefinitionCache(),
     ackClocks: new AckClocks({ ackTimeoutMs: config.ackTimeoutMs }),
+    claimPace: { lastSmallClaimAtMs: Number.NEGATIVE_INFINITY },
     random: deps.random ?? Math.random,
     wakeDispatch: () => dispatchLoop?.wake(),
     notifyFinished: (taskNames, bizDates) => {

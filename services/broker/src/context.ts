@@ -27,6 +27,8 @@ export interface BrokerContext {
   readonly definitions: TaskDefinitionCache;
   /** Confirmed dispatches whose ACK deadline is written a moment later (R8). */
   readonly ackClocks: AckClocks;
+  /** When this broker last claimed while every slot was taken (see `claimSize` in dispatch.ts). */
+  readonly claimPace: { lastSmallClaimAtMs: number };
   /** Random numbers in [0, 1) (routing ties, retry jitter). */
   readonly random: () => number;
   /** Asks the dispatch loop to run again soon (a slot was freed, an instance became PENDING). */

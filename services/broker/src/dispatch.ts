@@ -102,9 +102,9 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
   if (await isDispatchPaused(pool)) return EMPTY;
   const snapshots = (await ctx.workers.snapshots()).map((w) => ({ ...w }));
   const nowMs = performance.now();
-  const size = claimSize(config.dispatchBatchSize, snapshots, nowMs - (lastFullClaimAtMs.get(ctx) ?? Number.NEGATIVE_INFINITY), config.dispatchPollMs);
+  const size = claimSize(config.dispatchBatchSize, snapshots, nowMs - ctx.claimPace.lastSmallClaimAtMs, config.dispatchPollMs);
   if (size <= 0) return EMPTY;
-  if (size === MIN_CLAIM) lastFullClaimAtMs.set(ctx, nowMs);
+  if (size === MIN_CLAIM) ctx.claimPace.lastSmallClaimAtMs = nowMs;
   const granted = await ctx.rateLimiter.take(size);
   if (granted <= 0) return EMPTY;
   const reserved: Array<{ workerId: string; executionId: string }> = [];
@@ -463,9 +463,6 @@ export function claimSize(batchSize: number, workers: readonly WorkerSnapshot[],
 
 /** The smallest claim (see `claimSize`). */
 export const MIN_CLAIM = 20;
-
-/** When each broker last claimed while every slot was taken (see `claimSize`). */
-const lastFullClaimAtMs = new WeakMap<BrokerContext, number>();
 
 /** True when some non-draining worker carries the tags but none has a free slot. */
 function busyOnly(workers: readonly WorkerSnapshot[], tags: readonly string[]): boolean {
