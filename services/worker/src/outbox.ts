@@ -82,8 +82,11 @@ export const OUTBOX_LAYOUT_VERSION = 1;
 // the outbox benchmark a dispatch UPDATE then cost up to 0.45 ms instead of 16 µs, in malloc
 // churn). A query can use a partial index only when its WHERE contains the index's condition
 // as written.
-const UNFINISHED = `(state = 'received' OR state = 'acked' OR state = 'running')`;
-const FINISHED = `(state = 'done' OR state = 'refused' OR state = 'expired')`;
+const UNFINISHED_STATES: readonly DispatchState[] = ['received', 'acked', 'running'];
+const FINISHED_STATES: readonly DispatchState[] = ['done', 'refused', 'expired'];
+const anyStateOf = (states: readonly DispatchState[]): string => `(${states.map((s) => `state = '${s}'`).join(' OR ')})`;
+const UNFINISHED = anyStateOf(UNFINISHED_STATES);
+const FINISHED = anyStateOf(FINISHED_STATES);
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS dispatch (
@@ -176,8 +179,6 @@ export const OUTBOX_SQL = {
     AND NOT EXISTS (SELECT 1 FROM outgoing o WHERE o.kind IN ('ack', 'refusal', 'result') AND o.execution_id = dispatch.execution_id
       AND o.confirmed_at_ms IS NULL)`,
 } as const;
-
-const UNFINISHED_STATES: ReadonlySet<DispatchState> = new Set(['received', 'acked', 'running']);
 
 interface DispatchRecord {
   execution_id: string;
@@ -292,7 +293,7 @@ export class Outbox {
 
   /** Dispatches in a state, oldest first. */
   dispatchesIn(state: DispatchState): DispatchRow[] {
-    const stmt = UNFINISHED_STATES.has(state) ? this.stmts.unfinishedByState : this.stmts.anyByState;
+    const stmt = UNFINISHED_STATES.includes(state) ? this.stmts.unfinishedByState : this.stmts.anyByState;
     return (stmt.all(state) as DispatchRecord[]).map(toDispatchRow);
   }
 

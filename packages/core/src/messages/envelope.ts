@@ -28,7 +28,9 @@ export const MAX_MESSAGE_BYTES = 16 * 1_048_576;
 export const OUTPUT_TAIL_MAX_BYTES = 65_536;
 
 /** An id as it travels: a non-empty string (BIGINT ids as decimal strings; execution ids are UUIDv7). */
-export const idSchema = z.string().min(1).max(128);
+/** Longest id (execution, instance, task, worker) a message may carry. */
+export const ID_MAX_LENGTH = 128;
+export const idSchema = z.string().min(1).max(ID_MAX_LENGTH);
 
 /** An instant: ISO-8601 with `Z` or an offset (producers write `Date#toISOString()`). */
 export const instantSchema = z.iso.datetime({

@@ -5,7 +5,8 @@ import { parseMessage, parseMessageStrict } from './codec.js';
 import { bizDateSchema, idSchema, instantSchema, OUTPUT_TAIL_MAX_BYTES } from './envelope.js';
 import { fastAcceptMessage } from './fast-accept.js';
 import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN, PLUGIN_NAME_PATTERN } from '../task/exec-schema.js';
-import { BIZ_DATE_PATTERN, ID_MAX_LENGTH, INSTANT_PATTERN } from './fast-fields.js';
+import { ID_MAX_LENGTH } from './envelope.js';
+import { BIZ_DATE_PATTERN, INSTANT_PATTERN } from './fast-fields.js';
 
 type Body = Record<string, unknown>;
 

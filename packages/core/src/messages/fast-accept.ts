@@ -17,14 +17,8 @@ import { MAX_ITEMS_PER_MESSAGE, MESSAGE_VERSION, OUTPUT_TAIL_MAX_BYTES } from '.
 import { acceptExec } from './fast-exec.js';
 import { isBizDate, isId, isInstant, isIntIn, isNonEmptyString, isObject, isOneOf, isOptionalBoolean, isStringUpTo } from './fast-fields.js';
 import type { AckItem, AckMessage, RefusalItem, RefusalMessage, ResultItem, ResultMessage } from './worker-replies.js';
-import { REFUSAL_REASONS, RESULT_OUTCOMES } from './worker-replies.js';
+import { REFUSAL_DETAIL_MAX_LENGTH, REFUSAL_REASONS, RESULT_ERROR_MAX_LENGTH, RESULT_ORIGINS, RESULT_OUTCOMES } from './worker-replies.js';
 
-/** `refusalItemSchema.detail`: at most 1,000 characters. */
-const REFUSAL_DETAIL_MAX_LENGTH = 1_000;
-/** `resultItemSchema.error`: at most 4,096 characters. */
-const RESULT_ERROR_MAX_LENGTH = 4_096;
-/** `resultMessageSchema.origin`. */
-const RESULT_ORIGINS = ['worker', 'report'] as const;
 /** The messages this path can accept. */
 export type FastAcceptedMessage = DispatchMessage | ResultMessage | AckMessage | RefusalMessage;
 

@@ -6,9 +6,7 @@
  * `fast-accept.test.ts` compare the mirrored facts with the schemas).
  */
 import { z } from 'zod';
-
-/** `idSchema`: 1 to 128 characters. */
-export const ID_MAX_LENGTH = 128;
+import { ID_MAX_LENGTH } from './envelope.js';
 
 /** zod's own pattern for `instantSchema` (`z.iso.datetime({ offset: true })`). */
 export const INSTANT_PATTERN = z.regexes.datetime({ offset: true, local: false, precision: null });

@@ -21,6 +21,8 @@ export const ackMessageSchema = z.object({
 
 /** Why a worker did not take a dispatch. `EXPIRED`/`CLOCK_SKEW` re-route without an attempt (R16). */
 export const REFUSAL_REASONS = ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE'] as const;
+/** Longest `detail` of a refusal item, in characters. */
+export const REFUSAL_DETAIL_MAX_LENGTH = 1_000;
 /** A refusal reason. */
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
@@ -32,7 +34,7 @@ export const refusalItemSchema = z.object({
   /** When it was refused, by the worker's clock. */
   at: instantSchema.optional(),
   /** Free text, e.g. the measured clock offset. */
-  detail: z.string().max(1_000).optional(),
+  detail: z.string().max(REFUSAL_DETAIL_MAX_LENGTH).optional(),
 });
 
 /** `refusal` (worker → broker): dispatches the worker will not run; their slots are released. */
@@ -45,6 +47,10 @@ export const refusalMessageSchema = z.object({
 
 /** How an execution ended. */
 export const RESULT_OUTCOMES = ['SUCCESS', 'FAILED', 'TIMEOUT', 'CANCELED', 'WORKER_RESTART'] as const;
+/** Longest `error` of a result item, in characters. */
+export const RESULT_ERROR_MAX_LENGTH = 4_096;
+/** Who sent a result message: a worker, or admin-api relaying an asynchronous report (R15). */
+export const RESULT_ORIGINS = ['worker', 'report'] as const;
 /** An execution outcome. */
 export type ResultOutcome = (typeof RESULT_OUTCOMES)[number];
 
@@ -66,7 +72,7 @@ export const resultItemSchema = z
     /** True when output was cut to fit the tail. */
     outputTruncated: z.boolean().optional(),
     /** One line on why it failed. */
-    error: z.string().max(4_096).optional(),
+    error: z.string().max(RESULT_ERROR_MAX_LENGTH).optional(),
     /** `data` of a synchronous HTTP result or an async report. */
     data: z.record(z.string(), z.unknown()).optional(),
     startedAt: instantSchema.optional(),
@@ -90,7 +96,7 @@ export const resultMessageSchema = z.object({
   /** The worker that ran it (for an async report: the execution's recorded worker). */
   workerId: idSchema,
   /** Who sent it: the worker (default) or admin-api relaying an async report. */
-  origin: z.enum(['worker', 'report']).optional(),
+  origin: z.enum(RESULT_ORIGINS).optional(),
   items: batchOf(resultItemSchema),
 });
 
