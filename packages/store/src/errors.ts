@@ -18,6 +18,19 @@ export class SessionInitError extends StoreError {
   override name = 'SessionInitError';
 }
 
+/**
+ * A transaction given `timeoutMs` did not finish in time (a query that never answers: a
+ * half-open connection, a server that stalls). Its connection was dropped, so the server rolls
+ * back whatever it holds. `code` is `ETIMEDOUT`, which the retry tables count as transient.
+ */
+export class TransactionTimeoutError extends StoreError {
+  override name = 'TransactionTimeoutError';
+  readonly code = 'ETIMEDOUT';
+  constructor(readonly timeoutMs: number) {
+    super(`transaction not finished within ${timeoutMs} ms: its connection was dropped (the server rolls it back)`);
+  }
+}
+
 /** A JSON column held text that is not JSON, or SQL NULL where a value was required. */
 export class JsonDecodeError extends StoreError {
   override name = 'JsonDecodeError';

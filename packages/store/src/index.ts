@@ -43,6 +43,7 @@ export type { MysqlUrl } from './url.js';
 export {
   InvalidDatabaseUrlError,
   JsonDecodeError,
+  TransactionTimeoutError,
   MigrationChecksumError,
   MigrationError,
   MigrationLockError,

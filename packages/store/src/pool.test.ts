@@ -11,7 +11,7 @@ import type { TestDatabase } from '../../testing/src/database.js';
 import { startMariaDb } from '../../testing/src/mariadb-server.js';
 // eslint-disable-next-line import-x/no-relative-packages
 import type { MariaDbServer } from '../../testing/src/mariadb-server.js';
-import { SessionInitError, StoreError } from './errors.js';
+import { SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
 import { createPool, withTransaction } from './pool.js';
 import type { StorePool } from './pool.js';
 import { withDatabase } from './url.js';
@@ -224,6 +224,48 @@ describe('createPool and withTransaction on the shared server', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('timeoutMs: a transaction stuck in a query is given up, its connection dropped, its writes never committed', async () => {
+    const pool = createPool(db.url, { connectionLimit: 1 });
+    try {
+      const startedAt = Date.now();
+      const stuck = withTransaction(
+        pool,
+        async (conn) => {
+          await conn.query("INSERT INTO k (v) VALUES ('stuck')");
+          await conn.query('SELECT SLEEP(2)'); // a query that does not answer in time
+        },
+        { timeoutMs: 200 },
+      );
+      await expect(stuck).rejects.toBeInstanceOf(TransactionTimeoutError);
+      await expect(stuck).rejects.toMatchObject({ code: 'ETIMEDOUT', timeoutMs: 200 });
+      const gaveUpMs = Date.now() - startedAt;
+      console.log(`timeoutMs 200: the caller was freed after ${gaveUpMs} ms (the query would have taken 2,000)`);
+      expect(gaveUpMs).toBeLessThan(1_500);
+      // The pool's only connection was destroyed, not given back busy: the next transaction
+      // gets a fresh one at once and commits.
+      await withTransaction(pool, async (conn) => conn.query("INSERT INTO k (v) VALUES ('next')"), { timeoutMs: 5_000 });
+      // The abandoned insert never commits: once the server rolls it back (when SLEEP ends and
+      // it sees the disconnect), the same unique value goes in from elsewhere.
+      await db.pool.query("INSERT INTO k (v) VALUES ('stuck')");
+      const [rows] = await db.pool.query<RowDataPacket[]>("SELECT v FROM k WHERE v IN ('stuck', 'next') ORDER BY v");
+      expect(rows.map((r) => String(r['v']))).toEqual(['next', 'stuck']);
+    } finally {
+      await pool.end();
+      await db.pool.query("DELETE FROM k WHERE v IN ('stuck', 'next')");
+    }
+  });
+
+  it('timeoutMs: a transaction that finishes in time is unaffected; a bad limit is refused', async () => {
+    const value = await withTransaction(db.pool, async (conn) => {
+      await conn.query("INSERT INTO k (v) VALUES ('in time')");
+      return 'done';
+    }, { timeoutMs: 5_000 });
+    expect(value).toBe('done');
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT v FROM k WHERE v = 'in time'");
+    expect(rows).toHaveLength(1);
+    await expect(withTransaction(db.pool, async () => 1, { timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a positive integer, got 0/);
   });
 
   it('applies the isolation level to that transaction only', async () => {

@@ -24,7 +24,7 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { PoolConnection as CorePoolConnection, QueryError } from 'mysql2';
-import { SessionInitError, StoreError } from './errors.js';
+import { SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
 import { parseMysqlUrl, redactMysqlUrl } from './url.js';
 
 /** Connection collation; the schema's tables use the same. */
@@ -156,13 +156,23 @@ const ISOLATION_LEVELS: ReadonlySet<string> = new Set<IsolationLevel>([
 export interface TransactionOptions {
   /** Isolation of this transaction only. Default: the server's (REPEATABLE READ on both). */
   isolationLevel?: IsolationLevel;
+  /**
+   * Most milliseconds from asking for a connection until COMMIT answers. Past it the call
+   * rejects with {@link TransactionTimeoutError} and the connection is destroyed (the server
+   * rolls back when it sees the disconnect); `fn` may still be running and its later queries
+   * fail. A COMMIT already sent when the time ran out may still have taken effect, so a caller
+   * that retries must be idempotent (the broker's are). Default: no limit. mysql2 has no query timeout of its own, and a connection that
+   * hangs without closing (half-open TCP, a stalled server) would otherwise hold its caller,
+   * with the locks it took, until the OS keepalive gives up hours later.
+   */
+  timeoutMs?: number;
 }
 
 /**
  * Runs `fn` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when
  * it (or the COMMIT) throws, and the error is rethrown unchanged. The connection is always
  * given back; it is destroyed instead of released when its state is unknown (BEGIN or
- * ROLLBACK failed), which makes the server roll back whatever was open.
+ * ROLLBACK failed, or `timeoutMs` passed), which makes the server roll back whatever was open.
  */
 export async function withTransaction<T>(
   pool: Pool,
@@ -172,9 +182,58 @@ export async function withTransaction<T>(
   if (opts.isolationLevel !== undefined && !ISOLATION_LEVELS.has(opts.isolationLevel)) {
     throw new StoreError(`unknown isolation level ${JSON.stringify(opts.isolationLevel)}`);
   }
+  const { timeoutMs } = opts;
+  if (timeoutMs === undefined) return runTransaction(pool, fn, opts, { expired: false });
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new StoreError(`transaction timeoutMs must be a positive integer, got ${String(timeoutMs)}`);
+  }
+  const deadline: Deadline = { expired: false };
+  const work = runTransaction(pool, fn, opts, deadline);
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      deadline.expired = true;
+      // mysql2 never settles the queries of a destroyed connection: the race below is what
+      // frees the caller. A connection still being handed out is destroyed when it arrives.
+      dropConnection(deadline);
+      reject(new TransactionTimeoutError(timeoutMs));
+    }, timeoutMs);
+  });
+  // Whatever the abandoned work does later (its queries fail once the connection is gone) is
+  // nobody's error any more.
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A transaction's time limit: once `expired`, its connection is destroyed, never given back. */
+interface Deadline {
+  expired: boolean;
+  conn?: PoolConnection;
+  dropped?: boolean;
+}
+
+/** Destroys the deadline's connection once (mysql2 must not see a second destroy). */
+function dropConnection(deadline: Deadline): void {
+  if (deadline.conn === undefined || deadline.dropped === true) return;
+  deadline.dropped = true;
+  deadline.conn.destroy();
+}
+
+async function runTransaction<T>(
+  pool: Pool,
+  fn: (conn: PoolConnection) => Promise<T>,
+  opts: TransactionOptions,
+  deadline: Deadline,
+): Promise<T> {
   const conn = await pool.getConnection();
+  deadline.conn = conn;
   let healthy = false;
   try {
+    if (deadline.expired) throw new TransactionTimeoutError(opts.timeoutMs ?? 0);
     if (opts.isolationLevel !== undefined) {
       await conn.query(`SET TRANSACTION ISOLATION LEVEL ${opts.isolationLevel}`);
     }
@@ -195,7 +254,7 @@ export async function withTransaction<T>(
       throw err;
     }
   } finally {
-    if (healthy) conn.release();
-    else conn.destroy();
+    if (healthy && !deadline.expired) conn.release();
+    else dropConnection(deadline);
   }
 }

@@ -233,7 +233,7 @@ export async function runShardTimers(ctx: BrokerContext, expiry: boolean): Promi
   const finishedDates = new Set<string>();
   const counts = { retried: 0, rerouted: 0, lost: 0, failed: 0 };
   try {
-    await inTransaction(ctx.pool, async (conn) => {
+    await inTransaction(ctx, async (conn) => {
       const events: NewEvent[] = [];
       const broadcasts = await inFlightBroadcasts(conn);
       if (broadcasts.length === 0) return;

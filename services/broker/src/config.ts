@@ -57,6 +57,12 @@ export interface BrokerConfig {
   readonly backlogFactor: number;
   /** Prefetch of the events consumer. Default 50. */
   readonly eventsPrefetch: number;
+  /**
+   * `AX_DB_TRANSACTION_TIMEOUT_MS`: most time one broker transaction may take before its
+   * connection is dropped and the work retried (a query that never answers must not hold the
+   * events queue, which one broker consumes at a time). Default 30000.
+   */
+  readonly transactionTimeoutMs: number;
 }
 
 /** Defaults of everything but the identity. */
@@ -83,6 +89,7 @@ export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'>
   backlogPollMs: 10_000,
   backlogFactor: 100,
   eventsPrefetch: 50,
+  transactionTimeoutMs: 30_000,
 });
 
 /** A full configuration from the defaults and `overrides`. */

@@ -112,7 +112,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
   let planned: Planned[];
   let outcome: DispatchOutcome;
   try {
-    const result = await inTransaction(pool, async (conn) => {
+    const result = await inTransaction(ctx, async (conn) => {
       const claimed = await claimDuePending(conn, granted);
       if (claimed.length === 0) return { planned: [] as Planned[], outcome: EMPTY };
       const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId), ctx.definitions);
@@ -574,7 +574,7 @@ export async function handleReturned(ctx: BrokerContext, returned: ReturnedMessa
   const message = parsed.message;
   ctx.workers.markUnroutable(message.workerId, 5_000);
   const rerouted: string[] = [];
-  await inTransaction(ctx.pool, async (conn) => {
+  await inTransaction(ctx, async (conn) => {
     const events: NewEvent[] = [];
     for (const item of message.items) {
       const won = await transitionInstance(conn, {

@@ -31,6 +31,8 @@ export const brokerEnvFields = {
   dispatchPollMs: intField({ env: 'AX_DISPATCH_POLL_MS', unit: 'ms', default: 500 }),
   /** `AX_TIMERS_POLL_MS` — period of the timed-transition scans. Default 1000. */
   timersPollMs: intField({ env: 'AX_TIMERS_POLL_MS', unit: 'ms', default: 1_000 }),
+  /** `AX_DB_TRANSACTION_TIMEOUT_MS` — most time one MySQL transaction may take. Default 30000. */
+  transactionTimeoutMs: intField({ env: 'AX_DB_TRANSACTION_TIMEOUT_MS', unit: 'ms', min: 100, default: 30_000 }),
 };
 
 /** The parsed environment. */
@@ -52,6 +54,7 @@ export function toBrokerConfig(env: BrokerEnv): BrokerConfig {
       dispatchBatchSize: env.dispatchBatchSize,
       dispatchPollMs: env.dispatchPollMs,
       timersPollMs: env.timersPollMs,
+      transactionTimeoutMs: env.transactionTimeoutMs,
       alertWebhookUrl: env.alertWebhookUrl,
       alertWebhookFormat: env.alertWebhookFormat,
     },

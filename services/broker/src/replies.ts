@@ -58,7 +58,7 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
   // Messages that arrive together are applied together: one transaction per kind (R10).
   const batcher = new EventBatcher(async (messages) => {
     const effects = newEffects();
-    await inTransaction(ctx.pool, async (conn) => {
+    await inTransaction(ctx, async (conn) => {
       // Several messages: every instance of the batch locked first, in id order, so two
       // brokers applying overlapping batches wait for each other instead of deadlocking. The
       // rows read then serve every message that touches no instance an earlier message of the

@@ -60,7 +60,7 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
 }
 
 async function retryDue(ctx: BrokerContext): Promise<number> {
-  const moved = await inTransaction(ctx.pool, async (conn) => {
+  const moved = await inTransaction(ctx, async (conn) => {
     const due = await scanRetryDue(conn, SCAN_LIMIT);
     const events: NewEvent[] = [];
     for (const inst of due) {
@@ -77,7 +77,7 @@ async function retryDue(ctx: BrokerContext): Promise<number> {
 
 async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed: number }> {
   const releases: Array<{ workerId: string; executionId: string }> = [];
-  const result = await inTransaction(ctx.pool, async (conn) => {
+  const result = await inTransaction(ctx, async (conn) => {
     const expired = await scanAckExpired(conn, ctx.config.ackGraceMs, SCAN_LIMIT);
     const events: NewEvent[] = [];
     let rerouted = 0;
@@ -138,7 +138,7 @@ async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost
   const releases: Array<{ workerId: string; executionId: string }> = [];
   const extensions: Array<{ workerId: string; executionId: string }> = [];
   const finishedRows: TimedInstance[] = [];
-  const out = await inTransaction(ctx.pool, async (conn) => {
+  const out = await inTransaction(ctx, async (conn) => {
     const expired = await scanLeaseExpired(conn, ctx.config.lostWorkerGraceMs, SCAN_LIMIT);
     const events: NewEvent[] = [];
     let extended = 0;

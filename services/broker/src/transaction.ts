@@ -6,8 +6,16 @@
  */
 import type { PoolConnection } from 'mysql2/promise';
 import { withTransaction, type StorePool } from '@ax/store';
+import type { BrokerConfig } from './config.js';
 
-/** `withTransaction` at READ COMMITTED. */
-export function inTransaction<T>(pool: StorePool, fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
-  return withTransaction(pool, fn, { isolationLevel: 'READ COMMITTED' });
+/**
+ * `withTransaction` at READ COMMITTED, given up after `config.transactionTimeoutMs` (the
+ * connection is dropped; the caller sees a retryable `TransactionTimeoutError`). Every broker
+ * transaction is safe to retry: claims and transitions are conditional, results idempotent.
+ */
+export function inTransaction<T>(
+  ctx: { readonly pool: StorePool; readonly config: Pick<BrokerConfig, 'transactionTimeoutMs'> },
+  fn: (conn: PoolConnection) => Promise<T>,
+): Promise<T> {
+  return withTransaction(ctx.pool, fn, { isolationLevel: 'READ COMMITTED', timeoutMs: ctx.config.transactionTimeoutMs });
 }
