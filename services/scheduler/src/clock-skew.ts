@@ -21,6 +21,7 @@ export async function measureSkewMs(ctx: EngineContext): Promise<number> {
 /** Measures the skew and pauses or resumes firing. Returns the offset in ms. */
 export async function checkClockSkew(ctx: EngineContext): Promise<number> {
   const offsetMs = await measureSkewMs(ctx);
+  ctx.state.dbOffsetMs = offsetMs;
   ctx.metrics.clockSkew.set(offsetMs / 1000);
   const over = Math.abs(offsetMs) > ctx.config.skewLimitMs;
   if (over && !ctx.state.firingPaused) {

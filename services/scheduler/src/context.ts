@@ -32,6 +32,8 @@ export interface EngineState {
   /** Slot times of instances created ahead of time (`precreateMs`) that are not due yet: when
    *  one falls due, `instances-ready` wakes the brokers (their poll is the fallback). */
   readonly precreatedDueMs: Set<number>;
+  /** MySQL's clock minus ours, ms, as last measured (clock-skew.ts); 0 until then. */
+  dbOffsetMs: number;
 }
 
 export interface EngineContext {
@@ -111,7 +113,9 @@ export async function createSlots(ctx: EngineContext, slots: readonly SlotToCrea
       if (o.kind === 'created') {
         ctx.metrics.fires.inc({ trigger: label });
         ctx.metrics.fireLag.observe(Math.max(0, committedMs - s.expectedMs) / 1000);
-        if (s.state === 'PENDING') readyCreated += 1;
+        // A slot created ahead of time is announced when it falls due (fire.ts), not now:
+        // a broker woken for it would find nothing to claim.
+        if (s.state === 'PENDING' && s.expectedMs <= committedMs) readyCreated += 1;
       } else if (o.kind === 'coalesced') {
         ctx.metrics.coalesced.inc({ cause: 'serial' });
       } else if (o.kind === 'refused') {

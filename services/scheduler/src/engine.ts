@@ -4,7 +4,9 @@
  * (a ManualClock, calling `tick()` / `refill()` / `evaluateDag()` directly, no waiting).
  *
  * Loops started by `start()`:
- * - tick (every `tickIntervalMs`): pop due fires off the wheel and fire them (fire.ts);
+ * - tick (every `tickIntervalMs`, and woken a few ms after the next pre-created slot's time on
+ *   MySQL's clock): pop due fires off the wheel and fire them, announce pre-created slots that
+ *   fell due (fire.ts);
  * - refill (every `refillIntervalMs`): queue the next `horizonMs` of fires, re-scan and decide
  *   misfires, advance watermarks (refill.ts);
  * - resync (every `resyncIntervalMs`): re-read every definition (fallback of `task-changed`);
@@ -18,7 +20,7 @@ import { checkClockSkew } from './clock-skew.js';
 import type { EngineContext, SchedulerDeps } from './context.js';
 import { evaluateDag, parseInstancesFinished, type DagResult, type InstancesFinishedMessage } from './dag.js';
 import { cancelTimedOutWaiting } from './dependency-timeout.js';
-import { announceDue, fireEntries, popFireable } from './fire.js';
+import { announceDue, fireEntries, msUntilNextAnnounce, popFireable } from './fire.js';
 import { createSchedulerMetrics } from './metrics.js';
 import { queueUpcoming, reconcile } from './refill.js';
 import { purgeOnce } from './retention.js';
@@ -63,11 +65,22 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
     keys: redisKeys(config.namespace),
     cache,
     wheel: new TimeWheel({ startMs: clock.nowMs() }),
-    state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map(), precreatedDueMs: new Set() },
+    state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map(), precreatedDueMs: new Set(), dbOffsetMs: 0 },
   };
   let loaded = false;
   const loops: BackgroundLoop[] = [];
   let subscriber: Redis | undefined;
+  let tickLoop: BackgroundLoop | undefined;
+  /** Wakes the tick when the next pre-created slot falls due (see `msUntilNextAnnounce`). */
+  let announceTimer: NodeJS.Timeout | undefined;
+  const armAnnounce = (): void => {
+    clearTimeout(announceTimer);
+    const delayMs = msUntilNextAnnounce(ctx.state, clock.nowMs());
+    if (delayMs === null || tickLoop === undefined) return;
+    const loop = tickLoop;
+    announceTimer = setTimeout(() => loop.wake(), delayMs);
+    announceTimer.unref();
+  };
 
   const reloadAll = async (): Promise<void> => {
     await cache.reloadAll(pool);
@@ -140,8 +153,21 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
       }
     });
     await sub.subscribe(ctx.keys.channels.taskChanged, ctx.keys.channels.instancesFinished);
+    tickLoop = startBackgroundLoop({
+      name: 'tick',
+      intervalMs: config.tickIntervalMs,
+      jitter: 0,
+      logger,
+      run: async () => {
+        try {
+          await tick();
+        } finally {
+          armAnnounce();
+        }
+      },
+    });
     loops.push(
-      startBackgroundLoop({ name: 'tick', intervalMs: config.tickIntervalMs, jitter: 0, logger, run: async () => void (await tick()) }),
+      tickLoop,
       refillLoop,
       startBackgroundLoop({ name: 'resync', intervalMs: config.resyncIntervalMs, initialDelayMs: config.resyncIntervalMs, logger, run: reloadAll }),
       dagLoop,
@@ -158,6 +184,8 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
   };
 
   const stop = async (): Promise<void> => {
+    clearTimeout(announceTimer);
+    tickLoop = undefined;
     await Promise.all(loops.splice(0).map((l) => l.stop()));
     if (subscriber !== undefined) {
       const sub = subscriber;

@@ -5,7 +5,7 @@
  * task's version (R3). A lost lock means another scheduler fires the slot; if it dies first,
  * the re-scan of refill.ts inserts the slot after the lock TTL.
  */
-import type { EngineContext } from './context.js';
+import type { EngineContext, EngineState } from './context.js';
 import { createSlots, slotOf } from './context.js';
 import type { WheelEntry } from './time-wheel.js';
 import type { CachedTask } from './task-cache.js';
@@ -36,11 +36,37 @@ export function popFireable(ctx: EngineContext, nowMs: number): WheelEntry[] {
   return out;
 }
 
+/**
+ * How long after its time a pre-created slot is announced, on MySQL's clock: brokers claim
+ * `due_at <= NOW(3)`, so a wake-up a little early finds nothing and the slot waits for their
+ * poll (up to `AX_DISPATCH_POLL_MS`). Covers the error of the measured offset (half a round trip).
+ */
+export const ANNOUNCE_MARGIN_MS = 5;
+
+type AnnounceState = Pick<EngineState, 'precreatedDueMs' | 'dbOffsetMs'>;
+
+/** Whether the slot at `slotMs` is due on MySQL's clock (plus the margin) at local `nowMs`. */
+export function dueOnDbClock(state: AnnounceState, slotMs: number, nowMs: number): boolean {
+  return slotMs + ANNOUNCE_MARGIN_MS <= nowMs + state.dbOffsetMs;
+}
+
+/**
+ * Local ms until the next pre-created slot is to be announced, or null when none waits. The
+ * engine wakes its tick then, so a slot is announced a few ms after its time rather than at
+ * the next tick (up to `tickIntervalMs` later).
+ */
+export function msUntilNextAnnounce(state: AnnounceState, nowMs: number): number | null {
+  let next = Number.POSITIVE_INFINITY;
+  for (const t of state.precreatedDueMs) if (t < next) next = t;
+  if (next === Number.POSITIVE_INFINITY) return null;
+  return Math.max(0, next + ANNOUNCE_MARGIN_MS - state.dbOffsetMs - nowMs);
+}
+
 /** Wakes the brokers when pre-created slots fall due (one message per tick, not per slot). */
 export async function announceDue(ctx: EngineContext, nowMs: number): Promise<void> {
   let due = 0;
   for (const t of ctx.state.precreatedDueMs) {
-    if (t > nowMs) continue;
+    if (!dueOnDbClock(ctx.state, t, nowMs)) continue;
     ctx.state.precreatedDueMs.delete(t);
     due += 1;
   }

@@ -33,6 +33,34 @@ describe('scheduler loops', () => {
     }
   });
 
+  it('pre-created slots are announced to the brokers a few ms after their time, one message per slot, whatever the tick interval', async () => {
+    await h.task({ name: 'announce', schedule: { type: 'cron', expr: '* * * * * *' }, block: 'parallel' }, Date.now() - 1_000);
+    // A 2 s tick: announced at the tick, slots would come in pairs and up to 2 s late.
+    const engine = h.engine(systemClock, { precreateMs: 3_000, tickIntervalMs: 2_000, resyncIntervalMs: 600_000 }, 'announce');
+    const sub = h.redis.redis.duplicate();
+    const heard: Array<{ atMs: number; count: number }> = [];
+    sub.on('message', (_channel: string, message: string) => heard.push({ atMs: Date.now(), count: (JSON.parse(message) as { count: number }).count }));
+    await sub.subscribe(engine.context.keys.channels.instancesReady);
+    const startedAt = Date.now();
+    await engine.start();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 5_200));
+    } finally {
+      await engine.stop();
+      sub.disconnect();
+    }
+    // The first second holds slots created already due (announced at their creation).
+    const announced = heard.filter((m) => m.atMs >= startedAt + 1_500);
+    const lateMs = announced.map((m) => m.atMs % 1_000);
+    console.log(`[scheduler] pre-created slots announced ${lateMs.join(', ')} ms after their second (margin 5 ms, tick 2,000 ms)`);
+    expect(announced.length).toBeGreaterThanOrEqual(3);
+    expect(announced.map((m) => m.count)).toEqual(announced.map(() => 1));
+    for (const ms of lateMs) expect(ms).toBeLessThan(500);
+    await disableTask(h.db.pool, 'announce');
+    await h.db.pool.query("DELETE e FROM event_log e JOIN task_instance i ON i.id = e.instance_id WHERE i.task_name = 'announce'");
+    await h.db.pool.query("DELETE FROM task_instance WHERE task_name = 'announce'");
+  });
+
   it('clock skew over AX_SCHEDULER_SKEW_LIMIT_MS stops firing with a CLOCK_SKEW alert and resumes when back', async () => {
     const clock = new ManualClock(Date.now() - 10_000); // 10 s behind MySQL
     const engine = h.engine(clock, {}, 'skewed');
