@@ -1,5 +1,15 @@
 /** Building the items the worker sends (validated before they enter the outbox). */
-import { acceptResultItem, OUTPUT_TAIL_MAX_BYTES, refusalItemSchema, resultItemSchema, type DispatchItem, type RefusalReason, type ResultItem } from '@ax/core';
+import {
+  acceptResultItem,
+  OUTPUT_TAIL_MAX_BYTES,
+  REFUSAL_DETAIL_MAX_LENGTH,
+  RESULT_ERROR_MAX_LENGTH,
+  refusalItemSchema,
+  resultItemSchema,
+  type DispatchItem,
+  type RefusalReason,
+  type ResultItem,
+} from '@ax/core';
 import type { ExecutionOutcome } from './executors/types.js';
 
 /** A result item from an executor outcome; never invalid (falls back to a minimal item). */
@@ -11,7 +21,7 @@ export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'
     exitCode: outcome.exitCode,
     outputTail: outcome.outputTail === undefined ? undefined : capBytes(outcome.outputTail, OUTPUT_TAIL_MAX_BYTES),
     outputTruncated: outcome.outputTruncated,
-    error: outcome.error?.slice(0, 4_000),
+    error: outcome.error?.slice(0, RESULT_ERROR_MAX_LENGTH),
     data: outcome.data,
     startedAt: startedAtMs === undefined ? undefined : new Date(startedAtMs).toISOString(),
     endedAt: new Date(endedAtMs).toISOString(),
@@ -30,7 +40,7 @@ export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'
     outcome: outcome.async === true ? 'SUCCESS' : outcome.outcome,
     async: outcome.async === true ? true : undefined,
     exitCode: Number.isInteger(outcome.exitCode) ? outcome.exitCode : null,
-    error: `result trimmed: ${parsed.error.issues[0]?.message ?? 'invalid'}`.slice(0, 4_000),
+    error: `result trimmed: ${parsed.error.issues[0]?.message ?? 'invalid'}`.slice(0, RESULT_ERROR_MAX_LENGTH),
     endedAt: new Date(endedAtMs).toISOString(),
   };
 }
@@ -38,7 +48,7 @@ export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'
 /** A refusal item. */
 export function refusalItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'>, reason: RefusalReason, atMs: number, detail?: string): Record<string, unknown> {
   return refusalItemSchema.parse(
-    stripUndefined({ executionId: item.executionId, instanceId: item.instanceId, reason, at: new Date(atMs).toISOString(), detail: detail?.slice(0, 1_000) }),
+    stripUndefined({ executionId: item.executionId, instanceId: item.instanceId, reason, at: new Date(atMs).toISOString(), detail: detail?.slice(0, REFUSAL_DETAIL_MAX_LENGTH) }),
   );
 }
 

@@ -10,7 +10,9 @@ export { acceptResultItem } from './fast-accept.js';
 export { dispatchItemSchema, dispatchMessageSchema, idempotencyKeyOf } from './dispatch.js';
 export type { DispatchItem, DispatchMessage } from './dispatch.js';
 export {
+  REFUSAL_DETAIL_MAX_LENGTH,
   REFUSAL_REASONS,
+  RESULT_ERROR_MAX_LENGTH,
   RESULT_OUTCOMES,
   ackItemSchema,
   ackMessageSchema,
