@@ -115,6 +115,8 @@ export {
   startAckDeadlines,
 } from './queries/dispatch.js';
 export type { ActiveRun, ClaimedInstance, NewExecution, RerunBatchLoad } from './queries/dispatch.js';
+export { warmTaskDefinitions } from './queries/definition-warm.js';
+export type { WarmOutcome } from './queries/definition-warm.js';
 export {
   insertDeadLetter,
   lockExecutions,

@@ -11,6 +11,7 @@ import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { createDeadLetterHandler } from './dead-letters.js';
 import { deliverAlertsOnce } from './alerts.js';
+import { DEFINITIONS_WARM_MS, warmDefinitionsOnce } from './definitions-warm.js';
 import { dispatchOnce, handleReturned } from './dispatch.js';
 import { LinkMonitor } from './links.js';
 import { LEGACY_EVENTS_POLL_MS, LegacyEventsQueue } from './legacy-events.js';
@@ -55,6 +56,7 @@ export function createBroker(deps: BrokerDeps): Broker {
   const consumers: Consumer[] = [];
   let subscriber: Redis | undefined;
   let dispatchLoop: BackgroundLoop | undefined;
+  let definitionsLoop: BackgroundLoop | undefined;
   let stopped = false;
   const links = new LinkMonitor(config.leaseTtlMs);
 
@@ -117,10 +119,14 @@ export function createBroker(deps: BrokerDeps): Broker {
       subscriber = redis.duplicate();
       subscriber.on('error', (error: Error) => logger.warn({ err: error }, 'redis subscriber error'));
       subscriber.on('message', (channel: string) => {
+        if (channel === keys.channels.taskChanged) {
+          definitionsLoop?.wake();
+          return;
+        }
         if (channel === keys.channels.workersChanged) context.workers.invalidate();
         dispatchLoop?.wake();
       });
-      await subscriber.subscribe(keys.channels.instancesReady, keys.channels.workersChanged);
+      await subscriber.subscribe(keys.channels.instancesReady, keys.channels.workersChanged, keys.channels.taskChanged);
 
       dispatchLoop = startBackgroundLoop({ name: 'dispatch', intervalMs: config.dispatchPollMs, logger, run: guarded('dispatch', () => dispatchOnce(context)) });
       loops.push(dispatchLoop);
@@ -130,6 +136,9 @@ export function createBroker(deps: BrokerDeps): Broker {
       loops.push(startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
+      const warmState = { overCapacity: false };
+      definitionsLoop = startBackgroundLoop({ name: 'definitions', intervalMs: DEFINITIONS_WARM_MS, logger, run: guarded('definitions', () => warmDefinitionsOnce(context, warmState)) });
+      loops.push(definitionsLoop);
       loops.push(startBackgroundLoop({ name: 'legacy-events', intervalMs: LEGACY_EVENTS_POLL_MS, logger, run: async () => void (await legacyEvents.retireOnce()) }));
       logger.info({ brokerId: config.brokerId, namespace: config.namespace }, 'broker started');
     },

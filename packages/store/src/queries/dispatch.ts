@@ -106,6 +106,11 @@ export class TaskDefinitionCache {
   readonly #byKey = new Map<string, TaskRecord>();
   constructor(private readonly maxEntries = 10_000) {}
 
+  /** Entries held at most (past it the cache starts over). */
+  get capacity(): number {
+    return this.maxEntries;
+  }
+
   get(id: string, version: number): TaskRecord | undefined {
     return this.#byKey.get(`${id}@${version}`);
   }
