@@ -102,6 +102,7 @@ export { markExecutionsAcked, recordExecutionOutcomes, transitionInstances } fro
 export type { BulkTransition } from './queries/bulk-transitions.js';
 export {
   activeRunsOfTasks,
+  anyDuePending,
   claimDuePending,
   insertExecutions,
   isDispatchPaused,

@@ -21,6 +21,7 @@ import { requestCancel, type ReturnedMessage } from '@ax/bus';
 import { toError } from '@ax/kit';
 import {
   activeRunsOfTasks,
+  anyDuePending,
   appendEvents,
   claimDuePending,
   insertExecutions,
@@ -73,6 +74,9 @@ const EMPTY: DispatchOutcome = { claimed: 0, dispatched: 0, waitingForWorker: 0,
 /** One dispatch iteration; returns what it did. Never publishes before the commit. */
 export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome> {
   const { config } = ctx;
+  // Nothing due (an idle poll, a wake-up for work another broker took): one plain read
+  // instead of the turn, the pause flag and an empty claim transaction.
+  if (!(await anyDuePending(ctx.pool))) return EMPTY;
   const turnKey = ctx.keys.lock('dispatch');
   const turn = await takeTurn(ctx.redis, turnKey, config.brokerId);
   if (turn === 'busy') {
