@@ -40,6 +40,22 @@ describe('warming the definition cache ahead of the claims', () => {
     expect(claimed.get(b.id)).toBe(cache.get(b.id, b.version));
   });
 
+  it('an edit replaces the cached version: a cache exactly as large as the enabled tasks keeps them all', async () => {
+    // Enabled now: warm_a (edited above) and warm_c.
+    const exact = new TaskDefinitionCache(2);
+    const c = await insertTask(db.pool, definition('warm_c'));
+    await disableTask(db.pool, 'warm_b');
+    expect(await warmTaskDefinitions(db.pool, exact)).toEqual({ loaded: 2, overCapacity: false });
+    const edited = await replaceTask(db.pool, definition('warm_c', 3), c.version);
+    expect(await warmTaskDefinitions(db.pool, exact)).toEqual({ loaded: 1, overCapacity: false });
+    expect(exact.size).toBe(2);
+    expect(exact.get(c.id, edited.version)?.definition.priority).toBe(3);
+    expect(exact.get(c.id, c.version)).toBeUndefined(); // replaced, not kept beside the new one
+    // warm_a stayed cached (with one entry per id@version the edit's entry made the cache start
+    // over, and every pass after an edit reloaded the rest): a further pass loads nothing.
+    expect(await warmTaskDefinitions(db.pool, exact)).toEqual({ loaded: 0, overCapacity: false });
+  });
+
   it('more enabled tasks than the cache holds: loads none (filling it would only make it start over)', async () => {
     const small = new TaskDefinitionCache(1);
     expect(await warmTaskDefinitions(db.pool, small)).toEqual({ loaded: 0, overCapacity: true });

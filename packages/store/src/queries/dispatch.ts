@@ -108,26 +108,36 @@ export async function claimDuePending(conn: Queryable, limit: number): Promise<C
 }
 
 /**
- * Definitions already validated, by `id@version` (a row's definition never changes without a
- * new version). Passed to {@link loadTasksById} by a long-lived reader such as the broker, so
- * a task's definition is parsed once per version instead of once per claimed batch.
+ * Definitions already validated, one per task: the record of the version last seen (a row's
+ * definition never changes without a new version, and a claim only ever wants the current
+ * one). Passed to {@link loadTasksById} by a long-lived reader such as the broker, so a task's
+ * definition is parsed once per version instead of once per claimed batch. Keyed by task, an
+ * edit replaces the old version instead of adding an entry, so a cache warmed with every
+ * enabled task (`warmTaskDefinitions`) does not fill up and start over at the next edit.
  */
 export class TaskDefinitionCache {
-  readonly #byKey = new Map<string, TaskRecord>();
+  readonly #byId = new Map<string, TaskRecord>();
   constructor(private readonly maxEntries = 10_000) {}
 
-  /** Entries held at most (past it the cache starts over). */
+  /** Tasks held at most (past it the cache starts over). */
   get capacity(): number {
     return this.maxEntries;
   }
 
+  /** Tasks held now. */
+  get size(): number {
+    return this.#byId.size;
+  }
+
   get(id: string, version: number): TaskRecord | undefined {
-    return this.#byKey.get(`${id}@${version}`);
+    const record = this.#byId.get(id);
+    return record !== undefined && record.version === version ? record : undefined;
   }
 
   set(record: TaskRecord): void {
-    if (this.#byKey.size >= this.maxEntries) this.#byKey.clear(); // simple bound; refilled on demand
-    this.#byKey.set(`${record.id}@${record.version}`, record);
+    // A simple bound: refilled on demand (and by the warming pass).
+    if (!this.#byId.has(record.id) && this.#byId.size >= this.maxEntries) this.#byId.clear();
+    this.#byId.set(record.id, record);
   }
 }
 
