@@ -161,9 +161,10 @@ export interface TransactionOptions {
    * rejects with {@link TransactionTimeoutError} and the connection is destroyed (the server
    * rolls back when it sees the disconnect); `fn` may still be running and its later queries
    * fail. A COMMIT already sent when the time ran out may still have taken effect, so a caller
-   * that retries must be idempotent (the broker's are). Default: no limit. mysql2 has no query timeout of its own, and a connection that
-   * hangs without closing (half-open TCP, a stalled server) would otherwise hold its caller,
-   * with the locks it took, until the OS keepalive gives up hours later.
+   * that retries must be idempotent (the broker's are). Default: no limit. mysql2 has no query
+   * timeout of its own, and a connection that hangs without closing (half-open TCP, a stalled
+   * server) would otherwise hold its caller, with the locks it took, until the OS keepalive
+   * gives up hours later.
    */
   timeoutMs?: number;
 }

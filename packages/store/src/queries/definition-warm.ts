@@ -8,9 +8,9 @@
  */
 import type { RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
-import { loadTasksById, type TaskDefinitionCache } from './dispatch.js';
+import { readTaskRows, type TaskDefinitionCache } from './dispatch.js';
 
-/** Task ids per `loadTasksById` call (the length of one `IN` list). */
+/** Task ids per `readTaskRows` call (the length of one `IN` list). */
 const CHUNK = 1_000;
 
 /** What one warming pass did. */
@@ -26,6 +26,7 @@ export async function warmTaskDefinitions(db: Queryable, cache: TaskDefinitionCa
   const [rows] = await db.query<RowDataPacket[]>('SELECT id, version FROM task WHERE enabled = 1 LIMIT ?', [cache.capacity + 1]);
   if (rows.length > cache.capacity) return { loaded: 0, overCapacity: true };
   const missing = rows.filter((r) => cache.get(String(r.id), Number(r.version)) === undefined).map((r) => String(r.id));
-  for (let i = 0; i < missing.length; i += CHUNK) await loadTasksById(db, missing.slice(i, i + CHUNK), cache);
+  // The versions are read already: only the missing rows, not a second version lookup.
+  for (let i = 0; i < missing.length; i += CHUNK) await readTaskRows(db, missing.slice(i, i + CHUNK), cache);
   return { loaded: missing.length, overCapacity: false };
 }

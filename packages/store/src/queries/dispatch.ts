@@ -164,7 +164,19 @@ export async function loadTasksById(db: Queryable, ids: readonly string[], cache
     }
     if (wanted.length === 0) return out;
   }
-  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [wanted]);
+  for (const [id, record] of await readTaskRows(db, wanted, cache)) out.set(id, record);
+  return out;
+}
+
+/**
+ * Full task rows by id, each validated unless `cache` holds it at the row's version; what is
+ * validated goes into `cache`. The half of {@link loadTasksById} after its version lookup, for a
+ * caller that has looked the versions up already (`warmTaskDefinitions`).
+ */
+export async function readTaskRows(db: Queryable, ids: readonly string[], cache?: TaskDefinitionCache): Promise<Map<string, TaskRecord>> {
+  const out = new Map<string, TaskRecord>();
+  if (ids.length === 0) return out;
+  const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id IN (?)`, [ids]);
   for (const row of rows) {
     const cached = cache?.get(String(row.id), Number(row.version));
     const record = cached ?? taskFromRow(row, { trustSchedule: cache !== undefined });
