@@ -46,15 +46,23 @@ describe('deploy/Dockerfile', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('pins every base image to a Node 20 slim tag, never `latest` or untagged', () => {
+  it('pins every base image to a slim tag of the maintained LTS in .node-version, never `latest` or untagged', () => {
+    // Node 20 reached its end of life on 2026-04-30: production runs on 22 or 24.
+    const lts = readRepoFile('.node-version').trim();
+    expect(lts).toMatch(/^(22|24)\.\d+\.\d+$/);
     const external = file.stages.filter((s) => !file.stages.some((o) => o.name === s.base.toLowerCase()));
     expect(external.length).toBeGreaterThan(0);
     for (const stage of external) {
       const image = resolveBase(stage.base);
-      expect(image, `FROM ${stage.base}`).toMatch(/^node:20(\.\d+){0,2}-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/);
+      expect(image, `FROM ${stage.base}`).toMatch(/^node:\d+\.\d+\.\d+-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/);
+      expect(image, `FROM ${stage.base}`).toContain(`node:${lts}-`);
       expect(image).not.toMatch(/:latest\b/);
     }
     expect(text).not.toMatch(/:latest\b/);
+  });
+
+  it('exports no npm_config_nodedir: the pnpmfile finds the Node headers of the image', () => {
+    expect(text).not.toMatch(/npm_config_nodedir/i);
   });
 
   it('installs pnpm 12.4.2 (the CI version) and builds from the frozen lockfile', () => {
