@@ -225,6 +225,9 @@ function buildTransitionDay(dayNumber: number, firstOffsetMs: number, transition
 
 const zones = new Map<string, Zone>();
 
+/** An offset time-zone identifier (`+08:00`, `-0530`, `+08`), which IANA names never start like. */
+const OFFSET_ZONE = /^[+\-\u2212]/;
+
 /**
  * The cached {@link Zone} of an IANA time-zone name.
  * @throws RangeError when `Intl` does not know the name.
@@ -232,7 +235,9 @@ const zones = new Map<string, Zone>();
 export function zoneFor(timezone: string): Zone {
   let zone = zones.get(timezone);
   if (zone === undefined) {
-    if (typeof timezone !== 'string' || timezone.trim() !== timezone || timezone === '') {
+    // Node 22+ (ECMA-402 2024) also accepts offset zones such as "+08:00": an offset has no DST
+    // rules and is not a place, so it is refused on every Node alike.
+    if (typeof timezone !== 'string' || timezone.trim() !== timezone || timezone === '' || OFFSET_ZONE.test(timezone)) {
       throw new RangeError(`time zone ${JSON.stringify(timezone)} is not an IANA time-zone name`);
     }
     let formatter: Intl.DateTimeFormat;
