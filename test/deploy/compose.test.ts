@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { missingRequirement } from '@ax/testing';
 import {
   arr,
   deployDir,
@@ -24,11 +25,6 @@ const run = promisify(execFile);
 const COMPOSE = 'docker-compose';
 const composeFile = path.join(deployDir, 'docker-compose.yml');
 const envExample = path.join(deployDir, '.env.example');
-const available = hasCommand(COMPOSE);
-
-if (!available && process.env.CI !== 'true') {
-  console.warn(`${COMPOSE} is not installed: the compose checks are skipped (apt-get install docker-compose)`);
-}
 
 /** Runs `docker-compose <args>`, never reading a developer's own deploy/.env. */
 async function compose(args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -36,11 +32,7 @@ async function compose(args: string[]): Promise<{ stdout: string; stderr: string
 }
 
 describe('deploy/docker-compose.yml', () => {
-  it.runIf(process.env.CI === 'true')('docker-compose is installed in CI', () => {
-    expect(available, `${COMPOSE} must be installed in CI (.ci/run DEBIAN_PACKAGES)`).toBe(true);
-  });
-
-  describe.runIf(available)('resolved by docker-compose config', () => {
+  describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMPOSE), install: 'apt-get install docker-compose' }))('resolved by docker-compose config', () => {
     let services: Record<string, Record<string, unknown>> = {};
     let volumes: Record<string, unknown> = {};
 

@@ -1,9 +1,11 @@
 // deploy/Dockerfile, checked without a Docker engine: one target per image, each built from the
 // frozen lockfile and its `pnpm deploy` folder, non-root, health-checked, pinned base images.
-// When the `dockerfile-utils` package is installed its validator (the Dockerfile language
-// server's diagnostics) runs too; otherwise that one check is skipped, saying so.
+// The `dockerfile-utils` devDependency's validator (the Dockerfile language server's
+// diagnostics) runs too; without the package that one check is skipped, saying so, and under
+// CI=true (where `pnpm install` always installs it) it fails.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { missingRequirement } from '@ax/testing';
 import {
   effective,
   effectiveEnv,
@@ -149,7 +151,12 @@ describe('deploy/Dockerfile', () => {
   });
 
   const validatorModule = loadDockerfileUtils();
-  it.skipIf(validatorModule === undefined)('passes the dockerfile-utils validator (skipped when the package is not installed)', () => {
+  const noValidator = missingRequirement(it, {
+    name: 'dockerfile-utils',
+    present: validatorModule !== undefined,
+    install: 'pnpm install (a devDependency of the root package.json)',
+  });
+  it.skipIf(noValidator)('passes the dockerfile-utils validator', () => {
     const diagnostics = validatorModule?.validate(text) ?? [];
     // Errors only (severity 1): warnings are style advice, not a broken build.
     const problems = diagnostics.filter((d) => d.severity === 1).map((d) => `line ${d.range.start.line + 1}: ${d.message}`);
@@ -165,8 +172,8 @@ interface DockerfileUtils {
 function loadDockerfileUtils(): DockerfileUtils | undefined {
   try {
     return createRequire(`${repo}package.json`)('dockerfile-utils') as DockerfileUtils;
-  } catch (_notInstalled) {
-    if (process.env.CI === 'true') console.warn('dockerfile-utils is not installed: its Dockerfile validation is skipped');
-    return undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return undefined;
+    throw error;
   }
 }

@@ -14,6 +14,7 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
+  missingRequirement,
   startRabbitMq,
   startService,
   stopAllProcesses,
@@ -46,7 +47,7 @@ async function countByState(state: string): Promise<number> {
   return Number(rows[0]?.n);
 }
 
-describe.skipIf(!canRunRabbitMq())('the worker outbox across a RabbitMQ outage', () => {
+describe.skipIf(missingRequirement(it, { name: 'rabbitmq-server', present: canRunRabbitMq(), install: 'apt-get install rabbitmq-server' }))('the worker outbox across a RabbitMQ outage', () => {
   it(`R12 R14: ${JOBS} jobs finish while RabbitMQ is down; after it returns every result reaches MySQL once`, async () => {
     onTestFailed(() => dumpAllProcessOutput());
     db = await createTestDatabase();

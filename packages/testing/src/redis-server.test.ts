@@ -3,6 +3,7 @@ import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { canRunRedisServer, startRedisServer, type PrivateRedis } from './redis-server.js';
+import { missingRequirement } from './requires.js';
 
 const started: PrivateRedis[] = [];
 afterEach(async () => {
@@ -35,7 +36,7 @@ function refuses(port: number): Promise<boolean> {
   });
 }
 
-describe.skipIf(!canRunRedisServer())('startRedisServer', () => {
+describe.skipIf(missingRequirement(it, { name: 'redis-server', present: canRunRedisServer(), install: 'apt-get install redis-server' }))('startRedisServer', () => {
   it('runs a private server that stops (port refused) and starts again on the same port, empty without persistence', async () => {
     const server = await start();
     expect(server.url).toBe(`redis://127.0.0.1:${server.port}`);

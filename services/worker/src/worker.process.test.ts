@@ -6,7 +6,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '@ax/kit';
 import { readRegistration } from '@ax/redis';
-import { assertNoLeftoverProcesses, freePort, repoRoot, startProcess, stopAllProcesses, uniqueNamespace, waitFor, type ManagedProcess } from '@ax/testing';
+import {
+  assertNoLeftoverProcesses,
+  freePort,
+  missingRequirement,
+  repoRoot,
+  startProcess,
+  stopAllProcesses,
+  uniqueNamespace,
+  waitFor,
+  type ManagedProcess,
+} from '@ax/testing';
 import { liveGroupMembers } from './process-group.js';
 import { dispatchItem } from './testing/fixtures.js';
 import { startDriver, type Driver } from './testing/harness.js';
@@ -86,7 +96,7 @@ describe('worker processes', () => {
     expect(await readRegistration(driver.redis.redis, redisKeys(namespace), 'w-r13')).toBeNull();
   });
 
-  it.skipIf(!hasFaketime())('§5 R8 a worker whose clock is 10 s ahead (faketime) refuses with CLOCK_SKEW and stays out of the registry', async () => {
+  it.skipIf(missingRequirement(it, { name: 'faketime', present: hasFaketime(), install: 'apt-get install faketime' }))('§5 R8 a worker whose clock is 10 s ahead (faketime) refuses with CLOCK_SKEW and stays out of the registry', async () => {
     const marker = path.join(tmp, 'skewed-ran');
     await startWorker('worker-skewed', 'w-skew', { faketime: '+10s' });
     const item = dispatchItem({ exec: shell(`touch ${marker}`), ackDeadline: new Date(Date.now() + 60_000).toISOString() });
