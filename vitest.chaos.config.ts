@@ -19,6 +19,8 @@ export default defineConfig({
     testTimeout: 420_000,
     hookTimeout: 180_000,
     pool: 'forks',
-    reporters: ['default'],
+    // The JSON report feeds CI's `chaos: N passed, N failed` line (scripts/test-summary.mjs).
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-chaos-report.json' },
   },
 });
