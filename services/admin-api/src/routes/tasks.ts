@@ -1,6 +1,6 @@
 /** Task endpoints: create, replace, list, get, preview, delete, enable/disable, YAML import. */
 import { z } from 'zod';
-import { REDACTED, compileSchedule, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, type Issue, type TaskDefinition } from '@ax/core';
+import { compileSchedule, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, type Issue, type TaskDefinition } from '@ax/core';
 import {
   bumpDagVersion,
   deleteTask,
@@ -17,6 +17,7 @@ import { audit } from '../audit.js';
 import { notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { restoreRedactedSecrets } from '../redacted-secrets.js';
 import { redactFor, stableStringify, taskResource } from '../resources.js';
 import { defineRoute, type Parsed, type RouteSpec } from '../route.js';
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
@@ -46,28 +47,11 @@ function parseReplaceBody(raw: unknown): Parsed<{ definition: TaskDefinition; ve
   return { ok: true, value: { definition: parsed.value, version } };
 }
 
-/**
- * A `"***"` header/env value sent back (a definition read in redacted form) keeps the stored
- * literal value of that key, so an edit never overwrites a secret with the mask.
- */
-function keepRedactedSecrets(next: TaskDefinition, stored: TaskDefinition): TaskDefinition {
-  const merge = <V>(values: Record<string, V> | undefined, old: Record<string, V> | undefined): Record<string, V> | undefined => {
-    if (values === undefined || old === undefined) return values;
-    const out: Record<string, V> = {};
-    for (const [key, value] of Object.entries(values)) {
-      const previous = old[key];
-      out[key] = value === REDACTED && typeof previous === 'string' ? previous : value;
-    }
-    return out;
-  };
-  const exec = next.exec;
-  if (exec.type === 'http' && stored.exec.type === 'http' && exec.headers !== undefined) {
-    return { ...next, exec: { ...exec, headers: merge(exec.headers, stored.exec.headers) ?? exec.headers } };
-  }
-  if (exec.type === 'shell' && stored.exec.type === 'shell' && exec.env !== undefined) {
-    return { ...next, exec: { ...exec, env: merge(exec.env, stored.exec.env) ?? exec.env } };
-  }
-  return next;
+/** `definition` with its `"***"` secrets restored from `stored`, or 400 naming each field without one. */
+function withStoredSecrets(definition: TaskDefinition, stored: TaskDefinition | null): TaskDefinition {
+  const restored = restoreRedactedSecrets(definition, stored);
+  if (!restored.ok) throw validationFailed(restored.issues);
+  return restored.value;
 }
 
 /** Reads a task or throws 404. */
@@ -92,8 +76,9 @@ export const taskRoutes: RouteSpec[] = [
       409: { description: '`ALREADY_EXISTS`: a task of that name exists' },
     },
     handler: async ({ body, deps, principal }) => {
+      const definition = withStoredSecrets(body, null); // a new task: a "***" has nothing to keep
       const created = await withTransaction(deps.pool, async (tx) => {
-        const task = await insertTask(tx, body);
+        const task = await insertTask(tx, definition);
         await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, after: auditView(task) });
         return task;
       });
@@ -120,7 +105,7 @@ export const taskRoutes: RouteSpec[] = [
       }
       const updated = await withTransaction(deps.pool, async (tx) => {
         const before = await mustGetTask(tx, params.name, true);
-        const after = await replaceTask(tx, keepRedactedSecrets(body.definition, before.definition), body.version);
+        const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version);
         await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, before: auditView(before), after: auditView(after) });
         return after;
       });
@@ -269,11 +254,20 @@ export const taskRoutes: RouteSpec[] = [
     handler: async ({ body, deps, principal }) => {
       if (body.length === 0) throw validationFailed([{ path: '', message: 'the YAML holds no task definition' }]);
       const outcome = await withTransaction(deps.pool, async (tx) => {
+        // Every document is checked against its stored task before anything is written (all or nothing).
+        const planned: Array<{ def: TaskDefinition; current: TaskRecord | null }> = [];
+        const issues: Issue[] = [];
+        for (const received of body) {
+          const current = await getTask(tx, received.name, { forUpdate: true });
+          const restored = restoreRedactedSecrets(received, current?.definition ?? null);
+          if (restored.ok) planned.push({ def: restored.value, current });
+          else issues.push(...restored.issues);
+        }
+        if (issues.length > 0) throw validationFailed(issues);
         const created: string[] = [];
         const updated: string[] = [];
         const unchanged: string[] = [];
-        for (const def of body) {
-          const current = await getTask(tx, def.name, { forUpdate: true });
+        for (const { def, current } of planned) {
           if (current === null) {
             const task = await insertTask(tx, def);
             await audit(tx, principal, { action: 'task.create', target: `task:${def.name}`, reason: 'import', after: auditView(task) });
