@@ -159,6 +159,19 @@ describe('parseTaskDefinition defaults', () => {
   });
 });
 
+describe('#18.5 a shell: true task with a placeholder inside quotes is refused when saved', () => {
+  it('names the command element, and accepts the same placeholder as a word of its own', () => {
+    const quoted = { ...minimal, exec: { type: 'shell', command: ['echo', '"day {{params.x}}"'], shell: true } };
+    const issues = issuesOf(quoted);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe('exec.command[1]');
+    expect(issues[0]?.message).toMatch(/placeholder "\{\{params\.x\}\}" is inside double quotes/);
+    expect(ok({ ...minimal, exec: { type: 'shell', command: ['echo', 'day', '{{params.x}}'], shell: true } }).exec).toMatchObject({ shell: true });
+    // Without shell: true each element is its own argv entry: quotes in it are literal, nothing to refuse.
+    expect(ok({ ...minimal, exec: { type: 'shell', command: ['echo', '"day {{params.x}}"'] } }).exec).toMatchObject({ shell: false });
+  });
+});
+
 describe('parseTaskDefinition refusals', () => {
   it.each([
     ['name', { ...minimal, name: 'Order' }, 'name: must match ^[a-z0-9][a-z0-9_.-]{0,127}$'],

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { describeValue } from './issues.js';
-import { templateProblems, templateProblemsIn } from './template.js';
+import { shellTemplateProblems, templateProblems, templateProblemsIn } from './template.js';
 
 /** Env names and `secretRef` values. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -69,6 +69,14 @@ export const shellExecSchema = z.strictObject({
   env: z.record(envNameSchema, secretableValueSchema).optional(),
   cwd: z.string().min(1).optional(),
   shell: z.boolean().default(false),
+}).superRefine((exec, ctx) => {
+  // Under shell: true each value is quoted as one word; a placeholder inside quotes, a comment
+  // or `${…}` would still be injectable, so it is refused when the task is saved, not only
+  // when it runs (template.ts refuses it there too).
+  if (!exec.shell) return;
+  for (const problem of shellTemplateProblems(exec.command)) {
+    ctx.addIssue({ code: 'custom', path: ['command', ...problem.path], message: problem.message, input: exec.command[problem.path[0]] });
+  }
 });
 
 /**

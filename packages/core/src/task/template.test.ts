@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TemplateError } from '../errors.js';
-import { expandExecTemplates, expandTemplate, expandTemplateValue, templateProblems } from './template.js';
+import { expandExecTemplates, expandTemplate, expandTemplateValue, shellTemplateProblems, templateProblems } from './template.js';
 
 const context = {
   bizDate: '2026-12-01',
@@ -72,5 +72,50 @@ describe('expandTemplateValue and expandExecTemplates', () => {
     });
     const http = { type: 'http' as const, url: 'http://a/{{bizDate}}', method: 'POST' as const };
     expect(expandExecTemplates(http, context)).toBe(http);
+  });
+});
+
+describe('#18.5 templates under shell: true', () => {
+  const nasty = { semi: 'a; rm -rf ~', sub: '$(id)', back: '`id`', nl: 'a\nid', quote: "it's", glob: '*', empty: '', json: { a: "'" } };
+  const shell = (command: string[]) => ({ type: 'shell' as const, command, shell: true });
+
+  it('quotes every value as one single-quoted word, whatever it contains', () => {
+    expect(expandTemplate('printf %s {{params.semi}} {{params.sub}} {{params.back}}', { ...context, params: nasty }, 'shell')).toBe(
+      "printf %s 'a; rm -rf ~' '$(id)' '`id`'",
+    );
+    expect(expandTemplate('{{params.nl}} {{params.quote}} {{params.glob}} {{params.empty}} {{params.json}}', { ...context, params: nasty }, 'shell')).toBe(
+      "'a\nid' 'it'\\''s' '*' '' '{\"a\":\"'\\''\"}'",
+    );
+    expect(expandTemplate('--date={{bizDate}}', context, 'shell')).toBe("--date='2026-12-01'");
+  });
+
+  it('quotes in every element of a shell: true command, and leaves argv values as they are', () => {
+    expect(expandExecTemplates(shell(['echo', '{{params.semi}}', '--at={{expectedTime}}']), { ...context, params: nasty })).toEqual(
+      shell(['echo', "'a; rm -rf ~'", "--at='2026-12-01T02:00:00.000Z'"]),
+    );
+    expect(expandExecTemplates({ type: 'shell', command: ['echo', '{{params.semi}}', '{{params.sub}}', '"{{params.quote}}"'], shell: false }, { ...context, params: nasty })).toEqual({
+      type: 'shell',
+      command: ['echo', 'a; rm -rf ~', '$(id)', `"it's"`],
+      shell: false,
+    });
+  });
+
+  it('refuses a placeholder inside quotes, naming the element, before expanding anything', () => {
+    expect(() => expandExecTemplates(shell(['echo', '"{{bizDate}}"']), context)).toThrow(TemplateError);
+    expect(() => expandExecTemplates(shell(['echo', '"{{bizDate}}"']), context)).toThrow(
+      'exec.command[1]: placeholder "{{bizDate}}" is inside double quotes; under shell: true ax inserts each template value as one quoted shell word, ' +
+        'so a placeholder must stand outside quotes and other shell syntax (write echo {{bizDate}}, not echo "{{bizDate}}")',
+    );
+    expect(() => expandExecTemplates(shell(['echo', "'{{params.missing}}'"]), context)).toThrow('exec.command[1]: placeholder "{{params.missing}}" is inside single quotes');
+    expect(() => expandTemplate('echo "{{bizDate}}"', context, 'shell')).toThrow('placeholder "{{bizDate}}" is inside double quotes');
+    // The same text is fine without a shell: the quotes are the program's.
+    expect(expandExecTemplates({ type: 'shell', command: ['echo', '"{{bizDate}}"'], shell: false }, context)).toMatchObject({ command: ['echo', '"2026-12-01"'] });
+  });
+
+  it('lists the problems of a command with the element index, for validation', () => {
+    expect(shellTemplateProblems(['echo', '{{bizDate}}', 'x="{{params.a}}"', "'{{params.b}}'"]).map((p) => [p.path, p.message.split(';')[0]])).toEqual([
+      [[2], 'placeholder "{{params.a}}" is inside double quotes'],
+      [[3], 'placeholder "{{params.b}}" is inside single quotes'],
+    ]);
   });
 });

@@ -8,9 +8,16 @@
  * Unknown names are refused when the task is saved (`templateProblems`); a parameter missing at
  * run time fails the attempt with a message naming the placeholder. Text that is not a complete
  * `{{…}}` is kept as is; there is no escape syntax.
+ *
+ * Under `shell: true` (issue #18 item 5) each value is inserted as one single-quoted shell word
+ * (`shellQuote`), so a param can never end the word, start a command or expand; a placeholder
+ * must then stand in plain script text, not inside quotes (`shellPlaceholderProblems`), or the
+ * expansion is refused. In argv form (no shell) values are inserted as they are: each argv
+ * element reaches the program as one argument whatever it contains.
  */
 import { TemplateError } from '../errors.js';
 import type { Exec } from './exec-schema.js';
+import { shellPlaceholderProblems, shellQuote, type ShellPlaceholderProblem } from './shell-quote.js';
 
 /** What a template may refer to. */
 export interface TemplateContext {
@@ -65,25 +72,62 @@ function render(value: unknown): string {
 }
 
 /**
- * Expands every placeholder of `text`. A string param is inserted as is; any other JSON value
- * (number, boolean, null, object, array) as its JSON text.
- *
- * @throws TemplateError for an unknown placeholder or a param that is not there.
+ * How expanded values are written: `none` as they are (argv elements, plugin config), `shell`
+ * as one single-quoted shell word each (the script of `shell: true`).
  */
-export function expandTemplate(text: string, context: TemplateContext): string {
+export type TemplateQuoting = 'none' | 'shell';
+
+function substitute(text: string, context: TemplateContext, quote: (value: string) => string): string {
   return text.replace(PLACEHOLDER, (whole: string, inner: string) => {
     const reference = parseReference(inner);
     if (reference === null) {
       throw new TemplateError(whole, `unknown placeholder ${JSON.stringify(whole)} (known: ${KNOWN_FORMS})`);
     }
-    if (reference.kind === 'bizDate') return context.bizDate;
-    if (reference.kind === 'expectedTime') return context.expectedTime;
+    if (reference.kind === 'bizDate') return quote(context.bizDate);
+    if (reference.kind === 'expectedTime') return quote(context.expectedTime);
     const value = lookupParam(context.params, reference.keys);
     if (value === undefined) {
       throw new TemplateError(whole, `placeholder ${JSON.stringify(whole)}: param "${reference.keys.join('.')}" is not set`);
     }
-    return render(value);
+    return quote(render(value));
   });
+}
+
+const asIs = (value: string): string => value;
+
+function shellProblemMessage({ placeholder, where }: ShellPlaceholderProblem): string {
+  return (
+    `placeholder ${JSON.stringify(placeholder)} is ${where}; under shell: true ax inserts each template value as one quoted ` +
+    `shell word, so a placeholder must stand outside quotes and other shell syntax (write echo ${placeholder}, not echo "${placeholder}")`
+  );
+}
+
+/**
+ * Placeholders of a `shell: true` command that do not stand in plain script text (inside
+ * quotes, after a backslash…), one sentence each with the index of its element; `[]` when all
+ * can be replaced by a quoted word. A task with any of them cannot run.
+ */
+export function shellTemplateProblems(command: readonly string[]): Array<{ path: [number]; message: string }> {
+  return shellPlaceholderProblems(command, PLACEHOLDER).map((problem) => ({ path: [problem.index], message: shellProblemMessage(problem) }));
+}
+
+function refuseShellProblems(command: readonly string[], label: (index: number) => string): void {
+  const [first] = shellPlaceholderProblems(command, PLACEHOLDER);
+  if (first !== undefined) throw new TemplateError(first.placeholder, `${label(first.index)}${shellProblemMessage(first)}`);
+}
+
+/**
+ * Expands every placeholder of `text`. A string param is inserted as is; any other JSON value
+ * (number, boolean, null, object, array) as its JSON text. With `quoting: 'shell'` `text` is
+ * shell script and each value goes in as one single-quoted word (`'` written `'\''`).
+ *
+ * @throws TemplateError for an unknown placeholder or a param that is not there; with `shell`
+ *   quoting also for a placeholder that does not stand in plain script text.
+ */
+export function expandTemplate(text: string, context: TemplateContext, quoting: TemplateQuoting = 'none'): string {
+  if (quoting === 'none') return substitute(text, context, asIs);
+  refuseShellProblems([text], () => '');
+  return substitute(text, context, shellQuote);
 }
 
 /**
@@ -107,14 +151,20 @@ export function expandTemplateValue(value: unknown, context: TemplateContext): u
 
 /**
  * The executor with its templates expanded where ADMIN-API.md says they are: shell arguments
- * and plugin config. Http executors are returned unchanged.
+ * and plugin config. Http executors are returned unchanged. Under `shell: true` every value is
+ * one quoted shell word of the script the elements are joined into (`expandTemplate` with
+ * `shell` quoting, checked across the whole joined script).
  *
  * @throws TemplateError as `expandTemplate` does.
  */
 export function expandExecTemplates(exec: Exec, context: TemplateContext): Exec {
   switch (exec.type) {
-    case 'shell':
-      return { ...exec, command: exec.command.map((arg) => expandTemplate(arg, context)) };
+    case 'shell': {
+      // Under shell: true the elements are joined with spaces into one script (shell executor).
+      if (exec.shell) refuseShellProblems(exec.command, (index) => `exec.command[${index}]: `);
+      const quote = exec.shell ? shellQuote : asIs;
+      return { ...exec, command: exec.command.map((arg) => substitute(arg, context, quote)) };
+    }
     case 'plugin':
       return { ...exec, config: expandTemplateValue(exec.config, context) as Record<string, unknown> };
     case 'http':

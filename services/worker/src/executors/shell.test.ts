@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,43 @@ describe('shell executor', () => {
   it('runs through /bin/sh when shell: true', async () => {
     const out = await executor.run(request(['echo', 'a', '&&', 'echo', 'b'], { shell: true }));
     expect(out.outputTail).toBe('a\nb\n');
+  });
+
+  it('#18.5 under shell: true a param is one literal word: ";", $( ), backquotes, a newline or a quote in it run nothing', async () => {
+    const attacks: Array<(file: string) => string> = [
+      (file) => `a; touch ${file}`,
+      (file) => `$(touch ${file})`,
+      (file) => `\`touch ${file}\``,
+      (file) => `a\ntouch ${file}`,
+      (file) => `'; touch ${file}; '`,
+      (file) => `" | touch ${file} & *`,
+    ];
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const [i, attack] of attacks.entries()) {
+      const file = path.join(dir, `injected-${i}`);
+      const x = attack(file);
+      const out = await executor.run(request(['printf', "'%s\\n'", '{{params.x}}'], { shell: true, params: { x } }));
+      seen.push({ x, outcome: out.outcome, output: out.outputTail, created: existsSync(file) });
+      expected.push({ x, outcome: 'SUCCESS', output: `${x}\n`, created: false });
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('#18.5 under shell: true a placeholder inside quotes fails the attempt, naming the element, and runs nothing', async () => {
+    const file = path.join(dir, 'quoted-ran');
+    const out = await executor.run(request(['touch', file, ';', 'echo', '"{{params.x}}"'], { shell: true, params: { x: '$(id)' } }));
+    expect(out).toMatchObject({ outcome: 'FAILED', exitCode: null });
+    expect(out.error).toMatch(/^cannot prepare the command: exec\.command\[4\]: placeholder "\{\{params\.x\}\}" is inside double quotes; /);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('#18.5 without shell the same params stay one argv entry each, as they are', async () => {
+    const file = path.join(dir, 'argv-injected');
+    const values = [`a; touch ${file}`, `$(touch ${file})`, `\`touch ${file}\``, `'"*`];
+    const out = await executor.run(request(['printf', '%s|', '{{params.a}}', '{{params.b}}', '{{params.c}}', '{{params.d}}'], { params: { a: values[0], b: values[1], c: values[2], d: values[3] } }));
+    expect(out.outputTail).toBe(values.map((v) => `${v}|`).join(''));
+    expect(existsSync(file)).toBe(false);
   });
 
   it('reports a failing exit code and a missing command as failed attempts, naming them', async () => {

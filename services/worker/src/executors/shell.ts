@@ -3,6 +3,11 @@
  * `shell: true`) in its own process group, with a timeout that SIGTERMs the group, waits a
  * grace, then SIGKILLs it — grandchildren included.
  *
+ * #18.5: under `shell: true` `expandExecTemplates` has already written every template value as
+ * one single-quoted shell word (and refused a placeholder inside quotes); the elements are
+ * joined with single spaces, the script that check was made on. In argv form values are
+ * separate arguments and are never quoted.
+ *
  * R13: the job is started through a gate, `/bin/sh -c 'read go || exit 125; exec "$@"'`: the
  * group exists, is recorded by `onSpawn`, and only then is told to go (one line on stdin). A
  * worker that dies before recording closes the pipe and the gate exits without running the job.
@@ -74,7 +79,7 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
         const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;
         return { outcome: 'FAILED', exitCode: null, error: message };
       }
-      const argv = exec.shell ? ['/bin/sh', '-c', exec.command.join(' ')] : exec.command;
+      const argv = exec.shell ? ['/bin/sh', '-c', exec.command.join(' ')] : exec.command; // join: see the file comment
       const tail = new OutputTail(options.outputTailBytes);
       const started = Date.now();
 
