@@ -7,7 +7,7 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { formatPath, structureProblems, toError, type Issue } from '@ax/core';
-import { AuthFailureLimiter, authenticate, clientAddress, type Principal } from './auth.js';
+import { AuthFailureLimiter, authenticate, type Principal } from './auth.js';
 import { mountConsole } from './console.js';
 import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -129,7 +129,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
       if (error.status === 401 || error.status === 403 || error.status === 429) {
         deps.apiMetrics.refused.inc({ reason: error.code });
         deps.logger.warn(
-          { method: req.method, route: route.path, address: clientAddress(req), status: error.status, code: error.code, ...(principal ? { actor: principal.name } : {}) },
+          { method: req.method, route: route.path, address: limiter.clientAddress(req), status: error.status, code: error.code, ...(principal ? { actor: principal.name } : {}) },
           'request refused',
         );
       }
@@ -217,7 +217,7 @@ export function createApp(deps: AppDeps): AdminApp {
   let document: Record<string, unknown> | undefined;
   const system = systemRoutes(() => (document ??= buildOpenApiDocument(routes)), () => draining);
   const routes: RouteSpec[] = [...system, ...API_ROUTES];
-  const limiter = new AuthFailureLimiter(deps.authFailureLimit.max, deps.authFailureLimit.windowMs, deps.now);
+  const limiter = new AuthFailureLimiter(deps.authFailureLimit.max, deps.authFailureLimit.windowMs, deps.now, deps.trustedProxies);
   for (const route of routes) mount(app, route, deps, limiter);
   if (deps.consoleDir !== undefined) mountConsole(app, deps.consoleDir);
   app.use((req: Request, res: Response) => sendError(res, notFound(`${req.method} ${req.path}`)));

@@ -1,12 +1,14 @@
 /**
  * Bearer tokens (ADMIN-API.md "Conventions"): stored as hex SHA-256, compared in constant time,
- * roles `viewer` < `operator` < `admin`; failed authentications are rate-limited per client
- * address; refused requests are logged (never with the token) and counted.
+ * roles `viewer` < `operator` < `admin`; unknown tokens are backed off per client address (a
+ * valid token never is); refused requests are logged (never with the token) and counted.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { findApiTokenByHash, touchApiToken, upsertApiToken, type StorePool } from '@ax/store';
+import { findApiTokenByHash, touchApiToken, upsertApiToken, type BootstrapTokenOutcome, type StorePool } from '@ax/store';
+import { NO_TRUSTED_PROXIES, resolveClientAddress, type TrustedProxies } from './client-address.js';
 import { ApiError } from './errors.js';
+import { DEFAULT_MAX_KEYS, FailureBackoff } from './failure-backoff.js';
 
 /** The roles, lowest first. */
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -39,47 +41,48 @@ export function generateToken(): string {
 /** Name of the token set by `AX_ADMIN_TOKEN`. */
 export const BOOTSTRAP_TOKEN_NAME = 'bootstrap-admin';
 
-/** Stores (or re-enables) the `AX_ADMIN_TOKEN` admin token. */
-export async function bootstrapAdminToken(pool: StorePool, token: string): Promise<void> {
-  await upsertApiToken(pool, { name: BOOTSTRAP_TOKEN_NAME, role: 'admin', tokenHash: hashToken(token) });
+/**
+ * Stores the `AX_ADMIN_TOKEN` admin token, never un-revoking it; a new value revokes the
+ * previous bootstrap token (a rotation). Returns what it found and did.
+ */
+export function bootstrapAdminToken(pool: StorePool, token: string): Promise<BootstrapTokenOutcome> {
+  return upsertApiToken(pool, { name: BOOTSTRAP_TOKEN_NAME, role: 'admin', tokenHash: hashToken(token) });
 }
 
-/** Counts failed authentications per client address in fixed windows. */
+/**
+ * The failed-login limiter of the app: whom it counts (the client address, behind
+ * `AX_TRUSTED_PROXIES` taken from `X-Forwarded-For`; client-address.ts) and how it backs off
+ * (failure-backoff.ts). It only ever sees unknown tokens: a valid token never touches it.
+ */
 export class AuthFailureLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly backoff: FailureBackoff;
 
+  /**
+   * @param max failures a client address may have in a row before it is backed off (default 20)
+   * @param windowMs time in which `max` failures drain, ms; also the longest `Retry-After` (default 60000)
+   * @param now milliseconds now
+   * @param trustedProxies `AX_TRUSTED_PROXIES` (default none)
+   * @param maxAddresses most client addresses tracked at once (default 10000)
+   */
   constructor(
-    private readonly max: number,
-    private readonly windowMs: number,
-    private readonly now: () => number,
-  ) {}
-
-  /** Milliseconds until the address may try again, or 0 when it may now. */
-  blockedForMs(address: string): number {
-    const w = this.windows.get(address);
-    if (w === undefined) return 0;
-    const elapsed = this.now() - w.start;
-    if (elapsed >= this.windowMs) {
-      this.windows.delete(address);
-      return 0;
-    }
-    return w.count >= this.max ? this.windowMs - elapsed : 0;
+    max: number,
+    windowMs: number,
+    now: () => number,
+    private readonly trustedProxies: TrustedProxies = NO_TRUSTED_PROXIES,
+    maxAddresses: number = DEFAULT_MAX_KEYS,
+  ) {
+    this.backoff = new FailureBackoff({ burst: max, windowMs, maxKeys: maxAddresses }, now);
   }
 
-  /** Records a failure. */
-  fail(address: string): void {
-    const now = this.now();
-    const w = this.windows.get(address);
-    if (w === undefined || now - w.start >= this.windowMs) {
-      if (this.windows.size > 10_000) this.prune(now);
-      this.windows.set(address, { start: now, count: 1 });
-    } else {
-      w.count++;
-    }
+  /** The client address of `req` (the key failures are counted under). */
+  clientAddress(req: Request): string {
+    const forwarded = req.headers['x-forwarded-for'];
+    return resolveClientAddress(req.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, this.trustedProxies);
   }
 
-  private prune(now: number): void {
-    for (const [key, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(key);
+  /** Records a failure of `address`; returns 0, or the milliseconds it is backed off for. */
+  fail(address: string): number {
+    return this.backoff.fail(address);
   }
 }
 
@@ -88,34 +91,30 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
 
-/** The client address used for rate limiting. */
-export function clientAddress(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
-}
-
 /**
- * Authenticates the request's bearer token and checks its role.
- * @throws ApiError 401 (missing/unknown token), 403 (role too low), 429 (too many failures).
+ * Authenticates the request's bearer token and checks its role. A known token is always
+ * answered on its merits, whatever the limiter says; only unknown tokens are counted and backed off.
+ * @throws ApiError 401 (missing/unknown token), 403 (role too low), 429 (unknown token from an
+ *   address that has failed too often; `Retry-After`).
  */
 export async function authenticate(pool: StorePool, limiter: AuthFailureLimiter, req: Request, required: Role): Promise<Principal> {
-  const address = clientAddress(req);
-  const waitMs = limiter.blockedForMs(address);
-  if (waitMs > 0) {
-    throw new ApiError(429, 'RATE_LIMITED', 'too many failed authentications from this address; try again later', {}, {
-      'retry-after': String(Math.ceil(waitMs / 1000)),
-    });
-  }
   const header = req.headers.authorization;
   const match = header === undefined ? null : BEARER.exec(header);
   if (match === null) {
-    limiter.fail(address);
+    // Not counted: without a well-formed token nothing was tried.
     throw new ApiError(401, 'UNAUTHENTICATED', 'a bearer token is required', {}, { 'www-authenticate': 'Bearer' });
   }
   const hash = hashToken(match[1] as string);
   const row = await findApiTokenByHash(pool, hash);
   const known = row !== null && timingSafeEqual(Buffer.from(row.tokenHash, 'ascii'), Buffer.from(hash, 'ascii'));
   if (!known || row === null || !(ROLES as readonly string[]).includes(row.role)) {
-    limiter.fail(address);
+    const waitMs = limiter.fail(limiter.clientAddress(req));
+    if (waitMs > 0) {
+      throw new ApiError(429, 'RATE_LIMITED', 'the bearer token is unknown or revoked, and this address has failed too often; wait before trying another', {}, {
+        'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
+        'www-authenticate': 'Bearer',
+      });
+    }
     throw new ApiError(401, 'UNAUTHENTICATED', 'the bearer token is unknown or revoked', {}, { 'www-authenticate': 'Bearer' });
   }
   const principal: Principal = { tokenId: row.id, name: row.name, role: row.role as Role };

@@ -2,6 +2,7 @@
 import type { Bus } from '@ax/bus';
 import type { Logger, Metrics, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool } from '@ax/store';
+import type { TrustedProxies } from './client-address.js';
 import type { ApiMetrics } from './metrics.js';
 
 /** The part of `@ax/bus` the admin API uses. */
@@ -25,8 +26,13 @@ export interface AppDeps {
   readonly bodyLimitBytes: number;
   /** Origins allowed by CORS; empty = CORS off (default). */
   readonly corsOrigins: readonly string[];
-  /** Failed authentications per client address per window before 429 (default 20 per 60000 ms). */
+  /**
+   * Back-off of unknown tokens per client address: `max` in a row are answered 401, then 429 with
+   * `Retry-After`; failures drain at `max` per `windowMs`, the longest wait (default 20 per 60000 ms).
+   */
   readonly authFailureLimit: { readonly max: number; readonly windowMs: number };
+  /** `AX_TRUSTED_PROXIES`: peers whose `X-Forwarded-For` names the client (default none). */
+  readonly trustedProxies?: TrustedProxies;
   /**
    * The console's build folder (`@ax/console`'s `dist/`), served at `/`; null = not built (its
    * paths answer 503); omitted = no console at all (unknown paths are JSON 404s). main.ts sets it.
