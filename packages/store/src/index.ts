@@ -137,7 +137,7 @@ export type { PendingAlert } from './queries/alerts-delivery.js';
 
 // Admin API queries (tokens, audit, edges, instances, reruns, claims, stats, dead letters, flags).
 export { findApiTokenByHash, getApiToken, insertApiToken, listApiTokens, revokeApiToken, touchApiToken, upsertApiToken } from './queries/tokens.js';
-export type { ApiTokenRecord } from './queries/tokens.js';
+export type { ApiTokenRecord, BootstrapTokenOutcome } from './queries/tokens.js';
 export { insertAuditEntry, listAuditEntries } from './queries/audit.js';
 export type { AuditEntry, ListAuditOptions, NewAuditEntry } from './queries/audit.js';
 export { bumpDagVersion, deleteEdge, insertEdge, lockDag } from './queries/edges.js';

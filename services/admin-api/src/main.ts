@@ -9,6 +9,7 @@ import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, 
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
+import { trustedProxiesField } from './client-address.js';
 import { consoleBuilt, locateConsoleDist } from './console.js';
 import { createApiMetrics } from './metrics.js';
 
@@ -21,6 +22,8 @@ const config = loadConfigOrExit({
     itemPattern: /^(\*|https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?)$/,
     default: [],
   }),
+  /** `AX_TRUSTED_PROXIES` — comma list of proxy IPs/CIDRs whose `X-Forwarded-For` names the client. Default: none. */
+  trustedProxies: trustedProxiesField(),
 });
 const logger = createLogger({ service: 'admin-api', level: config.logLevel });
 /** Set when start-up fails: the process then exits 1 after closing what was opened. */
@@ -38,8 +41,13 @@ async function main(): Promise<void> {
   const schemaVersion = await assertSchemaSupported(pool);
   logger.info({ schemaVersion, database: pool.redactedUrl }, 'schema supported');
   if (config.adminToken !== undefined) {
-    await bootstrapAdminToken(pool, config.adminToken);
-    logger.info('bootstrap admin token from AX_ADMIN_TOKEN is active');
+    // Never un-revokes it; a start with a new value revokes the previous one (upsertApiToken).
+    const bootstrap = await bootstrapAdminToken(pool, config.adminToken);
+    if (bootstrap.state === 'revoked') {
+      logger.warn('AX_ADMIN_TOKEN is a revoked token and stays revoked: it authenticates nothing (other tokens work); set a new value to rotate it');
+    } else {
+      logger.info({ tokenId: bootstrap.id, revokedTokenIds: bootstrap.revokedIds }, 'bootstrap admin token from AX_ADMIN_TOKEN is active');
+    }
   }
   const redis = createRedis(config.redisUrl, { logger, name: 'ax-admin-api' });
   shutdown.register('redis', () => closeRedis(redis));
@@ -65,6 +73,7 @@ async function main(): Promise<void> {
     bodyLimitBytes: config.requestBodyLimitBytes,
     corsOrigins: config.corsOrigins,
     authFailureLimit: { max: 20, windowMs: 60_000 },
+    trustedProxies: config.trustedProxies,
     consoleDir,
     now: Date.now,
   });
