@@ -3,7 +3,10 @@
 // migrates, starts 1 scheduler, 1 broker, 2 workers (one tagged `etl`), the admin API on :8080
 // and the example business HTTP executor on :8090, imports examples/jobs, triggers the example
 // DAG once, prints the URL and the admin token, and shows every process's logs prefixed by its
-// name. Ctrl-C stops everything (SIGTERM, then SIGKILL after the grace).
+// name. Ctrl-C stops everything (SIGTERM, then SIGKILL after the grace); so does the end of the
+// launcher any other way (pnpm killed, terminal closed, this script SIGKILLed: scripts/lifeline.mjs).
+// AX_STACK_ADMIN_PORT, AX_STACK_BUSINESS_PORT, AX_STACK_HEALTH_PORT_BASE (scheduler, broker and the
+// two workers on base…base+3) and AX_STACK_DATA_DIR move it aside, e.g. for a second stack.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { prettyFactory } from 'pino-pretty';
+import { startWatchdog, watchLauncher } from './lifeline.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = {
@@ -25,8 +29,13 @@ env.AX_ADMIN_TOKEN ||= `dev-${randomBytes(16).toString('hex')}`;
 env.AX_EXECUTOR_SECRET ||= `dev-${randomBytes(16).toString('hex')}`;
 const adminPort = Number(env.AX_STACK_ADMIN_PORT ?? 8080);
 const adminUrl = `http://127.0.0.1:${adminPort}`;
-const dataDir = join(root, '.ax-dev');
+const businessPort = Number(env.AX_STACK_BUSINESS_PORT ?? 8090);
+const healthPortBase = Number(env.AX_STACK_HEALTH_PORT_BASE ?? 9101);
+const dataDir = env.AX_STACK_DATA_DIR || join(root, '.ax-dev');
 const stopGraceMs = 15_000;
+// When the launcher is gone (pnpm killed, terminal closed) nobody waits for a long drain: the
+// stack must be gone within 10 s, so the services get less time before the SIGKILL.
+const lostGraceMs = 6_000;
 
 const HOW_TO_START = {
   MySQL: 'start MariaDB/MySQL (e.g. `sudo systemctl start mariadb`, or `docker compose -f deploy/docker-compose.yml up -d mysql`)',
@@ -93,8 +102,11 @@ function runOnce(command, args) {
 const prettify = prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
 const children = [];
 let stopping = false;
+let watchdog;
 
 function start(name, script, extraEnv, color) {
+  // Should this script be SIGKILLed, the watchdog stops what it started (scripts/lifeline.mjs).
+  watchdog ??= startWatchdog({ graceMs: lostGraceMs });
   const child = spawn(process.execPath, [script], {
     cwd: root,
     env: { ...env, ...extraEnv },
@@ -103,6 +115,7 @@ function start(name, script, extraEnv, color) {
     // services with one SIGTERM each (a second signal would make them exit without draining).
     detached: true,
   });
+  if (child.pid !== undefined) watchdog.watch(child.pid);
   const prefix = `\x1b[${color}m${name.padEnd(13)}\x1b[0m| `;
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
@@ -126,19 +139,35 @@ function start(name, script, extraEnv, color) {
   children.push({ name, child });
 }
 
-async function stopAll(exitCode) {
+let killTimer;
+let killAt = Infinity;
+let stopped;
+
+/**
+ * One SIGTERM to each service, SIGKILL to those left after `graceMs`, then exit. Called again
+ * while stopping (the launcher lost during a Ctrl-C drain), it only brings the SIGKILL closer.
+ */
+function stopAll(exitCode, graceMs = stopGraceMs) {
+  if (Date.now() + graceMs < killAt) {
+    killAt = Date.now() + graceMs;
+    clearTimeout(killTimer);
+    killTimer = setTimeout(() => {
+      for (const { child } of children) child.kill('SIGKILL');
+    }, graceMs);
+  }
+  if (stopped) return stopped;
   stopping = true;
+  watchdog?.stopping();
   say('stopping…');
   const exits = children.map(
     ({ child }) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', resolve))),
   );
   for (const { child } of children) child.kill('SIGTERM');
-  const timer = setTimeout(() => {
-    for (const { child } of children) child.kill('SIGKILL');
-  }, stopGraceMs);
-  await Promise.all(exits);
-  clearTimeout(timer);
-  process.exit(exitCode);
+  stopped = Promise.all(exits).then(() => {
+    clearTimeout(killTimer);
+    process.exit(exitCode);
+  });
+  return stopped;
 }
 
 async function api(method, path, body, contentType = 'application/json') {
@@ -188,6 +217,15 @@ process.once('exit', () => {
 });
 process.once('SIGINT', () => void stopAll(0));
 process.once('SIGTERM', () => void stopAll(0));
+// A closed terminal. Also the short grace: nobody is left to wait for the drain.
+process.once('SIGHUP', () => void stopAll(0, lostGraceMs));
+// Our terminal or pipe may be gone (closed terminal, killed pnpm): losing the output must not
+// crash this script before it has stopped the services.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+watchLauncher((pid) => {
+  say(`the launcher (pid ${pid}) is gone; stopping the stack`);
+  void stopAll(1, lostGraceMs);
+});
 
 await checkServers();
 say('migrating the database');
@@ -195,13 +233,13 @@ if ((await runOnce(process.execPath, ['packages/store/dist/cli.js', 'migrate']))
 mkdirSync(join(dataDir, 'workers'), { recursive: true });
 mkdirSync('/tmp/ax-dev/inbox', { recursive: true });
 
-start('scheduler', 'services/scheduler/dist/main.js', { AX_HTTP_PORT: '9101' }, 36);
-start('broker', 'services/broker/dist/main.js', { AX_HTTP_PORT: '9102' }, 35);
+start('scheduler', 'services/scheduler/dist/main.js', { AX_HTTP_PORT: String(healthPortBase) }, 36);
+start('broker', 'services/broker/dist/main.js', { AX_HTTP_PORT: String(healthPortBase + 1) }, 35);
 const workerEnv = { AX_WORKER_DATA_DIR: join(dataDir, 'workers'), AX_PLUGIN_DIR: join(root, 'examples/plugins') };
-start('worker-1', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: '9103', AX_WORKER_ID: 'dev-worker-1' }, 33);
-start('worker-2/etl', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: '9104', AX_WORKER_ID: 'dev-worker-2', AX_WORKER_TAGS: 'etl' }, 33);
+start('worker-1', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 2), AX_WORKER_ID: 'dev-worker-1' }, 33);
+start('worker-2/etl', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 3), AX_WORKER_ID: 'dev-worker-2', AX_WORKER_TAGS: 'etl' }, 33);
 start('admin-api', 'services/admin-api/dist/main.js', { AX_HTTP_PORT: String(adminPort) }, 32);
-start('business-svc', 'examples/business-service/server.mjs', { PORT: '8090', AX_ADMIN_API_URL: adminUrl }, 34);
+start('business-svc', 'examples/business-service/server.mjs', { PORT: String(businessPort), AX_ADMIN_API_URL: adminUrl }, 34);
 
 if (!(await waitReady(`${adminUrl}/readyz`, 60_000))) {
   say('the admin API did not become ready within 60 s');

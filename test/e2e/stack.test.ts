@@ -3,6 +3,8 @@
 // through the admin API; and it must refuse to start, with one line naming the server, when a
 // server cannot be reached.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createTestAmqp,
@@ -44,11 +46,14 @@ describe('pnpm start (scripts/start-stack.mjs)', () => {
     const db = await createTestDatabase({ migrate: false });
     cleanups.push(() => db.drop());
     const adminPort = await freePort();
+    // Its own outbox folder: a developer's `pnpm start` uses .ax-dev with the same worker ids.
+    const dataDir = mkdtempSync(join(tmpdir(), 'ax-stack-'));
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     const stack = await startProcess({
       name: 'pnpm-start',
       command: process.execPath,
       args: [script],
-      env: { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_STACK_ADMIN_PORT: String(adminPort), AX_LOG_LEVEL: 'warn' },
+      env: { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_STACK_ADMIN_PORT: String(adminPort), AX_STACK_DATA_DIR: dataDir, AX_LOG_LEVEL: 'warn' },
       readyLine: /ax is running/,
       readyTimeoutMs: 90_000,
     });
