@@ -3,8 +3,38 @@
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
 import path from 'node:path';
-import { axConfigFields, enumField, httpPortField, intField, pathField, pickFields, type ConfigOf } from '@ax/kit';
+import { axConfigFields, enumField, httpPortField, intField, listField, pathField, pickFields, type ConfigOf, type EnvField } from '@ax/kit';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
+import { allowEntryProblem } from './executors/host-allow.js';
+
+/**
+ * `AX_HTTP_EXECUTOR_ALLOW` as the worker reads it: the kit's field (default `*`, required with
+ * `NODE_ENV=production`) with the worker's wider entry syntax — `internal:host`, CIDR ranges —
+ * checked by the matcher's own parser (executors/host-allow.ts), so a bad entry is one config
+ * line and exit code 2, not a failure at the first http job.
+ */
+function httpExecutorAllowField(): EnvField<readonly string[]> {
+  const kit = axConfigFields.httpExecutorAllow;
+  const expected = 'a comma-separated list of "*", "host", "host:port", "*.domain", "internal:host", addresses, CIDR ranges or [IPv6], each with an optional :port';
+  const field = listField({
+    env: kit.env,
+    expected,
+    itemPattern: /^[a-z0-9*.:/[\]-]+$/,
+    lowerCase: true,
+    requiredReason: (ctx) => (ctx.production ? 'required when NODE_ENV=production' : undefined),
+    default: ['*'],
+  });
+  return {
+    ...field,
+    schema: (ctx) =>
+      field.schema(ctx).superRefine((entries, zctx) => {
+        for (const entry of entries) {
+          const problem = allowEntryProblem(entry);
+          if (problem !== undefined) return void zctx.addIssue({ code: 'custom', message: `expected ${expected} (bad item ${JSON.stringify(entry)}: ${problem})` });
+        }
+      }),
+  };
+}
 
 /** Every variable the worker reads. */
 export const workerEnvFields = {
@@ -17,7 +47,6 @@ export const workerEnvFields = {
     'workerId',
     'workerTags',
     'workerSlots',
-    'httpExecutorAllow',
     'pluginDir',
     'shutdownGraceSeconds',
     'heartbeatIntervalMs',
@@ -26,6 +55,7 @@ export const workerEnvFields = {
     'outputTailBytes',
     'alertWebhookUrl',
   ]),
+  httpExecutorAllow: httpExecutorAllowField(),
   /** `AX_ALERT_WEBHOOK_FORMAT` — body of the worker's own alerts (clock skew): `generic`, `dingtalk`, `wecom` or `slack`. Default `generic`. */
   alertWebhookFormat: enumField({ env: 'AX_ALERT_WEBHOOK_FORMAT', values: ALERT_WEBHOOK_FORMATS, default: 'generic' }),
   httpPort: httpPortField('worker'),

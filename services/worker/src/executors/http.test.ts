@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axExecutorApp, type ExecutionContext } from '@ax/sdk';
 import { dispatchItem } from '../testing/fixtures.js';
 import { hostAllowList } from './host-allow.js';
+import type { HostLookup } from './checked-connect.js';
 import { createHttpExecutor } from './http.js';
 import type { ExecutionRequest } from './types.js';
 
@@ -126,14 +127,97 @@ describe('http executor', () => {
     expect(await executor.run(request('/huge'))).toMatchObject({ outcome: 'FAILED', error: expect.stringMatching(/larger than 100000 bytes/) as unknown });
   });
 
-  it('host allow list: exact host, *.domain, host:port and *', () => {
-    const allow = hostAllowList(['orders.internal', '*.corp.example', 'api.x:8443']);
-    expect(allow(new URL('http://orders.internal:8080/a'))).toBe(true);
-    expect(allow(new URL('http://a.corp.example/'))).toBe(true);
-    expect(allow(new URL('http://corp.example/'))).toBe(false);
-    expect(allow(new URL('https://api.x:8443/'))).toBe(true);
-    expect(allow(new URL('https://api.x/'))).toBe(false);
-    expect(allow(new URL('http://evil.internal/'))).toBe(false);
-    expect(hostAllowList(['*'])(new URL('http://anything/'))).toBe(true);
+});
+
+describe('http executor: the address it connects to (AX_HTTP_EXECUTOR_ALLOW)', () => {
+  // The endpoint on 127.0.0.1 closes every connection, so each call makes (and checks) a new one;
+  // a decoy on 127.0.0.2, same port, counts requests that went to an address that was not checked.
+  let endpoint: Server;
+  let decoy: Server;
+  let port: number;
+  const hits = { endpoint: 0, decoy: 0 };
+  const executors: Array<ReturnType<typeof createHttpExecutor>> = [];
+  beforeAll(async () => {
+    endpoint = createServer((req, res) => {
+      hits.endpoint++;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end('{"success":true}');
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', () => resolve()));
+    port = (endpoint.address() as AddressInfo).port;
+    decoy = createServer((req, res) => {
+      hits.decoy++;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end('{"success":true}');
+    });
+    await new Promise<void>((resolve) => decoy.listen(port, '127.0.0.2', () => resolve()));
+  });
+  afterAll(async () => {
+    await Promise.all(executors.map((e) => e.close()));
+    await Promise.all([endpoint, decoy].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  });
+
+  function executorWith(entries: string[], lookup?: HostLookup): ReturnType<typeof createHttpExecutor> {
+    const created = createHttpExecutor({ workerId: 'w-http', secret: SECRET, allow: hostAllowList(entries), outputTailBytes: 1024, ...(lookup ? { lookup } : {}) });
+    executors.push(created);
+    return created;
+  }
+  /** A resolver answering from a script, one answer per call (the last one repeats); counts its calls. */
+  function scripted(...answers: string[][]): HostLookup & { readonly calls: number } {
+    let calls = 0;
+    const lookup = (): Promise<Array<{ address: string; family: number }>> => {
+      calls++;
+      const answer = answers[Math.min(calls, answers.length) - 1] ?? [];
+      return Promise.resolve(answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    };
+    return Object.defineProperty(lookup, 'calls', { get: () => calls }) as unknown as HostLookup & { readonly calls: number };
+  }
+
+  it('a listed name that resolves to loopback (localhost) is refused with HOST_REFUSED naming address and class; the endpoint receives no request', async () => {
+    const before = hits.endpoint;
+    const out = await executorWith(['localhost']).run(request('/job', {}, 30, `http://localhost:${port}/job`));
+    expect(out).toMatchObject({ outcome: 'FAILED', exitCode: null });
+    expect(out.error).toMatch(/^HOST_REFUSED: localhost resolves to (127\.0\.0\.1|::1) \(loopback\)$/);
+    expect(out.outputTail).toBeUndefined();
+    expect(hits.endpoint).toBe(before);
+  });
+
+  it('a listed name that resolves to the metadata address is refused, naming it', async () => {
+    const out = await executorWith(['metadata.example'], scripted(['169.254.169.254'])).run(request('/job', {}, 30, 'http://metadata.example/latest/meta-data/'));
+    expect(out).toMatchObject({ outcome: 'FAILED', exitCode: null, error: 'HOST_REFUSED: metadata.example resolves to 169.254.169.254 (link-local, cloud metadata)' });
+  });
+
+  it('the allow-list naming 127.0.0.1 lets it through: by address in the URL, and for a listed name that resolves to it', async () => {
+    const before = hits.endpoint;
+    expect(await executorWith(['127.0.0.1']).run(request('/job', {}, 30, `http://127.0.0.1:${port}/job`))).toMatchObject({ outcome: 'SUCCESS', exitCode: 200 });
+    expect(await executorWith(['svc.test', '127.0.0.1'], scripted(['127.0.0.1'])).run(request('/job', {}, 30, `http://svc.test:${port}/job`))).toMatchObject({ outcome: 'SUCCESS' });
+    expect(hits.endpoint).toBe(before + 2);
+  });
+
+  it('a CIDR entry or an internal: mark lets a listed name resolve to internal addresses deliberately', async () => {
+    const before = hits.endpoint;
+    expect(await executorWith(['svc.test', '127.0.0.0/8'], scripted(['127.0.0.1'])).run(request('/job', {}, 30, `http://svc.test:${port}/job`))).toMatchObject({ outcome: 'SUCCESS' });
+    expect(await executorWith([`internal:svc.test:${port}`], scripted(['127.0.0.1'])).run(request('/job', {}, 30, `http://svc.test:${port}/job`))).toMatchObject({ outcome: 'SUCCESS' });
+    expect(hits.endpoint).toBe(before + 2);
+  });
+
+  it('a DNS answer that changes after the check (rebinding to 127.0.0.2) cannot move the connection: one lookup per connection, the new answer is refused, 127.0.0.2 receives nothing', async () => {
+    const lookup = scripted(['127.0.0.1'], ['127.0.0.2']);
+    const executor = executorWith(['svc.test', '127.0.0.1'], lookup);
+    const before = hits.endpoint;
+    expect(await executor.run(request('/job', {}, 30, `http://svc.test:${port}/job`))).toMatchObject({ outcome: 'SUCCESS' });
+    expect(hits.endpoint).toBe(before + 1);
+    expect(lookup.calls).toBe(1);
+    const out = await executor.run(request('/job', {}, 30, `http://svc.test:${port}/job`));
+    expect(out).toMatchObject({ outcome: 'FAILED', exitCode: null, error: 'HOST_REFUSED: svc.test resolves to 127.0.0.2 (loopback)' });
+    expect(lookup.calls).toBe(2);
+    expect(hits.decoy).toBe(0);
+    expect(hits.endpoint).toBe(before + 1);
+  });
+
+  it('the development default * still calls names that resolve to loopback', async () => {
+    const before = hits.endpoint;
+    expect(await executorWith(['*']).run(request('/job', {}, 30, `http://localhost:${port}/job`))).toMatchObject({ outcome: 'SUCCESS' });
+    expect(hits.endpoint).toBe(before + 1);
   });
 });

@@ -5,11 +5,16 @@
  * - 2xx with `{"success":bool,"message"?,"data"?}` = the result; 202 = accepted, the business
  *   reports later (R15: the slot is freed and a result with `async: true` is sent); anything
  *   else, a redirect (never followed), or no answer by the deadline = a failed attempt.
- * - Only hosts of `AX_HTTP_EXECUTOR_ALLOW` are called. The response body read is bounded.
+ * - Only hosts of `AX_HTTP_EXECUTOR_ALLOW` are called (host-allow.ts), and with an explicit list
+ *   only at addresses it admits: each connection resolves the host once, checks every address
+ *   (loopback, private, link-local, metadata… refused unless listed) and dials the checked
+ *   address (checked-connect.ts); a refusal is a failed attempt `HOST_REFUSED: …`, no request
+ *   sent. `*` (development) checks nothing. The response body read is bounded.
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpExec } from '@ax/core';
 import { signatureOf } from './hmac.js';
+import { checkedConnector, HostRefusedError, type HostLookup } from './checked-connect.js';
 import type { HostAllowList } from './host-allow.js';
 import { resolveSecretable, SecretMissingError } from './secrets.js';
 import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
@@ -22,6 +27,8 @@ export interface HttpExecutorOptions {
   readonly secret: string | undefined;
   /** `AX_HTTP_EXECUTOR_ALLOW` matcher. */
   readonly allow: HostAllowList;
+  /** How host names are resolved for the address check; default `dns.lookup` (all addresses). */
+  readonly lookup?: HostLookup;
   /** Bytes of the answer read at most; default 1 MiB. A longer answer is a failed attempt. */
   readonly responseLimitBytes?: number;
   /** Bytes of the answer kept as the output tail (`AX_OUTPUT_TAIL_BYTES`). */
@@ -167,7 +174,10 @@ function syncResult(status: number, text: string): ExecutionOutcome {
 export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   const limit = options.responseLimitBytes ?? 1_048_576;
   const env = options.env ?? process.env;
-  const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64 });
+  // With an explicit allow list every new connection goes through the address check; `*`
+  // keeps undici's own connector (nothing to check, and the throughput figures unchanged).
+  const connect = options.allow.any ? undefined : checkedConnector({ allow: options.allow, ...(options.lookup ? { lookup: options.lookup } : {}) });
+  const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64, ...(connect ? { connect } : {}) });
   // Parsed URLs and their allowlist verdict, by URL text: most jobs call a few endpoints, and
   // parsing plus matching per request showed in profiles. Bounded; cleared when full.
   const urls = new Map<string, { url: URL; allowed: boolean }>();
@@ -176,7 +186,7 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
     if (known === undefined) {
       if (urls.size >= URL_CACHE_SIZE) urls.clear();
       const url = new URL(text);
-      known = { url, allowed: options.allow(url) };
+      known = { url, allowed: options.allow.allowsHost(url) };
       urls.set(text, known);
     }
     return known;
@@ -215,6 +225,7 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
       } catch (error) {
         if (error instanceof DeadlineError) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
         if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
+        if (error instanceof HostRefusedError) return { outcome: 'FAILED', exitCode: null, error: error.message };
         const message = error instanceof Error ? error.message : String(error);
         const code = (error as { code?: unknown }).code;
         return { outcome: 'FAILED', exitCode: null, error: `request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}` };
