@@ -38,7 +38,7 @@ const FOLDERS = [
   { target: 'example-business-service', pkg: '@ax/example-business-service' },
 ];
 
-const ADMIN_TOKEN = 'deploy-test-admin-token-0001';
+const ADMIN_TOKEN = 'deploy-test-admin-token-0001-Qm7Xv4';
 const EXECUTOR_SECRET = 'deploy-test-executor-secret-0001';
 
 describe('the pnpm deploy folders the images copy', () => {

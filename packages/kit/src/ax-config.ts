@@ -23,6 +23,7 @@ import {
   type EnvField,
 } from './env-fields.js';
 import type { ConfigOf } from './config.js';
+import { PRODUCTION_SECRET_MIN_LENGTH } from './production-secrets.js';
 
 /** The four services and their default `AX_HTTP_PORT`. */
 export const SERVICE_HTTP_PORTS = {
@@ -67,7 +68,11 @@ const ms = (env: string, defaultMs: number): EnvField<number> => intField({ env,
  * `httpPortField`). Keys are the property names of the resolved configuration.
  */
 export const axConfigFields = {
-  /** `AX_MYSQL_URL` — MySQL/MariaDB connection URL with the database name. Default `mysql://root@127.0.0.1:3306/ax`. */
+  /**
+   * `AX_MYSQL_URL` — MySQL/MariaDB connection URL with the database name. Default
+   * `mysql://root@127.0.0.1:3306/ax`. Like every URL field: with `NODE_ENV=production` a password
+   * (or user name) carrying the `CHANGE_ME` placeholder marker is refused.
+   */
   mysqlUrl: urlField({
     env: 'AX_MYSQL_URL',
     protocols: ['mysql:', 'mariadb:'],
@@ -90,19 +95,28 @@ export const axConfigFields = {
   }),
   /** `AX_LOG_LEVEL` — pino level. Default `info`. */
   logLevel: enumField({ env: 'AX_LOG_LEVEL', values: LOG_LEVELS, default: 'info' }),
-  /** `AX_ADMIN_TOKEN` — bootstrap admin bearer token (at least 16 characters). Default: none. Secret. */
+  /**
+   * `AX_ADMIN_TOKEN` — bootstrap admin bearer token (at least 16 characters; with
+   * `NODE_ENV=production` at least 32 and no `CHANGE_ME` placeholder). Default: none. Secret.
+   */
   adminToken: stringField({
     env: 'AX_ADMIN_TOKEN',
     expected: 'a token of at least 16 characters',
     minLength: 16,
+    productionMinLength: PRODUCTION_SECRET_MIN_LENGTH,
     sensitivity: 'secret',
     optional: true,
   }),
-  /** `AX_EXECUTOR_SECRET` — HMAC key between workers, business endpoints and report/claim (at least 16 characters). Default: none. Secret. */
+  /**
+   * `AX_EXECUTOR_SECRET` — HMAC key between workers, business endpoints and report/claim (at
+   * least 16 characters; with `NODE_ENV=production` at least 32 and no `CHANGE_ME` placeholder).
+   * Default: none. Secret.
+   */
   executorSecret: stringField({
     env: 'AX_EXECUTOR_SECRET',
     expected: 'a key of at least 16 characters',
     minLength: 16,
+    productionMinLength: PRODUCTION_SECRET_MIN_LENGTH,
     sensitivity: 'secret',
     optional: true,
   }),

@@ -243,6 +243,99 @@ describe('loadConfigOrExit', () => {
   });
 });
 
+describe('NODE_ENV=production refuses placeholder and weak secrets', () => {
+  /** A valid production environment of every ax variable (generated-looking secrets). */
+  const base = {
+    NODE_ENV: 'production',
+    AX_HTTP_EXECUTOR_ALLOW: 'orders.internal:8080',
+    AX_ADMIN_TOKEN: 'axt_Zq8rM2vK9pL4sT7wX1cB6nH3jF5gD0yA',
+    AX_EXECUTOR_SECRET: 'Jt5Rk2Wq9Lm4Xv7Pb1Nc6Hs3Gd8Fy0Za',
+    AX_MYSQL_URL: 'mysql://ax:Pw9Tq2Lk7Xv4@mysql-primary.db.svc:3306/ax',
+    AX_REDIS_URL: 'redis://:Pw9Tq2Lk7Xv4@redis.db.svc:6379',
+    AX_AMQP_URL: 'amqp://ax:Pw9Tq2Lk7Xv4@rabbitmq.mq.svc:5672',
+  };
+
+  /** loadConfigOrExit of every ax variable with injected io. */
+  function runProduction(overrides: Record<string, string>): { lines: string[]; code: number | undefined } {
+    const written: string[] = [];
+    let code: number | undefined;
+    try {
+      loadConfigOrExit(axServiceFields('admin-api'), { ...base, ...overrides }, {
+        writeError: (text) => written.push(text),
+        exit: (c) => {
+          code = c;
+        },
+      });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+    }
+    return { lines: written.join('').split('\n').filter((l) => l !== ''), code };
+  }
+
+  it('accepts generated secrets and passwords', () => {
+    expect(runProduction({})).toEqual({ lines: [], code: undefined });
+  });
+
+  it.each([
+    ['AX_ADMIN_TOKEN', 'CHANGE_ME_at_least_16_chars'],
+    ['AX_ADMIN_TOKEN', 'change-me-admin-token-0000-0000-0000'],
+    ['AX_EXECUTOR_SECRET', 'CHANGE_ME_at_least_16_chars'],
+    ['AX_EXECUTOR_SECRET', 'ChangeMe-executor-secret-0000-0000-0000'],
+    ['AX_ALERT_WEBHOOK_URL', 'https://hooks.example/services/CHANGE_ME'],
+  ])('%s=%j (a placeholder) stops the process: one line naming it, never the value, exit code 2', (variable, value) => {
+    const { lines, code } = runProduction({ [variable]: value });
+    expect(code).toBe(2);
+    expect(lines).toEqual([`ax: ${variable}=<redacted> is invalid: a placeholder (it contains CHANGE_ME), refused with NODE_ENV=production`]);
+  });
+
+  it.each([
+    ['AX_MYSQL_URL', 'mysql://ax:CHANGE_ME@mysql-primary.db.svc:3306/ax', 'mysql://ax:***@mysql-primary.db.svc:3306/ax'],
+    ['AX_REDIS_URL', 'redis://:CHANGE_ME@redis.db.svc:6379', 'redis://:***@redis.db.svc:6379'],
+    ['AX_AMQP_URL', 'amqp://ax:change-me-rabbitmq@rabbitmq:5672', 'amqp://ax:***@rabbitmq:5672'],
+  ])('%s with a placeholder password stops the process, the password masked', (variable, value, shown) => {
+    const { lines, code } = runProduction({ [variable]: value });
+    expect(code).toBe(2);
+    expect(lines).toEqual([`ax: ${variable}="${shown}" is invalid: its password is a placeholder (it contains CHANGE_ME), refused with NODE_ENV=production`]);
+  });
+
+  it.each(['AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET'])('%s shorter than 32 characters stops the process (16 are enough outside production)', (variable) => {
+    const value = 'Jt5Rk2Wq9Lm4Xv7Pb1Nc';
+    const { lines, code } = runProduction({ [variable]: value });
+    expect(code).toBe(2);
+    expect(lines).toEqual([`ax: ${variable}=<redacted> is invalid: expected at least 32 characters with NODE_ENV=production (20 characters given)`]);
+    expect(loadConfig(axServiceFields('admin-api'), { [variable]: value })).toBeDefined();
+  });
+
+  it('a short placeholder is reported as a placeholder, not by its length', () => {
+    expect(runProduction({ AX_EXECUTOR_SECRET: 'change-me' }).lines).toEqual([
+      'ax: AX_EXECUTOR_SECRET=<redacted> is invalid: a placeholder (it contains CHANGE_ME), refused with NODE_ENV=production',
+    ]);
+  });
+
+  it('AX_EXECUTOR_SECRET of one repeated character stops the process', () => {
+    expect(runProduction({ AX_EXECUTOR_SECRET: '0'.repeat(40) }).lines).toEqual([
+      'ax: AX_EXECUTOR_SECRET=<redacted> is invalid: expected at least 8 different characters with NODE_ENV=production',
+    ]);
+  });
+
+  it('names every refused secret on the one line', () => {
+    const { lines, code } = runProduction({ AX_ADMIN_TOKEN: 'CHANGE_ME_at_least_16_chars', AX_EXECUTOR_SECRET: 'CHANGE_ME_at_least_16_chars', AX_AMQP_URL: 'amqp://ax:CHANGE_ME@rabbitmq:5672' });
+    expect(code).toBe(2);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ax: AX_AMQP_URL="amqp:\/\/ax:\*\*\*@rabbitmq:5672" is invalid: .* \(also wrong: AX_ADMIN_TOKEN, AX_EXECUTOR_SECRET\)$/);
+    expect(lines[0]).not.toMatch(/CHANGE_ME_at/);
+  });
+
+  it('accepts the same placeholders outside production (laptops, tests)', () => {
+    const config = loadConfig(axServiceFields('admin-api'), {
+      AX_ADMIN_TOKEN: 'CHANGE_ME_at_least_16_chars',
+      AX_EXECUTOR_SECRET: 'change-me-executor-secret-0000',
+      AX_AMQP_URL: 'amqp://ax:CHANGE_ME@rabbitmq:5672',
+    });
+    expect(config.executorSecret).toBe('change-me-executor-secret-0000');
+  });
+});
+
 describe('maskUrlPassword', () => {
   it('masks passwords in URLs, parsable or not', () => {
     expect(maskUrlPassword('amqp://guest:guest@127.0.0.1:5672')).toBe('amqp://guest:***@127.0.0.1:5672');

@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { productionSecretProblem } from './production-secrets.js';
 
 /** The environment as read: `process.env` or a plain object in tests. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -52,15 +53,23 @@ interface FieldOptions<T> {
   default?: T | ((ctx: EnvContext) => T);
   /** Why the variable is required when unset and there is no default (message tail). */
   requiredReason?: (ctx: EnvContext) => string | undefined;
+  /** Shortest value accepted with `NODE_ENV=production` (a secret's; production-secrets.ts). */
+  productionMinLength?: number;
   parse: Parser<T>;
 }
 
+/**
+ * Builds a field. With `NODE_ENV=production` a value that may not be printed (`url`, `secret`)
+ * is first checked by `productionSecretProblem`: a placeholder or a weak key is refused before
+ * the format is (a short placeholder is reported as a placeholder).
+ */
 function makeField<T>(opts: FieldOptions<T>): EnvField<T> {
   const { env, expected, parse } = opts;
+  const sensitivity = opts.sensitivity ?? 'public';
   return {
     env,
     expected,
-    sensitivity: opts.sensitivity ?? 'public',
+    sensitivity,
     schema: (ctx) =>
       z
         .string()
@@ -78,6 +87,16 @@ function makeField<T>(opts: FieldOptions<T>): EnvField<T> {
               params: { [UNSET_PARAM]: true },
             });
             return z.NEVER;
+          }
+          if (ctx.production && sensitivity !== 'public') {
+            const problem = productionSecretProblem(raw, {
+              kind: sensitivity,
+              ...(opts.productionMinLength !== undefined ? { minLength: opts.productionMinLength } : {}),
+            });
+            if (problem !== undefined) {
+              zctx.addIssue({ code: 'custom', message: problem });
+              return z.NEVER;
+            }
           }
           const result = parse(raw, ctx);
           if (result.ok) return result.value;
@@ -160,6 +179,8 @@ export function stringField(opts: {
   minLength?: number;
   maxLength?: number;
   sensitivity?: Sensitivity;
+  /** Shortest value accepted with `NODE_ENV=production` (secrets); default: `minLength` only. */
+  productionMinLength?: number;
   default?: string | ((ctx: EnvContext) => string);
 }): EnvField<string>;
 export function stringField(opts: {
@@ -169,6 +190,7 @@ export function stringField(opts: {
   minLength?: number;
   maxLength?: number;
   sensitivity?: Sensitivity;
+  productionMinLength?: number;
   optional: true;
 }): EnvField<string | undefined>;
 export function stringField(opts: {
@@ -178,6 +200,7 @@ export function stringField(opts: {
   minLength?: number;
   maxLength?: number;
   sensitivity?: Sensitivity;
+  productionMinLength?: number;
   default?: string | ((ctx: EnvContext) => string);
   optional?: true;
 }): EnvField<string | undefined> {
@@ -185,6 +208,7 @@ export function stringField(opts: {
     env: opts.env,
     expected: opts.expected,
     sensitivity: opts.sensitivity ?? 'public',
+    ...(opts.productionMinLength !== undefined ? { productionMinLength: opts.productionMinLength } : {}),
     ...(opts.optional ? { default: undefined } : opts.default !== undefined ? { default: opts.default } : {}),
     parse: (raw) => {
       if (opts.minLength !== undefined && raw.length < opts.minLength) {

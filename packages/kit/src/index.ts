@@ -32,6 +32,14 @@ export * from './health.js';
 export * from './logger.js';
 export * from './loop.js';
 export * from './metrics.js';
+export {
+  hasPlaceholderMarker,
+  PLACEHOLDER_MARKER,
+  PRODUCTION_SECRET_MIN_DISTINCT_CHARS,
+  PRODUCTION_SECRET_MIN_LENGTH,
+  productionSecretProblem,
+  type ProductionSecretRule,
+} from './production-secrets.js';
 export * from './redis.js';
 export * from './shutdown.js';
 export * from './system-clock.js';
