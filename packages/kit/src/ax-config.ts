@@ -137,13 +137,16 @@ export const axConfigFields = {
   /** `AX_WORKER_SLOTS` — jobs a worker runs at once. Default: CPU cores × 4. */
   workerSlots: intField({ env: 'AX_WORKER_SLOTS', unit: 'count', max: 10_000, default: () => os.availableParallelism() * 4 }),
   /**
-   * `AX_HTTP_EXECUTOR_ALLOW` — comma list of hosts an `http` task may call (`host`, `*.domain`,
-   * `host:port`, or `*` for any). Default `*`, except with `NODE_ENV=production`, where it is required.
+   * `AX_HTTP_EXECUTOR_ALLOW` — comma list of hosts an `http` task may call and the addresses they
+   * may resolve to (`host`, `*.domain`, `host:port`, `internal:host`, `10.0.0.0/8`, `[::1]`, or `*`
+   * for any). Default `*`, except with `NODE_ENV=production`, where it is required. Every service
+   * reads it (one shared ConfigMap); the worker checks each entry in full (executors/host-allow.ts).
    */
   httpExecutorAllow: listField({
     env: 'AX_HTTP_EXECUTOR_ALLOW',
-    expected: 'a comma-separated list of hosts ("*", "host", "*.domain", "host:port")',
-    itemPattern: /^(\*|(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?|\[[0-9a-f:.]+\](:\d{1,5})?)$/,
+    expected: 'a comma-separated list of hosts ("*", "host", "*.domain", "host:port", "internal:host", "10.0.0.0/8", "[::1]")',
+    itemPattern:
+      /^(\*|(internal:)?(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(\/\d{1,3})?(:\d{1,5})?|\[[0-9a-f:.]+(\/\d{1,3})?\](:\d{1,5})?)$/,
     lowerCase: true,
     requiredReason: (ctx: EnvContext) => (ctx.production ? 'required when NODE_ENV=production' : undefined),
     default: ['*'],

@@ -127,6 +127,13 @@ describe('loadConfig', () => {
     expect(config).toEqual({ redisUrl: 'redis://127.0.0.1:6379', ackTimeoutMs: 5000, httpPort: 9102, batchSize: 7 });
   });
 
+  it('every service accepts the worker allow-list syntax (internal: names, CIDR ranges, [IPv6]) from a shared config', () => {
+    const allow = 'internal:orders.internal:8080,10.1.2.0/24,10.9.0.0/16:8443,[fd00::/8],[::1]:9000,*.jobs.example.com';
+    for (const service of ['scheduler', 'broker', 'admin-api', 'worker'] as const) {
+      expect(loadConfig(axServiceFields(service), { AX_HTTP_EXECUTOR_ALLOW: allow }).httpExecutorAllow).toHaveLength(6);
+    }
+  });
+
   it('requires AX_HTTP_EXECUTOR_ALLOW in production', () => {
     expect(() => loadConfig(axServiceFields('worker'), { NODE_ENV: 'production' })).toThrow(
       'ax: AX_HTTP_EXECUTOR_ALLOW is not set: required when NODE_ENV=production',
