@@ -12,17 +12,29 @@ import { outboxFile, workerEnvFields } from './env.js';
 import { hostAllowList } from './executors/host-allow.js';
 import { createHttpExecutor } from './executors/http.js';
 import { createShellExecutor } from './executors/shell.js';
+import { installFatalHandlers } from './fatal.js';
 import { Outbox } from './outbox.js';
 import { createPluginExecutor } from './plugins/plugin-executor.js';
 import { loadPlugins } from './plugins/plugin-registry.js';
 import { Worker } from './worker.js';
 import { createWorkerMetrics } from './worker-metrics.js';
 
+/** How long results may take to go out after an unexpected error, before the exit. */
+const FATAL_FLUSH_MS = 5_000;
+
 const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 async function main(): Promise<void> {
   const env = loadConfigOrExit(workerEnvFields);
   const logger = createLogger({ service: 'worker', level: env.logLevel, base: { workerId: env.workerId } });
+  // #23: an error nobody handled is one log line, a bounded flush of results, exit 1 (restart).
+  const held: { worker?: Worker } = {};
+  installFatalHandlers({
+    logger,
+    executionIds: () => held.worker?.leaseExecutionIds() ?? [],
+    flush: (timeoutMs) => held.worker?.flushResults(timeoutMs) ?? Promise.resolve(true),
+    flushTimeoutMs: FATAL_FLUSH_MS,
+  });
   // Jobs get AX_SHUTDOWN_GRACE_S to finish; killing, flushing and deregistering need a little more.
   const shutdown = createShutdown({ logger, graceMs: (env.shutdownGraceSeconds + 30) * 1000 });
   const metrics = createMetrics({ service: 'worker', labels: { worker_id: env.workerId } });
@@ -81,6 +93,7 @@ async function main(): Promise<void> {
     sendAlert: createAlertWebhook({ url: env.alertWebhookUrl, format: env.alertWebhookFormat, logger }),
   });
 
+  held.worker = worker;
   await bus.start();
   await worker.start();
   shutdown.register('worker', () => worker.stop());

@@ -130,4 +130,35 @@ describe('OutboxPublisher', () => {
     publisher.stop();
     outbox.close();
   });
+
+  it('#23 an outbox read that fails (SQLITE_BUSY) in the publish loop is logged and retried, never thrown out of a timer', async () => {
+    class BusyOutbox extends Outbox {
+      busyReads = 0;
+      override due(...args: Parameters<Outbox['due']>): ReturnType<Outbox['due']> {
+        if (this.busyReads > 0) {
+          this.busyReads -= 1;
+          throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        }
+        return super.due(...args);
+      }
+    }
+    const errors: unknown[] = [];
+    const onError = (error: unknown): void => void errors.push(error);
+    process.on('uncaughtException', onError);
+    const outbox = new BusyOutbox({ file: ':memory:' });
+    const bus = fakeBus();
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
+    try {
+      outbox.enqueue('result', 'e1', { executionId: 'e1', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1);
+      outbox.busyReads = 2;
+      publisher.replay();
+      await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'sent once the outbox reads again', timeoutMs: 8_000 });
+      expect(bus.sent).toEqual([{ key: 'result', kind: 'result', count: 1 }]);
+      expect(errors).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onError);
+      publisher.stop();
+      outbox.close();
+    }
+  });
 });

@@ -16,7 +16,7 @@
  * is retried with backoff.
  */
 import { encodeTrustedMessage, MAX_ITEMS_PER_MESSAGE, type AckItem, type Message } from '@ax/core';
-import type { Logger } from '@ax/kit';
+import { toError, type Logger } from '@ax/kit';
 import type { Outbox, OutgoingKind, OutgoingRow } from './outbox.js';
 
 /** What the publisher needs of `@ax/bus`. */
@@ -55,6 +55,9 @@ export interface OutboxPublisherOptions {
  */
 export const IN_FLIGHT_HOLD_MS = 30_000;
 
+/** Pause after the outbox could not be read (SQLITE_BUSY, I/O error) before it is read again. */
+export const OUTBOX_READ_RETRY_MS = 1_000;
+
 /** Backoff after a failed publish of an item already tried `attempts` times: 1 s doubling to 60 s. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(60_000, 1_000 * 2 ** Math.min(attempts, 10));
@@ -91,6 +94,8 @@ export class OutboxPublisher {
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryAtMs = 0;
+  /** The outbox is not read again before this (after a failed read). */
+  private readAgainAtMs = 0;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly batchSize: number;
   private readonly maxInflight: number;
@@ -174,6 +179,20 @@ export class OutboxPublisher {
 
   private pump(ignoreBackoff = false): void {
     if (this.stopped && !ignoreBackoff) return;
+    try {
+      this.fill(ignoreBackoff);
+    } catch (error) {
+      // #23: an outbox that cannot be read must not throw out of a timer (the process would
+      // exit): what it holds stays unconfirmed and is read again shortly.
+      this.options.logger.warn({ err: toError(error) }, 'outbox: could not read items to send; retrying');
+      this.outboxIdle = false;
+      this.readAgainAtMs = this.now() + OUTBOX_READ_RETRY_MS;
+    }
+    this.scheduleRetry();
+  }
+
+  /** Starts publishes until `maxInflight` or nothing is due. */
+  private fill(ignoreBackoff: boolean): void {
     while (this.inflightBatches < this.maxInflight) {
       const acks = this.dueAcks();
       if (acks.length > 0) {
@@ -197,7 +216,6 @@ export class OutboxPublisher {
       if (this.queuedIds.size < this.queued.length) this.queued = this.queued.filter((r) => this.queuedIds.has(r.id));
       if (!sent) break;
     }
-    this.scheduleRetry();
   }
 
   /** Unconfirmed items read back from the outbox: left by a restart or a failed publish. */
@@ -251,8 +269,16 @@ export class OutboxPublisher {
 
   private scheduleRetry(): void {
     if (this.stopped) return;
-    const fromOutbox = this.outboxIdle ? null : this.options.outbox.nextDueMs();
+    let fromOutbox: number | null;
+    try {
+      fromOutbox = this.outboxIdle ? null : this.options.outbox.nextDueMs();
+    } catch (error) {
+      this.options.logger.warn({ err: toError(error) }, 'outbox: could not read when items are due; retrying');
+      this.readAgainAtMs = this.now() + OUTBOX_READ_RETRY_MS;
+      fromOutbox = this.readAgainAtMs;
+    }
     if (fromOutbox === null) this.outboxIdle = true;
+    else fromOutbox = Math.max(fromOutbox, this.readAgainAtMs);
     const fromAcks = this.nextAckDueMs();
     const next = fromOutbox === null ? fromAcks : fromAcks === null ? fromOutbox : Math.min(fromOutbox, fromAcks);
     if (this.retryTimer) clearTimeout(this.retryTimer);
@@ -317,7 +343,12 @@ export class OutboxPublisher {
     // Out of `due` while in flight (pushed items were written HELD_IN_MEMORY). A publish
     // held through an outage outlives the hold: the in-flight set still keeps it from being
     // sent twice.
-    if (fromMemory < ids.length) outbox.hold(ids, this.now() + IN_FLIGHT_HOLD_MS);
+    try {
+      if (fromMemory < ids.length) outbox.hold(ids, this.now() + IN_FLIGHT_HOLD_MS);
+    } catch (error) {
+      // Only spares re-reads: the in-flight set keeps these from being sent twice anyway.
+      logger.warn({ err: toError(error), kind, items: ids.length }, 'outbox: could not hold items in flight');
+    }
     const release = (): void => {
       for (const id of ids) this.inflightIds.delete(id);
       this.settle();
@@ -330,7 +361,11 @@ export class OutboxPublisher {
       // An item that cannot be encoded is a bug. Park it for an hour instead of blocking every
       // other item behind it.
       logger.error({ err: error, kind, ids }, 'outbox: cannot encode a batch; parked');
-      outbox.retryLater(ids, this.now() + 3_600_000);
+      try {
+        outbox.retryLater(ids, this.now() + 3_600_000);
+      } catch (closed) {
+        logger.warn({ err: toError(closed) }, 'outbox: could not park the batch');
+      }
       this.outboxIdle = false;
       release();
       return;

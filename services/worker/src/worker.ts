@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage } from '@ax/core';
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
-import type { Logger, Redis, RedisKeys } from '@ax/kit';
+import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
 import { refusalFor } from './admission.js';
 import type { WorkerAlert } from './alert-webhook.js';
@@ -21,6 +21,7 @@ import { recoverAfterRestart } from './recovery.js';
 import { refusalItem, resultItem } from './result-items.js';
 import { SlotWaitCanceledError, Slots } from './slots.js';
 import { StopSwitch } from './stop-switch.js';
+import { UnwrittenResults } from './unwritten-results.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 
 /** Resolved settings of a worker (from the environment, see `env.ts`). */
@@ -63,6 +64,8 @@ interface Active {
   readonly item: DispatchItem;
   readonly controller: StopSwitch;
   started: boolean;
+  /** Set once its result went to the outbox, or (the write failed) to `UnwrittenResults`. */
+  reported: boolean;
 }
 
 /** An accepted item and, when one was free at once, its slot (then it is recorded 'running'). */
@@ -85,6 +88,10 @@ export class Worker {
   private readonly earlyCancels = new Set<string>();
   private readonly durations = new DurationWindow();
   private readonly publisher: OutboxPublisher;
+  /** Results the outbox refused, published from memory until written (#23). */
+  private readonly unwritten: UnwrittenResults;
+  /** The last unconfirmed result ids read from the outbox: the lease while the outbox cannot be read. */
+  private lastUnconfirmedResultIds: string[] = [];
   private readonly startedAt = new Date().toISOString();
   private dispatchConsumer: Consumer | undefined;
   private controlConsumer: Consumer | undefined;
@@ -121,11 +128,29 @@ export class Worker {
       logger: logger.child({ component: 'outbox' }),
       onConfirmed: (kind, count) => deps.metrics?.published.inc({ kind }, count),
     });
+    this.unwritten = new UnwrittenResults({
+      outbox,
+      bus,
+      exchange: bus.topology.eventsExchange,
+      workerId: settings.workerId,
+      logger: logger.child({ component: 'outbox' }),
+      handOver: (rows) => this.publisher.push(rows),
+      onConfirmed: (count) => deps.metrics?.published.inc({ kind: 'result' }, count),
+    });
   }
 
-  /** Executions whose slot is taken or awaited, plus results not yet confirmed: the lease (R14). */
+  /**
+   * Executions whose slot is taken or awaited, plus results not yet confirmed (in the outbox or,
+   * when its write failed, in memory): the lease (R14). An outbox that cannot be read leases
+   * what it held at the last read, so a sick disk never lets a finished job be declared lost.
+   */
   leaseExecutionIds(): string[] {
-    return [...new Set([...this.active.keys(), ...this.deps.outbox.unconfirmedResultIds()])];
+    try {
+      this.lastUnconfirmedResultIds = this.deps.outbox.unconfirmedResultIds();
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, 'could not read unconfirmed results from the outbox; leasing the last ones read');
+    }
+    return [...new Set([...this.active.keys(), ...this.unwritten.leaseIds(), ...this.lastUnconfirmedResultIds])];
   }
 
   /** Jobs running now. */
@@ -239,9 +264,12 @@ export class Worker {
   }
 
   private execute(accepted: Accepted, nowMs: number): void {
-    const active: Active = { item: accepted.item, controller: new StopSwitch(), started: false };
+    const active: Active = { item: accepted.item, controller: new StopSwitch(), started: false, reported: false };
     this.active.set(accepted.item.executionId, active);
-    void this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs });
+    // runOne settles its own failures; the catch is the last guard (#23: never an unhandled rejection).
+    this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs }).catch((error: unknown) =>
+      this.onRunCrashed(active, error),
+    );
   }
 
   /** Runs one job; `slot` is the slot taken (and recorded 'running') at accept, if any. */
@@ -255,42 +283,84 @@ export class Worker {
       (child ??= this.log.child({ executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId }));
     const infoEnabled = this.log.isLevelEnabled('info');
     let outcome: ExecutionOutcome;
+    let ran: ExecutionOutcome | undefined;
     let startedAtMs: number | undefined;
     try {
       const release = slot?.release ?? (await this.slots.acquire(item.priority, controller.signal));
       try {
-        startedAtMs = slot?.startedAtMs ?? Date.now();
+        const startAtMs = slot?.startedAtMs ?? Date.now();
+        // R13: recorded 'running' before the job starts; if that write fails, it never starts.
+        if (slot === null) await this.starts.add({ executionId: item.executionId, atMs: startAtMs });
+        startedAtMs = startAtMs;
         active.started = true;
-        if (slot === null) await this.starts.add({ executionId: item.executionId, atMs: startedAtMs });
         metrics?.running.set(this.slots.inUse);
         if (infoEnabled) log().info({ exec: item.exec.type, attempt: item.attempt }, 'job started');
         try {
-          outcome = await executors[item.exec.type].run({
+          ran = await executors[item.exec.type].run({
             item,
-            deadlineMs: startedAtMs + item.timeoutSeconds * 1000,
+            deadlineMs: startAtMs + item.timeoutSeconds * 1000,
             signal: controller.signal,
             onSpawn: (pgid, procStart) => outbox.setProcess(item.executionId, pgid, procStart, Date.now()),
           });
         } catch (error) {
-          outcome = { outcome: 'FAILED', exitCode: null, error: `executor error: ${error instanceof Error ? error.message : String(error)}` };
+          ran = { outcome: 'FAILED', exitCode: null, error: `executor error: ${toError(error).message}` };
         }
+        outcome = ran;
       } finally {
         release();
         metrics?.running.set(this.slots.inUse);
       }
     } catch (error) {
-      if (!(error instanceof SlotWaitCanceledError)) throw error;
-      outcome = { ...stoppedOutcome(controller.signal.reason), error: `${stoppedOutcome(controller.signal.reason).error} (not started)` };
+      if (error instanceof SlotWaitCanceledError) {
+        outcome = { ...stoppedOutcome(controller.signal.reason), error: `${stoppedOutcome(controller.signal.reason).error} (not started)` };
+      } else if (ran !== undefined) {
+        // The job ran; only the bookkeeping after it failed: its outcome stands.
+        log().error({ err: toError(error) }, 'worker error after the job ended; reporting its outcome');
+        outcome = ran;
+      } else {
+        // #23: the worker's own bookkeeping failed (e.g. the 'running' mark could not be
+        // written, so R13 forbids starting the job): reported FAILED, the slot is free again.
+        log().error({ err: toError(error) }, 'worker error before the job could run; reported FAILED');
+        outcome = { outcome: 'FAILED', exitCode: null, error: `worker error, not run: ${toError(error).message}` };
+        startedAtMs = undefined;
+      }
     }
     const endedAtMs = Date.now();
-    try {
-      await this.finishes.add({ executionId: item.executionId, item: resultItem(item, outcome, startedAtMs, endedAtMs), atMs: endedAtMs });
-    } catch (error) {
-      log().error({ err: error }, 'could not write the result to the outbox');
-    }
+    await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs), endedAtMs);
     this.active.delete(item.executionId);
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
     if (infoEnabled) log().info({ outcome: outcome.outcome, exitCode: outcome.exitCode, async: outcome.async, error: outcome.error }, 'job ended');
+  }
+
+  /**
+   * Writes the result to the outbox (its durable path); when that write fails (#23) the result
+   * is kept in memory, published from there and written later (`UnwrittenResults`). Never throws.
+   */
+  private async report(active: Active, item: Record<string, unknown>, atMs: number): Promise<void> {
+    const entry = { executionId: active.item.executionId, item, atMs };
+    try {
+      await this.finishes.add(entry);
+    } catch (error) {
+      this.unwritten.keep([entry], error);
+    }
+    active.reported = true;
+  }
+
+  /** The last guard of `runOne`: a result for the execution unless it has one, and a log line. */
+  private onRunCrashed(active: Active, error: unknown): void {
+    const { item } = active;
+    const ids = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
+    try {
+      this.log.error({ ...ids, err: toError(error), reported: active.reported }, 'job bookkeeping failed');
+      if (!active.reported) {
+        const now = Date.now();
+        const result = resultItem(item, { outcome: 'FAILED', exitCode: null, error: `worker error: ${toError(error).message}` }, undefined, now);
+        this.unwritten.keep([{ executionId: item.executionId, item: result, atMs: now }], error);
+        active.reported = true;
+      }
+    } finally {
+      this.active.delete(item.executionId);
+    }
   }
 
   private recordDuration(endedAtMs: number, durationMs: number, type: string, outcome: ExecutionOutcome): void {
@@ -357,7 +427,11 @@ export class Worker {
     if (this.heartbeatRunning) return; // a slow Redis: never two heartbeats at once
     this.heartbeatRunning = true;
     try {
-      this.deps.metrics?.outboxUnconfirmed.set(outbox.unconfirmedCount());
+      try {
+        this.deps.metrics?.outboxUnconfirmed.set(outbox.unconfirmedCount());
+      } catch (error) {
+        this.log.warn({ err: toError(error) }, 'could not count unconfirmed outbox items');
+      }
       const lease = this.leaseExecutionIds();
       if (this.guard.skewed && lease.length === 0) {
         // §5: a skewed worker leaves the registry (once nothing of its own is left to lease).
@@ -404,7 +478,7 @@ export class Worker {
         };
         this.log.error({ alert, offsetMs: sample.offsetMs, roundTripMs: sample.roundTripMs }, 'ALERT CLOCK_SKEW: refusing all work');
         // Nobody else hears of it (the worker leaves the registry): the worker sends it itself.
-        void this.deps.sendAlert?.(alert);
+        this.deps.sendAlert?.(alert).catch((error: unknown) => this.log.warn({ err: toError(error) }, 'alert webhook failed'));
         await this.heartbeat();
       } else if (change === 'recovered') {
         this.log.warn({ offsetMs: sample.offsetMs }, 'clock back within 1 s of Redis TIME: taking work again');
@@ -426,6 +500,23 @@ export class Worker {
     return this.stopped;
   }
 
+  /**
+   * Publishes what is unconfirmed (outbox and results held in memory), backoff aside; true when
+   * everything was confirmed within `timeoutMs`. Never rejects (also used on a fatal error).
+   */
+  async flushResults(timeoutMs: number): Promise<boolean> {
+    const settle = async (flush: Promise<boolean>, what: string): Promise<boolean> => {
+      try {
+        return await flush;
+      } catch (error) {
+        this.log.warn({ err: toError(error), what }, 'flush failed');
+        return false;
+      }
+    };
+    const [outbox, memory] = await Promise.all([settle(this.publisher.flush(timeoutMs), 'outbox'), settle(this.unwritten.flush(timeoutMs), 'unwritten results')]);
+    return outbox && memory;
+  }
+
   private async doStop(): Promise<void> {
     const { settings, redis, keys } = this.deps;
     this.shuttingDown = true;
@@ -443,9 +534,10 @@ export class Worker {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.clockTimer) clearInterval(this.clockTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
-    const flushed = await this.publisher.flush(10_000);
-    if (!flushed) this.log.warn({ unconfirmed: this.deps.outbox.unconfirmedCount() }, 'outbox not fully confirmed; the rest is replayed at the next start');
+    const flushed = await this.flushResults(10_000);
+    if (!flushed) this.log.warn({ unconfirmed: this.leaseExecutionIds().length }, 'results not fully confirmed; the outbox is replayed at the next start');
     this.publisher.stop();
+    this.unwritten.stop();
     if (!flushed) return; // keep the lease until it expires: unconfirmed results are not lost (R14)
     try {
       await removeRegistration(redis, keys, settings.workerId);

@@ -100,6 +100,8 @@ export interface TestWorkerOptions {
   readonly executors?: Partial<Record<'shell' | 'http' | 'plugin', Executor>>;
   readonly secret?: string;
   readonly logger?: Logger;
+  /** Opens the outbox at `file` (a test injects one whose writes fail); default `new Outbox({ file })`. */
+  readonly openOutbox?: (file: string) => Outbox;
 }
 
 /** Starts a worker in this process against the driver's namespace. */
@@ -107,7 +109,8 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<TestW
   const { driver, workerId } = options;
   const logger = options.logger ?? silentLogger();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ax-worker-test-'));
-  const outbox = new Outbox({ file: path.join(dataDir, 'outbox.db') });
+  const outboxPath = path.join(dataDir, 'outbox.db');
+  const outbox = options.openOutbox?.(outboxPath) ?? new Outbox({ file: outboxPath });
   const bus = createBus({ url: options.amqpUrl ?? testAmqpUrl(), namespace: driver.namespace, logger, name: `test-worker-${workerId}`, reconnectMaxDelayMs: 500 });
   await bus.start();
   const settings: WorkerSettings = {
