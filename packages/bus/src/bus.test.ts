@@ -7,6 +7,7 @@ import { createTestAmqp, uniqueNamespace, waitFor, type TestAmqp } from '@ax/tes
 import {
   DEAD_REASON_HEADER,
   DEAD_SOURCE_HEADER,
+  PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
   busTopology,
   createBus,
@@ -195,6 +196,50 @@ describe('@ax/bus against RabbitMQ', () => {
     await bus.close();
     await expect(held).rejects.toMatchObject({ code: 'BUS_CLOSED' });
     await expect(started).rejects.toMatchObject({ code: 'BUS_CLOSED' });
+  });
+});
+
+describe('@ax/bus consumer of the dead-letter queue (#23)', () => {
+  const original = { [DEAD_REASON_HEADER]: 'invalid JSON at the source', [DEAD_SOURCE_HEADER]: `${namespace}.events.single`, 'x-custom': 'kept' };
+
+  it('#23 parks a dead letter whose handler throws in <ns>.dead.parked with its original headers, instead of looping it through <ns>.dlx', async () => {
+    const bus = newBus();
+    await bus.start();
+    let calls = 0;
+    const consumer = await bus.consume(topology.deadQueue, async () => {
+      calls += 1;
+      throw new Error('store is broken');
+    });
+    await bus.publish(topology.dlx, 'result', Buffer.from('dead once'), { headers: original });
+    const parked = await waitFor(() => amqp.channel.get(topology.parkedQueue, { noAck: true }), { description: 'the parked dead letter' });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a loop would call the handler again meanwhile
+    await consumer.cancel();
+    expect(calls).toBe(1);
+    expect(parked.content.toString()).toBe('dead once');
+    expect(parked.properties.headers).toMatchObject({ ...original, [PARKED_REASON_HEADER]: 'handler threw: store is broken' });
+    expect(await drainDead()).toEqual([]);
+  });
+
+  it('#23 gives a held delivery back to its queue unchanged when its consumer is cancelled (signal, then release)', async () => {
+    const bus = newBus();
+    await bus.start();
+    const held: BusMessage[] = [];
+    const consumer = await bus.consume(topology.deadQueue, async (m) => {
+      held.push(m);
+      await new Promise((resolve) => m.signal.addEventListener('abort', resolve, { once: true }));
+      return 'release';
+    });
+    await bus.publish(topology.dlx, 'result', Buffer.from('held'), { headers: original });
+    await waitFor(() => held.length === 1, { description: 'the delivery held by the handler' });
+    expect(held[0]?.signal.aborted).toBe(false);
+    const cancelStarted = Date.now();
+    await consumer.cancel();
+    expect(Date.now() - cancelStarted, 'cancel waits for no timeout').toBeLessThan(2_000);
+    const back = await waitFor(() => amqp.channel.get(topology.deadQueue, { noAck: true }), { description: 'the released delivery' });
+    expect(back.content.toString()).toBe('held');
+    expect(back.fields.redelivered).toBe(true);
+    expect(back.properties.headers).toEqual(original);
+    expect(await amqp.channel.get(topology.parkedQueue, { noAck: true })).toBe(false);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   DEAD_REASON_HEADER,
   DEAD_SOURCE_HEADER,
   DEFAULT_WORKER_QUEUE_EXPIRES_MS,
+  PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
   busTopology,
   controlQueueArguments,
@@ -86,10 +87,20 @@ export interface BusMessage {
   readonly exchange: string;
   /** The queue it was consumed from. */
   readonly queue: string;
+  /**
+   * Aborted once this delivery can no longer be settled by this consumer: the consumer is
+   * cancelled, its channel closed or the bus is closing. A handler that waits (a backoff while
+   * a dependency is down) stops waiting and answers `'release'`.
+   */
+  readonly signal: AbortSignal;
 }
 
-/** What a handler decides. `{action:'dead-letter', reason}` names the reason header. */
-export type ConsumeOutcome = 'ack' | 'dead-letter' | 'requeue' | { action: 'dead-letter'; reason: string };
+/**
+ * What a handler decides. `{action:'dead-letter', reason}` names the reason header.
+ * `'release'` hands the delivery back to RabbitMQ untouched (basic.nack with requeue): only for
+ * a handler told to stop by `signal`, never as a retry policy (that would requeue forever).
+ */
+export type ConsumeOutcome = 'ack' | 'dead-letter' | 'requeue' | 'release' | { action: 'dead-letter'; reason: string };
 
 /** A message handler. Throwing = dead-letter with the error message as reason. */
 export type MessageHandler = (message: BusMessage) => Promise<ConsumeOutcome>;
@@ -140,7 +151,9 @@ export interface Bus {
    * The handler's answer is applied: `ack`; `dead-letter` (re-published to `<ns>.dlx` with
    * headers `x-ax-dead-reason` and `x-ax-source-queue`, then acked); `requeue` (re-published
    * to the queue with `x-ax-requeues` + 1, then acked; past `maxRequeues` it is dead-lettered).
-   * A handler that throws dead-letters the message with the error as the reason.
+   * A handler that throws dead-letters the message with the error as the reason. `release`
+   * nacks it back to the queue untouched (for a handler told to stop by `BusMessage.signal`).
+   * Dead letters of `<ns>.dead` itself go to `<ns>.dead.parked`, headers kept, never to `<ns>.dlx`.
    */
   consume(queue: string, handler: MessageHandler, options?: ConsumeOptions): Promise<Consumer>;
   /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
@@ -172,6 +185,8 @@ interface ConsumerEntry {
   readonly prefetch: number;
   channel: Channel | undefined;
   consumerTag: string | undefined;
+  /** Aborts the `signal` of the deliveries of the current channel. */
+  deliveries: AbortController | undefined;
   cancelled: boolean;
   readonly running: Set<Promise<void>>;
   reattachTimer: NodeJS.Timeout | undefined;
@@ -318,6 +333,7 @@ class AmqpBus implements Bus {
     await ch.assertExchange(t.dlx, 'fanout', { durable: true });
     await ch.assertQueue(t.deadQueue, { durable: true });
     await ch.bindQueue(t.deadQueue, t.dlx, '');
+    await ch.assertQueue(t.parkedQueue, { durable: true });
     await ch.assertExchange(t.dispatchExchange, 'direct', { durable: true });
     await ch.assertExchange(t.eventsExchange, 'fanout', { durable: true });
     await ch.assertQueue(t.eventsQueue, { durable: true, arguments: eventsQueueArguments(t) });
@@ -344,6 +360,8 @@ class AmqpBus implements Bus {
     for (const entry of this.consumers.values()) {
       entry.channel = undefined;
       entry.consumerTag = undefined;
+      entry.deliveries?.abort();
+      entry.deliveries = undefined;
       if (entry.reattachTimer !== undefined) clearTimeout(entry.reattachTimer);
       entry.reattachTimer = undefined;
     }
@@ -473,6 +491,7 @@ class AmqpBus implements Bus {
       prefetch: options.prefetch ?? 10,
       channel: undefined,
       consumerTag: undefined,
+      deliveries: undefined,
       cancelled: false,
       running: new Set(),
       reattachTimer: undefined,
@@ -512,8 +531,11 @@ class AmqpBus implements Bus {
 
   private async attach(entry: ConsumerEntry, model: ChannelModel): Promise<void> {
     const channel = await model.createChannel();
+    const deliveries = new AbortController();
     channel.on('error', (error: Error) => this.logger.warn({ err: error, queue: entry.queue }, 'AMQP consumer channel error'));
     channel.on('close', () => {
+      // Its unacked deliveries are back in the queue: their handlers stop waiting.
+      deliveries.abort();
       if (entry.channel !== channel) return;
       entry.channel = undefined;
       entry.consumerTag = undefined;
@@ -529,7 +551,7 @@ class AmqpBus implements Bus {
           channel.close().catch(() => undefined);
           return;
         }
-        const job = this.deliver(entry, channel, message).finally(() => entry.running.delete(job));
+        const job = this.deliver(entry, channel, message, deliveries.signal).finally(() => entry.running.delete(job));
         entry.running.add(job);
       });
       if (entry.cancelled) {
@@ -538,13 +560,14 @@ class AmqpBus implements Bus {
       }
       entry.channel = channel;
       entry.consumerTag = consumerTag;
+      entry.deliveries = deliveries;
     } catch (error) {
       await channel.close().catch(() => undefined);
       throw error;
     }
   }
 
-  private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage): Promise<void> {
+  private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage, signal: AbortSignal): Promise<void> {
     const headers = headersOf(message.properties.headers);
     const busMessage: BusMessage = {
       body: message.content,
@@ -553,6 +576,7 @@ class AmqpBus implements Bus {
       routingKey: message.fields.routingKey,
       exchange: message.fields.exchange,
       queue: entry.queue,
+      signal,
       ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
     };
     let outcome: ConsumeOutcome;
@@ -560,12 +584,18 @@ class AmqpBus implements Bus {
       outcome = await entry.handler(busMessage);
     } catch (thrown) {
       const error = toError(thrown);
-      this.logger.error({ err: error, queue: entry.queue }, 'message handler threw; dead-lettering the message');
+      const parks = entry.queue === this.topology.deadQueue;
+      this.logger.error({ err: error, queue: entry.queue }, parks ? 'message handler threw; parking the dead letter' : 'message handler threw; dead-lettering the message');
       outcome = { action: 'dead-letter', reason: `handler threw: ${error.message}` };
     }
     try {
       if (outcome === 'ack') {
         channel.ack(message);
+        return;
+      }
+      if (outcome === 'release') {
+        // A closed channel already gave the delivery back to RabbitMQ.
+        if (entry.channel === channel) channel.nack(message, false, true);
         return;
       }
       if (outcome === 'requeue') {
@@ -606,6 +636,17 @@ class AmqpBus implements Bus {
     queue: string,
     reason: string,
   ): Promise<void> {
+    if (queue === this.topology.deadQueue) {
+      // `<ns>.dlx` routes to `<ns>.dead`: dead-lettering a dead letter would loop and overwrite the
+      // headers of its first death. It is parked instead, headers as they came.
+      await this.publish('', this.topology.parkedQueue, message.content, {
+        ...this.copyProperties(message),
+        headers: { ...headers, [PARKED_REASON_HEADER]: reason.slice(0, 1_000) },
+      });
+      channel.ack(message);
+      this.logger.error({ queue, parkedQueue: this.topology.parkedQueue, reason, ...this.copyProperties(message) }, 'dead letter parked');
+      return;
+    }
     await this.publish(this.topology.dlx, message.fields.routingKey, message.content, {
       ...this.copyProperties(message),
       headers: { ...headers, [DEAD_REASON_HEADER]: reason.slice(0, 1_000), [DEAD_SOURCE_HEADER]: queue },
@@ -622,6 +663,8 @@ class AmqpBus implements Bus {
     if (channel !== undefined && entry.consumerTag !== undefined) {
       await channel.cancel(entry.consumerTag).catch(() => undefined);
     }
+    // Handlers that wait give their deliveries back ('release') while the channel is still open.
+    entry.deliveries?.abort();
     await this.waitAll(entry.running);
     entry.channel = undefined;
     if (channel !== undefined) await channel.close().catch(() => undefined);

@@ -7,6 +7,7 @@
  *                        key <workerId>.control  → <ns>.worker.<id>.control  (cancels, R12)
  * <ns>.events    fanout                          → <ns>.events.single        (ack/refusal/result/heartbeat; one broker at a time)
  * <ns>.dlx       fanout                          → <ns>.dead                 (dead letters of every queue above)
+ * (default exchange)                             → <ns>.dead.parked          (dead letters the dead-letter consumer cannot store)
  * ```
  */
 
@@ -37,6 +38,11 @@ export interface BusTopology {
   readonly dlx: string;
   /** `<ns>.dead` — durable queue of dead letters (read by the broker into the `dead_letter` table). */
   readonly deadQueue: string;
+  /**
+   * `<ns>.dead.parked` — durable queue, no consumer, no DLX: a message the consumer of
+   * `<ns>.dead` dead-letters is parked here (headers kept) instead of looping through `<ns>.dlx`.
+   */
+  readonly parkedQueue: string;
   /** `<ns>.worker.<id>` — a worker's dispatch queue (classic priority queue, DLX, x-expires). */
   workerQueue(workerId: string): string;
   /** `<ns>.worker.<id>.control` — a worker's control queue (cancels, R12). */
@@ -67,6 +73,7 @@ export function busTopology(namespace: string): BusTopology {
     legacyEventsQueue: `${ns}.events`,
     dlx: `${ns}.dlx`,
     deadQueue: `${ns}.dead`,
+    parkedQueue: `${ns}.dead.parked`,
     workerQueue: (id: string) => `${ns}.worker.${checkWorkerId(id)}`,
     controlQueue: (id: string) => `${ns}.worker.${checkWorkerId(id)}.control`,
     workerRoutingKey: (id: string) => checkWorkerId(id),
@@ -103,5 +110,7 @@ export function eventsQueueArguments(topology: BusTopology): Record<string, unkn
 export const DEAD_REASON_HEADER = 'x-ax-dead-reason';
 /** Header naming the queue an ax consumer dead-lettered a message from. */
 export const DEAD_SOURCE_HEADER = 'x-ax-source-queue';
+/** Header naming why a dead letter was parked in `<ns>.dead.parked` (its other headers are kept). */
+export const PARKED_REASON_HEADER = 'x-ax-parked-reason';
 /** Header counting how often an ax consumer asked to requeue a message. */
 export const REQUEUE_COUNT_HEADER = 'x-ax-requeues';
