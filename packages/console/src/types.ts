@@ -5,6 +5,8 @@ export type Role = 'viewer' | 'operator' | 'admin';
 export interface Principal {
   name: string;
   role: Role;
+  /** The teams the token acts for (`["*"]`: every team); absent from older APIs. */
+  teams?: string[];
 }
 
 export const FINAL_STATES = ['SUCCESS', 'FAILED', 'CANCELED'] as const;
@@ -22,6 +24,8 @@ export interface Schedule {
 export interface Task {
   name: string;
   description: string;
+  /** The owning team. */
+  team: string;
   owner: string;
   schedule: Schedule;
   exec: { type: string; [key: string]: unknown };
@@ -138,8 +142,12 @@ export interface AuditEntry {
   id: string;
   at: string;
   actor: string;
+  /** The actor token's id (null: an HMAC caller or an older entry). */
+  actorTokenId: string | null;
   action: string;
   target: string;
+  /** The team of the target; absent for global targets. */
+  team?: string;
   reason?: string;
   before?: unknown;
   after?: unknown;

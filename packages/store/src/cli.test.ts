@@ -118,8 +118,9 @@ describe('cli migrate from two processes at once', () => {
     expect(lines.filter((l) => l.startsWith('applied ')).map((l) => l.replace(/ \(\d+ ms\)$/, ''))).toEqual([
       'applied 0001_init',
       'applied 0002_lean_instance_indexes',
+      'applied 0003_teams',
     ]);
-    expect(lines).toContain(`database ${name} is up to date at schema version 2`);
+    expect(lines).toContain(`database ${name} is up to date at schema version 3`);
     expect(lines.filter((l) => l === `created database ${name}`)).toHaveLength(1);
 
     const pool = createPool(url, { connectionLimit: 1 });
@@ -135,9 +136,10 @@ describe('cli migrate from two processes at once', () => {
   it('status reports the applied migration and exits 0', async () => {
     const run = await runCli(['status'], url);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain('schema version 2 (this build supports 1–2)');
+    expect(run.stdout).toContain('schema version 3 (this build supports 1–3)');
     expect(run.stdout).toMatch(/^applied 0001_init at \d{4}-\d\d-\d\dT[\d:.]+Z/m);
     expect(run.stdout).toMatch(/^applied 0002_lean_instance_indexes at \d{4}-\d\d-\d\dT[\d:.]+Z/m);
+    expect(run.stdout).toMatch(/^applied 0003_teams at \d{4}-\d\d-\d\dT[\d:.]+Z/m);
     expect(run.stdout).not.toContain('pending');
   });
 });
@@ -171,9 +173,10 @@ describe('cli errors', () => {
     try {
       const run = await runCli(['status'], db.url);
       expect(run.code, run.stderr).toBe(1);
-      expect(run.stdout).toContain('schema version none (this build supports 1–2): outside the supported range');
+      expect(run.stdout).toContain('schema version none (this build supports 1–3): outside the supported range');
       expect(run.stdout).toContain('pending 0001_init.sql');
       expect(run.stdout).toContain('pending 0002_lean_instance_indexes.sql');
+      expect(run.stdout).toContain('pending 0003_teams.sql');
     } finally {
       await db.drop();
     }

@@ -69,6 +69,7 @@ export type { AlertKind, NewAlert } from './queries/alerts.js';
 export {
   TASK_COLUMNS,
   TaskExistsError,
+  TeamMissingError,
   TaskVersionConflictError,
   deleteTask,
   disableTask,
@@ -136,7 +137,19 @@ export { listUndeliveredAlerts, markAlertDelivered } from './queries/alerts-deli
 export type { PendingAlert } from './queries/alerts-delivery.js';
 
 // Admin API queries (tokens, audit, edges, instances, reruns, claims, stats, dead letters, flags).
-export { findApiTokenByHash, getApiToken, insertApiToken, listApiTokens, revokeApiToken, touchApiToken, upsertApiToken } from './queries/tokens.js';
+export {
+  ALL_TEAMS,
+  TokenNameTakenError,
+  findApiTokenByHash,
+  getApiToken,
+  insertApiToken,
+  listApiTokens,
+  revokeApiToken,
+  touchApiToken,
+  upsertApiToken,
+} from './queries/tokens.js';
+export { TeamExistsError, TeamInUseError, deleteTeam, existingTeams, getTeam, insertTeam, listTeams, updateTeam } from './queries/teams.js';
+export type { TeamRecord } from './queries/teams.js';
 export type { ApiTokenRecord, BootstrapTokenOutcome } from './queries/tokens.js';
 export { insertAuditEntry, listAuditEntries } from './queries/audit.js';
 export type { AuditEntry, ListAuditOptions, NewAuditEntry } from './queries/audit.js';
@@ -147,6 +160,7 @@ export {
   getExecution,
   getInstance,
   instanceFromRow,
+  instanceTeamFilter,
   instancesAtSlots,
   instancesOfBizDate,
   listExecutions,

@@ -56,17 +56,17 @@ describe('the shipped migrations', () => {
 
   it('apply to an empty database once; a second run applies nothing and changes nothing', async () => {
     const first = await migrate(db.pool);
-    expect(first.applied.map((m) => m.fileName)).toEqual(['0001_init.sql', '0002_lean_instance_indexes.sql']);
-    expect(first.version).toBe(2);
+    expect(first.applied.map((m) => m.fileName)).toEqual(['0001_init.sql', '0002_lean_instance_indexes.sql', '0003_teams.sql']);
+    expect(first.version).toBe(3);
     const rowsAfterFirst = await migrationRows(db.pool);
     const schemaAfterFirst = await schemaSnapshot(db.pool);
 
     const second = await migrate(db.pool);
     expect(second.applied).toEqual([]);
-    expect(second.version).toBe(2);
+    expect(second.version).toBe(3);
     expect(await migrationRows(db.pool)).toEqual(rowsAfterFirst);
     expect(await schemaSnapshot(db.pool)).toEqual(schemaAfterFirst);
-    expect(rowsAfterFirst).toHaveLength(2);
+    expect(rowsAfterFirst).toHaveLength(3);
   });
 
   it('create every table of DESIGN §2/§10 with the guard indexes', async () => {
@@ -87,6 +87,7 @@ describe('the shipped migrations', () => {
       'task_edge',
       'task_execution',
       'task_instance',
+      'team',
       'trigger_idempotency',
     ]);
     expect(snapshot['task_instance']).toContain('UNIQUE KEY `uk_instance_slot` (`task_name`,`expected_time`)');
@@ -200,10 +201,10 @@ describe('assertSchemaSupported (R22)', () => {
 
   it('refuses a database without schema, accepts the supported version, refuses one outside the range', async () => {
     await expect(assertSchemaSupported(db.pool)).rejects.toThrow(
-      'database has no ax schema (no applied migrations); this build supports versions 1–2; run `pnpm migrate`',
+      'database has no ax schema (no applied migrations); this build supports versions 1–3; run `pnpm migrate`',
     );
     await migrate(db.pool);
-    await expect(assertSchemaSupported(db.pool)).resolves.toBe(2);
+    await expect(assertSchemaSupported(db.pool)).resolves.toBe(3);
 
     await db.pool.query(
       "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (7, 'future', REPEAT('0', 64), NOW(3))",
@@ -211,12 +212,12 @@ describe('assertSchemaSupported (R22)', () => {
     const refused = assertSchemaSupported(db.pool);
     await expect(refused).rejects.toBeInstanceOf(SchemaVersionError);
     await expect(refused).rejects.toThrow(
-      'database schema version 7 is outside the range 1–2 this build supports; run `pnpm migrate` or upgrade',
+      'database schema version 7 is outside the range 1–3 this build supports; run `pnpm migrate` or upgrade',
     );
     await expect(refused).rejects.toMatchObject({ version: 7 });
     // A newer build's migration does not make this build's migrate fail (expand-then-contract).
     await expect(migrate(db.pool)).resolves.toMatchObject({ applied: [], version: 7 });
     await db.pool.query('DELETE FROM schema_migrations WHERE version = 7');
-    expect(await readSchemaVersion(db.pool)).toBe(2);
+    expect(await readSchemaVersion(db.pool)).toBe(3);
   });
 });

@@ -22,6 +22,7 @@ import { sessionRoutes } from './routes/session.js';
 import { statsRoutes } from './routes/stats.js';
 import { systemRoutes } from './routes/system.js';
 import { taskRoutes } from './routes/tasks.js';
+import { teamRoutes } from './routes/teams.js';
 import type { AppDeps } from './deps.js';
 
 /** Every API route (without the system routes). */
@@ -34,6 +35,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...statsRoutes,
   ...sessionRoutes,
   ...adminRoutes,
+  ...teamRoutes,
   ...executionRoutes,
 ];
 
@@ -186,7 +188,7 @@ function cors(origins: readonly string[]): RequestHandler {
       res.setHeader('access-control-allow-origin', origins.includes('*') ? '*' : origin);
       res.setHeader('vary', 'Origin');
       res.setHeader('access-control-allow-headers', 'authorization, content-type, idempotency-key');
-      res.setHeader('access-control-allow-methods', 'GET, POST, PUT, DELETE');
+      res.setHeader('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE');
       res.setHeader('access-control-max-age', '600');
       if (req.method === 'OPTIONS') {
         res.status(204).end();

@@ -9,6 +9,7 @@ import { findApiTokenByHash, touchApiToken, upsertApiToken, type BootstrapTokenO
 import { NO_TRUSTED_PROXIES, resolveClientAddress, type TrustedProxies } from './client-address.js';
 import { ApiError } from './errors.js';
 import { DEFAULT_MAX_KEYS, FailureBackoff } from './failure-backoff.js';
+import { scopeOfTeams, type TeamScope } from './team-scope.js';
 
 /** The roles, lowest first. */
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -21,6 +22,8 @@ export interface Principal {
   /** Token name: the actor of audit entries. */
   readonly name: string;
   readonly role: Role;
+  /** The teams the token acts for: `'*'` (every team) or a list (team-scope.ts). */
+  readonly teams: TeamScope;
 }
 
 /** Whether `role` is at least `required`. */
@@ -117,7 +120,7 @@ export async function authenticate(pool: StorePool, limiter: AuthFailureLimiter,
     }
     throw new ApiError(401, 'UNAUTHENTICATED', 'the bearer token is unknown or revoked', {}, { 'www-authenticate': 'Bearer' });
   }
-  const principal: Principal = { tokenId: row.id, name: row.name, role: row.role as Role };
+  const principal: Principal = { tokenId: row.id, name: row.name, role: row.role as Role, teams: scopeOfTeams(row.teams) };
   if (row.lastUsedAt === null || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     // Bookkeeping only: a failure must not fail the request.
     touchApiToken(pool, row.id).catch(() => undefined);

@@ -6,7 +6,7 @@
  */
 import type { ErrorRequestHandler, Response } from 'express';
 import { CycleError, ValidationError, toError, type Issue } from '@ax/core';
-import { TaskExistsError, TaskVersionConflictError } from '@ax/store';
+import { TaskExistsError, TaskVersionConflictError, TeamExistsError, TeamInUseError, TeamMissingError, TokenNameTakenError } from '@ax/store';
 import type { Logger } from '@ax/kit';
 
 /** An error with an HTTP status and a contract error code. */
@@ -62,6 +62,16 @@ export function toApiError(thrown: unknown): { error: ApiError; internal: boolea
   }
   if (thrown instanceof TaskExistsError) {
     return { error: new ApiError(409, 'ALREADY_EXISTS', thrown.message, { name: thrown.taskName }), internal: false };
+  }
+  if (thrown instanceof TeamMissingError) return { error: notFound(`team ${JSON.stringify(thrown.team)}`), internal: false };
+  if (thrown instanceof TeamExistsError) {
+    return { error: new ApiError(409, 'ALREADY_EXISTS', thrown.message, { name: thrown.team }), internal: false };
+  }
+  if (thrown instanceof TeamInUseError) {
+    return { error: invalidState(`team ${JSON.stringify(thrown.team)} owns tasks; move or delete them first`, { team: thrown.team }), internal: false };
+  }
+  if (thrown instanceof TokenNameTakenError) {
+    return { error: new ApiError(409, 'ALREADY_EXISTS', `a live token named ${JSON.stringify(thrown.tokenName)} exists; token names are unique`, { name: thrown.tokenName }), internal: false };
   }
   if (thrown instanceof TaskVersionConflictError) {
     if (thrown.actualVersion === null) return { error: notFound(`task ${JSON.stringify(thrown.taskName)}`), internal: false };

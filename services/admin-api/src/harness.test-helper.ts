@@ -152,3 +152,10 @@ export async function insertInstance(
 export function taskDef(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { name, schedule: { type: 'cron', expr: '0 2 * * *' }, exec: { type: 'shell', command: ['echo', 'hi'] }, ...extra };
 }
+
+/** Stores a token of `role` acting for `teams` (tests); returns its plaintext. */
+export async function addToken(pool: StorePool, name: string, role: string, teams: readonly string[]): Promise<string> {
+  const token = `tok-${name}-0123456789`;
+  await insertApiToken(pool, { name, role, teams, tokenHash: hashToken(token) });
+  return token;
+}

@@ -4,7 +4,7 @@
  * hour of its `expected_time`). Kept here until it moves next to `dayStats` in @ax/store.
  */
 import type { RowDataPacket } from 'mysql2';
-import type { StorePool } from '@ax/store';
+import { instanceTeamFilter, type StorePool } from '@ax/store';
 
 /** One hour of a day. */
 export interface HourStats {
@@ -22,8 +22,10 @@ export interface HourStats {
 const HOUR_MS = 3_600_000;
 
 /** 24 hours from `dayStart` (a UTC midnight), each present (zero or null when nothing ran). */
-export async function hourlyStats(pool: StorePool, dayStart: Date): Promise<HourStats[]> {
+export async function hourlyStats(pool: StorePool, dayStart: Date, teams: readonly string[] | null = null): Promise<HourStats[]> {
   const dayEnd = new Date(dayStart.getTime() + 24 * HOUR_MS);
+  // Only the instances of these teams' tasks (null: all).
+  const team = instanceTeamFilter(teams);
   const [rows] = await pool.query<RowDataPacket[]>(
     `SELECT FLOOR(TIMESTAMPDIFF(SECOND, ?, expected_time) / 3600) AS h,
             COUNT(*) AS runs,
@@ -32,9 +34,9 @@ export async function hourlyStats(pool: StorePool, dayStart: Date): Promise<Hour
             AVG(CASE WHEN \`trigger\` = 'schedule' THEN TIMESTAMPDIFF(MICROSECOND, expected_time, created_at) END) AS lag_us,
             AVG(CASE WHEN started_at IS NOT NULL THEN TIMESTAMPDIFF(MICROSECOND, expected_time, started_at) END) AS delay_us
        FROM task_instance
-      WHERE expected_time >= ? AND expected_time < ?
+      WHERE expected_time >= ? AND expected_time < ?${team === null ? '' : ` AND ${team.sql}`}
       GROUP BY h`,
-    [dayStart, dayStart, dayEnd],
+    [dayStart, dayStart, dayEnd, ...(team === null ? [] : team.values)],
   );
   const byHour = new Map(rows.map((r) => [Number(r['h']), r]));
   const ms = (v: unknown): number | null => (v == null ? null : Math.max(0, Math.round(Number(v) / 1000)));

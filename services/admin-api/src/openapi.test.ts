@@ -41,6 +41,10 @@ const CONTRACT: Array<[string, string, string]> = [
   ['delete', '/api/v1/tokens/{id}', 'admin'],
   ['post', '/api/v1/executions/{executionId}/report', 'hmac'],
   ['post', '/api/v1/executions/{executionId}/claim', 'hmac'],
+  ['get', '/api/v1/teams', 'viewer'],
+  ['post', '/api/v1/teams', 'admin'],
+  ['patch', '/api/v1/teams/{name}', 'admin'],
+  ['delete', '/api/v1/teams/{name}', 'admin'],
 ];
 
 type Op = { 'x-ax-access': string; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: Array<{ name: string; in: string }> };
@@ -70,5 +74,21 @@ describe('OpenAPI document', () => {
     expect(op('get', '/api/v1/instances')?.parameters?.map((p) => p.name)).toEqual(['task', 'state', 'bizDate', 'from', 'to', 'limit', 'cursor']);
     const reruns = JSON.stringify(op('post', '/api/v1/reruns')?.requestBody);
     for (const mode of ['instance', 'dag', 'failed', 'backfill']) expect(reruns).toContain(`"${mode}"`);
+  });
+
+  it('shows the teams of tasks, instances and tokens', () => {
+    type Schema = { properties?: Record<string, unknown>; required?: string[] };
+    const body = (method: string, path: string): Schema =>
+      op(method, path)?.requestBody?.content['application/json']?.schema as Schema;
+    const response = (method: string, path: string, status: string): Schema =>
+      (document['paths'] as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>)[path]?.[method]
+        ?.responses[status]?.content?.['application/json']?.schema ?? {};
+    expect(Object.keys(body('post', '/api/v1/tasks').properties ?? {})).toContain('team');
+    expect(Object.keys(response('get', '/api/v1/tasks/{name}', '200').properties ?? {})).toContain('team');
+    expect(Object.keys(response('get', '/api/v1/instances/{id}', '200').properties ?? {})).toContain('team');
+    expect(Object.keys(body('post', '/api/v1/tokens').properties ?? {})).toContain('teams');
+    expect(Object.keys(response('post', '/api/v1/tokens', '201').properties ?? {})).toContain('teams');
+    expect(Object.keys((document['paths'] as Record<string, Record<string, { responses: Record<string, unknown> }>>)['/api/v1/tokens']?.['post']?.responses ?? {})).toContain('409');
+    expect(Object.keys(response('post', '/api/v1/teams', '201').properties ?? {})).toEqual(expect.arrayContaining(['name', 'maxRunning', 'keyVersion']));
   });
 });

@@ -46,6 +46,7 @@ export function instanceResource(i: InstanceRecord): Record<string, unknown> {
     startedAt: iso(i.startedAt),
     endedAt: iso(i.endedAt),
     rerunBatchId: i.rerunBatchId,
+    team: i.team,
   };
 }
 

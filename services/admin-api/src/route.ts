@@ -66,7 +66,7 @@ export interface Reply {
 
 /** A route declaration. */
 export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
-  readonly method: 'get' | 'post' | 'put' | 'delete';
+  readonly method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path, e.g. `/api/v1/tasks/{name}`. */
   readonly path: string;
   readonly access: Access;

@@ -70,6 +70,7 @@ export const instanceSchema = z.object({
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
+  team: z.string().nullable().describe("the team of the instance's task (null once the task is deleted: only tokens of every team see it then)"),
 });
 
 /** An event. */

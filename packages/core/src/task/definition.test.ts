@@ -26,6 +26,7 @@ describe('parseTaskDefinition defaults', () => {
     expect(ok(minimal)).toEqual({
       name: 'order_stat_daily',
       description: '',
+      team: 'default',
       owner: '',
       schedule: { type: 'cron', expr: '0 2 * * *', timezone: 'UTC' },
       exec: { type: 'http', url: 'http://orders.internal:8080/ax/order_stat', method: 'POST' },
@@ -48,6 +49,7 @@ describe('parseTaskDefinition defaults', () => {
     const full = {
       name: 'order_stat_daily',
       description: 'daily order statistics',
+      team: 'data',
       owner: 'data-team',
       schedule: { type: 'cron', expr: '0 2 * * *', timezone: 'Asia/Shanghai' },
       exec: { type: 'http', url: 'http://orders.internal:8080/ax/order_stat', method: 'POST' },
@@ -65,6 +67,12 @@ describe('parseTaskDefinition defaults', () => {
       dependencyTimeoutSeconds: 86400,
     };
     expect(ok(full)).toEqual(full);
+  });
+
+  it('refuses a team name outside ^[a-z][a-z0-9_-]{0,63}$', () => {
+    for (const team of ['Data', '1data', 'a.b', 'x'.repeat(65), '']) {
+      expect(issuesOf({ ...minimal, team }).map((i) => i.path)).toEqual(['team']);
+    }
   });
 
   it('fills a partial retry from the default retry', () => {

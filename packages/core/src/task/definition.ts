@@ -14,6 +14,17 @@ import { SCHEDULE_FIELDS, scheduleSchema } from './schedule-schema.js';
 /** `^[a-z0-9][a-z0-9_.-]{0,127}$`: lower case, digits, `_ . -`, at most 128 characters. */
 export const TASK_NAME_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,127}$/;
 
+/** `^[a-z][a-z0-9_-]{0,63}$`: a team name (ADMIN-API.md "Teams"). */
+export const TEAM_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/** The team of a task that names none; it always exists. */
+export const DEFAULT_TEAM = 'default';
+
+/** A team name. */
+export const teamNameSchema = z.string().regex(TEAM_NAME_PATTERN, {
+  error: (iss) => `must match ^[a-z][a-z0-9_-]{0,63}$ (a lower case letter, then letters, digits, _ -; at most 64 characters), got ${describeValue(iss.input)}`,
+});
+
 /** Worker tags: no commas or spaces (workers list them in `AX_WORKER_TAGS`, comma separated). */
 export const TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:=/-]{0,63}$/;
 
@@ -81,6 +92,8 @@ export const taskDefinitionSchema = z.strictObject({
   // Lengths match the `task` table's columns (VARCHAR(2048), VARCHAR(128)), so a valid
   // definition always fits its row.
   description: z.string().max(2_048).default(''),
+  /** The owning team (must exist); default `default`. */
+  team: teamNameSchema.default(DEFAULT_TEAM),
   owner: z.string().max(128).default(''),
   schedule: scheduleSchema,
   exec: execSchema,

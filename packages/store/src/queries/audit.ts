@@ -11,6 +11,10 @@ import type { Queryable } from '../schema-version.js';
 export interface NewAuditEntry {
   /** Token name. */
   actor: string;
+  /** Token id of the actor (null: an HMAC caller). */
+  actorTokenId?: string | null;
+  /** Team of the target; null = a global target (tokens, teams, dispatch). */
+  team?: string | null;
   /** e.g. `task.create`, `edge.delete`, `rerun.create`. */
   action: string;
   /** What was changed, e.g. `task:order_stat_daily`. */
@@ -25,8 +29,10 @@ export interface AuditEntry {
   readonly id: string;
   readonly at: Date;
   readonly actor: string;
+  readonly actorTokenId: string | null;
   readonly action: string;
   readonly target: string;
+  readonly team: string | null;
   readonly reason: string | null;
   readonly before: unknown;
   readonly after: unknown;
@@ -36,19 +42,26 @@ const cut = (text: string, max: number): string => (text.length > max ? text.sli
 
 /** Appends one entry. */
 export async function insertAuditEntry(db: Queryable, entry: NewAuditEntry): Promise<void> {
-  await db.query('INSERT INTO audit_log (actor, action, target, reason, before_json, after_json) VALUES (?, ?, ?, ?, ?, ?)', [
+  await db.query(
+    'INSERT INTO audit_log (actor, actor_token_id, action, target, team, reason, before_json, after_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    [
     cut(entry.actor, 128),
+    entry.actorTokenId ?? null,
     cut(entry.action, 64),
     cut(entry.target, 255),
+    entry.team ?? null,
     entry.reason == null ? null : cut(entry.reason, 2048),
     encodeJsonNullable(entry.before ?? null),
     encodeJsonNullable(entry.after ?? null),
-  ]);
+    ],
+  );
 }
 
 /** Filters and page of {@link listAuditEntries}. */
 export interface ListAuditOptions {
   actor?: string;
+  /** Only entries of these teams (global entries, team NULL, are left out); null/absent = all. */
+  teams?: readonly string[] | null;
   /** Entries at or after this time. */
   from?: Date;
   /** Entries before this time. */
@@ -62,8 +75,10 @@ type AuditRow = RowDataPacket & {
   id: string;
   at: Date;
   actor: string;
+  actor_token_id: string | null;
   action: string;
   target: string;
+  team: string | null;
   reason: string | null;
   before_json: unknown;
   after_json: unknown;
@@ -76,6 +91,11 @@ export async function listAuditEntries(db: Queryable, opts: ListAuditOptions): P
   if (opts.actor !== undefined) {
     where.push('actor = ?');
     values.push(opts.actor);
+  }
+  if (opts.teams !== undefined && opts.teams !== null) {
+    if (opts.teams.length === 0) return [];
+    where.push('team IN (?)');
+    values.push(opts.teams);
   }
   if (opts.from !== undefined) {
     where.push('at >= ?');
@@ -91,7 +111,7 @@ export async function listAuditEntries(db: Queryable, opts: ListAuditOptions): P
   }
   values.push(opts.limit);
   const [rows] = await db.query<AuditRow[]>(
-    `SELECT id, at, actor, action, target, reason, before_json, after_json FROM audit_log
+    `SELECT id, at, actor, actor_token_id, action, target, team, reason, before_json, after_json FROM audit_log
       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
     values,
   );
@@ -99,8 +119,10 @@ export async function listAuditEntries(db: Queryable, opts: ListAuditOptions): P
     id: String(r.id),
     at: r.at,
     actor: r.actor,
+    actorTokenId: r.actor_token_id === null ? null : String(r.actor_token_id),
     action: r.action,
     target: r.target,
+    team: r.team,
     reason: r.reason,
     before: decodeJsonNullable(r.before_json),
     after: decodeJsonNullable(r.after_json),

@@ -30,11 +30,27 @@ export interface InstanceRecord {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly endedAt: Date | null;
+  /**
+   * The team of its task, joined by the immutable `task_id` (instances carry no team column);
+   * null when the task was deleted.
+   */
+  readonly team: string | null;
 }
 
-/** The columns of an instance row, in select order. */
+/** The columns of an instance row, in select order (the team through its task). */
 export const INSTANCE_COLUMNS = `id, task_id, task_name, expected_time, biz_date, \`trigger\`, run_no, state, reason, attempt,
-  max_attempts, priority, params, worker_id, current_execution_id, rerun_batch_id, due_at, created_at, started_at, ended_at`;
+  max_attempts, priority, params, worker_id, current_execution_id, rerun_batch_id, due_at, created_at, started_at, ended_at,
+  (SELECT t.team FROM task t WHERE t.id = task_instance.task_id) AS team`;
+
+/**
+ * The team filter of instance reads: instances whose task belongs to one of `teams`, as SQL
+ * with placeholders and its values; empty for `null` (every team).
+ */
+export function instanceTeamFilter(teams: readonly string[] | null | undefined): { sql: string; values: unknown[] } | null {
+  if (teams === null || teams === undefined) return null;
+  if (teams.length === 0) return { sql: 'FALSE', values: [] };
+  return { sql: 'task_id IN (SELECT t.id FROM task t WHERE t.team IN (?))', values: [teams] };
+}
 
 /** `YYYY-MM-DD` of a DATE column read as UTC midnight. */
 export function bizDateText(value: Date | string): string {
@@ -65,6 +81,7 @@ export function instanceFromRow(row: RowDataPacket): InstanceRecord {
     createdAt: r['created_at'] as Date,
     startedAt: (r['started_at'] as Date | null) ?? null,
     endedAt: (r['ended_at'] as Date | null) ?? null,
+    team: r['team'] == null ? null : String(r['team']),
   };
 }
 
@@ -90,6 +107,8 @@ export interface ListInstancesOptions {
   to?: Date;
   /** Keyset cursor: instances with a smaller id. */
   beforeId?: string;
+  /** Only instances of tasks of these teams; null/absent = every instance. */
+  teams?: readonly string[] | null;
   limit: number;
 }
 
@@ -121,6 +140,11 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions): 
     where.push('id < ?');
     values.push(opts.beforeId);
   }
+  const team = instanceTeamFilter(opts.teams);
+  if (team !== null) {
+    where.push(team.sql);
+    values.push(...team.values);
+  }
   values.push(opts.limit);
   const [rows] = await db.query<RowDataPacket[]>(
     `SELECT ${INSTANCE_COLUMNS} FROM task_instance ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
@@ -135,11 +159,16 @@ export async function instancesOfBizDate(
   db: Queryable,
   taskNames: readonly string[] | null,
   bizDate: string,
-  opts: { forUpdate?: boolean; states?: readonly string[] } = {},
+  opts: { forUpdate?: boolean; states?: readonly string[]; teams?: readonly string[] | null } = {},
 ): Promise<InstanceRecord[]> {
   if (taskNames !== null && taskNames.length === 0) return [];
   const where = ['biz_date = ?'];
   const values: unknown[] = [bizDate];
+  const team = instanceTeamFilter(opts.teams);
+  if (team !== null) {
+    where.push(team.sql);
+    values.push(...team.values);
+  }
   if (taskNames !== null) {
     where.push('task_name IN (?)');
     values.push(taskNames);

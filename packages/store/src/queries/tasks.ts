@@ -46,6 +46,19 @@ export class TaskVersionConflictError extends StoreError {
   }
 }
 
+/** A create or replace named a team that does not exist. */
+export class TeamMissingError extends StoreError {
+  constructor(readonly team: string) {
+    super(`team ${JSON.stringify(team)} does not exist`);
+    this.name = 'TeamMissingError';
+  }
+}
+
+/** MySQL/MariaDB 1452: a foreign key (here `fk_task_team`) names no parent row. */
+function isMissingParentError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { errno?: unknown }).errno === 1452;
+}
+
 /** A create named a task that exists already. */
 export class TaskExistsError extends StoreError {
   constructor(readonly taskName: string) {
@@ -55,7 +68,7 @@ export class TaskExistsError extends StoreError {
 }
 
 /** The columns of a task row, in select order. */
-export const TASK_COLUMNS = `id, name, description, owner, schedule, timezone, exec, params, tags, priority,
+export const TASK_COLUMNS = `id, name, team, description, owner, schedule, timezone, exec, params, tags, priority,
   timeout_s, retry, misfire, block_strategy, max_lateness_s, route, biz_date_offset_days,
   dependency_timeout_s, enabled, version, last_fire_time, next_fire_time, skipped_count,
   coalesced_count, created_at, updated_at`;
@@ -63,6 +76,7 @@ export const TASK_COLUMNS = `id, name, description, owner, schedule, timezone, e
 type TaskRow = RowDataPacket & {
   id: string;
   name: string;
+  team: string | undefined;
   description: string;
   owner: string;
   schedule: unknown;
@@ -114,6 +128,7 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>): TaskRecord {
   const definition = parseTaskDefinitionOrThrow({
     name: r.name,
     description: r.description,
+    ...(r.team === undefined ? {} : { team: r.team }),
     owner: r.owner,
     schedule,
     exec: decodeJson(r.exec),
@@ -147,6 +162,7 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>): TaskRecord {
 function definitionColumns(def: TaskDefinition): Array<string | number | null> {
   return [
     def.description,
+    def.team,
     def.owner,
     encodeJson(def.schedule),
     def.schedule.type,
@@ -169,6 +185,7 @@ function definitionColumns(def: TaskDefinition): Array<string | number | null> {
 
 const DEFINITION_COLUMN_NAMES = [
   'description',
+  'team',
   'owner',
   'schedule',
   'schedule_type',
@@ -215,6 +232,8 @@ export interface ListTasksOptions {
   q?: string;
   /** Only these names. */
   names?: readonly string[];
+  /** Only tasks of these teams (`null` or absent: of every team). */
+  teams?: readonly string[] | null;
   /** Names after this one (keyset cursor: the last name of the previous page). */
   afterName?: string;
   /** Page size. Default: no limit. */
@@ -242,6 +261,11 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     if (opts.names.length === 0) return [];
     where.push('name IN (?)');
     values.push(opts.names);
+  }
+  if (opts.teams !== undefined && opts.teams !== null) {
+    if (opts.teams.length === 0) return [];
+    where.push('team IN (?)');
+    values.push(opts.teams);
   }
   if (opts.afterName !== undefined) {
     where.push('name > ?');
@@ -273,6 +297,7 @@ export async function insertTask(db: Queryable, def: TaskDefinition, opts: { cre
     );
   } catch (err) {
     if (isDuplicateKeyError(err)) throw new TaskExistsError(def.name);
+    if (isMissingParentError(err)) throw new TeamMissingError(def.team);
     throw err;
   }
   const created = await getTask(db, def.name);
@@ -292,7 +317,7 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
   const restart =
     before !== null &&
     (JSON.stringify(before.definition.schedule) !== JSON.stringify(def.schedule) || (!before.definition.enabled && def.enabled));
-  const [result] = await db.query<ResultSetHeader>(
+  const update = db.query<ResultSetHeader>(
     `UPDATE task SET ${DEFINITION_COLUMN_NAMES.map((c) => `${c} = ?`).join(', ')},
             version = version + 1, updated_at = CURRENT_TIMESTAMP(3)${restart ? `,
             last_fire_time = CASE WHEN last_fire_time IS NULL OR last_fire_time < CURRENT_TIMESTAMP(3)
@@ -300,6 +325,9 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
       WHERE name = ? AND version = ?`,
     [...definitionColumns(def), def.name, expectedVersion],
   );
+  const [result] = await update.catch((err: unknown) => {
+    throw isMissingParentError(err) ? new TeamMissingError(def.team) : err;
+  });
   if (result.affectedRows !== 1) {
     const current = await getTask(db, def.name);
     throw new TaskVersionConflictError(def.name, expectedVersion, current?.version ?? null);

@@ -6,7 +6,8 @@
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { isRetryableMysqlError, StoreError } from '../errors.js';
+import { isDuplicateKeyError, isRetryableMysqlError, StoreError } from '../errors.js';
+import { decodeJson, encodeJson } from '../json.js';
 import { withTransaction } from '../pool.js';
 import type { Queryable } from '../schema-version.js';
 import { insertAuditEntry } from './audit.js';
@@ -16,6 +17,8 @@ export interface ApiTokenRecord {
   readonly id: string;
   readonly name: string;
   readonly role: string;
+  /** Team names the token acts for, or `["*"]` (every team). */
+  readonly teams: readonly string[];
   readonly createdAt: Date;
   readonly revokedAt: Date | null;
   readonly lastUsedAt: Date | null;
@@ -25,24 +28,55 @@ type TokenRow = RowDataPacket & {
   id: string;
   name: string;
   role: string;
+  teams: unknown;
   token_hash: string;
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
 };
 
-function tokenFromRow(r: TokenRow): ApiTokenRecord {
-  return { id: String(r.id), name: r.name, role: r.role, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at };
+/** `teams` of a token acting for every team. */
+export const ALL_TEAMS: readonly string[] = Object.freeze(['*']);
+
+function teamsOf(value: unknown): readonly string[] {
+  const decoded = decodeJson<unknown>(value);
+  return Array.isArray(decoded) && decoded.every((t) => typeof t === 'string') ? decoded : [];
 }
 
-/** Stores a new token (by its hash); returns its id. */
-export async function insertApiToken(db: Queryable, token: { name: string; role: string; tokenHash: string }): Promise<string> {
-  const [result] = await db.query<ResultSetHeader>('INSERT INTO api_token (name, role, token_hash) VALUES (?, ?, ?)', [
-    token.name,
-    token.role,
-    token.tokenHash,
-  ]);
-  return String(result.insertId);
+function tokenFromRow(r: TokenRow): ApiTokenRecord {
+  return { id: String(r.id), name: r.name, role: r.role, teams: teamsOf(r.teams), createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at };
+}
+
+/** A live token has this name already (names are unique among live tokens). */
+export class TokenNameTakenError extends StoreError {
+  constructor(readonly tokenName: string) {
+    super(`a live token named ${JSON.stringify(tokenName)} exists`);
+    this.name = 'TokenNameTakenError';
+  }
+}
+
+/**
+ * Stores a new token (by its hash); returns its id. `teams` defaults to `["*"]`.
+ * @throws TokenNameTakenError when a live token has this name (`uk_api_token_live_name`).
+ */
+export async function insertApiToken(
+  db: Queryable,
+  token: { name: string; role: string; tokenHash: string; teams?: readonly string[] },
+): Promise<string> {
+  try {
+    const [result] = await db.query<ResultSetHeader>('INSERT INTO api_token (name, role, teams, token_hash) VALUES (?, ?, ?, ?)', [
+      token.name,
+      token.role,
+      encodeJson(token.teams ?? ALL_TEAMS),
+      token.tokenHash,
+    ]);
+    return String(result.insertId);
+  } catch (err) {
+    if (isDuplicateKeyError(err) && String((err as { message?: unknown }).message).includes('uk_api_token_live_name')) {
+      throw new TokenNameTakenError(token.name);
+    }
+    throw err;
+  }
 }
 
 /** What {@link upsertApiToken} found and did at a start-up. */
@@ -55,7 +89,7 @@ export interface BootstrapTokenOutcome {
   readonly state: 'active' | 'revoked';
   /** Id of the token's row. */
   readonly id: string;
-  /** Ids of earlier bootstrap tokens (same name and role, live) this call revoked: a rotation. */
+  /** Ids of earlier live tokens of the same name this call revoked: a rotation. */
   readonly revokedIds: readonly string[];
 }
 
@@ -72,7 +106,7 @@ const BOOTSTRAP_RETRY_BASE_MS = 25;
  * - stored and live: it gets this name and role (as it did before);
  * - stored and revoked: it is left revoked; the caller warns. A token once revoked never comes
  *   back, whichever replica restarts with it;
- * - whenever the value is live, every *other* live token of this name and role is revoked (and
+ * - whenever the value is live, every *other* live token of this name is revoked (and
  *   audited as `token.revoke` by this name): starting with a new value is the rotation.
  *
  * An old value can never revoke the new one: the old one is revoked by the first start with the
@@ -80,14 +114,20 @@ const BOOTSTRAP_RETRY_BASE_MS = 25;
  * locks the rows it reads, so replicas starting at once (same value, or the old and the new of a
  * rotation) are serialized by the database: the unique key on `token_hash` makes one row per
  * value, and a deadlock between two such starts is retried (whichever runs second sees what the
- * first committed). The name is therefore reserved for this token.
+ * first committed). Names are unique among live tokens (`uk_api_token_live_name`), so the old
+ * token is revoked before the new row takes the name, in the same transaction; every live token
+ * of this name is revoked, whatever its role. The name is therefore reserved for this token, and
+ * the bootstrap token acts for every team (`["*"]`).
  */
 export async function upsertApiToken(pool: Pool, token: { name: string; role: string; tokenHash: string }): Promise<BootstrapTokenOutcome> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await withTransaction(pool, (tx) => bootstrapOnce(tx, token));
     } catch (error) {
-      if (attempt >= BOOTSTRAP_ATTEMPTS || !isRetryableMysqlError(error)) throw error;
+      // A duplicate (hash or live name) means a concurrent start stored it first: run again, it
+      // finds that row.
+      const retry = isRetryableMysqlError(error) || isDuplicateKeyError(error) || error instanceof TokenNameTakenError;
+      if (attempt >= BOOTSTRAP_ATTEMPTS || !retry) throw error;
       const pauseMs = attempt * BOOTSTRAP_RETRY_BASE_MS * (1 + Math.random());
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
@@ -96,41 +136,51 @@ export async function upsertApiToken(pool: Pool, token: { name: string; role: st
 
 type BootstrapRow = RowDataPacket & { id: string; name: string; role: string; revoked_at: Date | null };
 
+
 async function bootstrapOnce(tx: PoolConnection, token: { name: string; role: string; tokenHash: string }): Promise<BootstrapTokenOutcome> {
   // First, in every such transaction, the same locking read (it locks the rows it scans: all of
-  // this small table while `name` has no index): concurrent starts queue here, in one order,
-  // instead of deadlocking over each other's rows further down.
-  await tx.query('SELECT id FROM api_token WHERE name = ? AND role = ? ORDER BY id FOR UPDATE', [token.name, token.role]);
-  // Creates the row, or locks the existing one; a revoked row keeps its name, role and revoked_at.
-  await tx.query(
-    `INSERT INTO api_token (name, role, token_hash) VALUES (?, ?, ?)
-     ON DUPLICATE KEY UPDATE name = IF(revoked_at IS NULL, ?, name), role = IF(revoked_at IS NULL, ?, role)`,
-    [token.name, token.role, token.tokenHash, token.name, token.role],
-  );
+  // this small table while `name` has no index of its own): concurrent starts queue here, in one
+  // order, instead of deadlocking over each other's rows further down.
+  await tx.query('SELECT id FROM api_token WHERE name = ? ORDER BY id FOR UPDATE', [token.name]);
   const [rows] = await tx.query<BootstrapRow[]>('SELECT id, name, role, revoked_at FROM api_token WHERE token_hash = ? FOR UPDATE', [
     token.tokenHash,
   ]);
-  const row = rows[0];
-  if (row === undefined) throw new StoreError('the bootstrap token row is missing right after its upsert');
-  const id = String(row.id);
-  if (row.revoked_at !== null) return { state: 'revoked', id, revokedIds: [] };
+  const existing = rows[0];
+  // A revoked value stays revoked and revokes nothing.
+  if (existing !== undefined && existing.revoked_at !== null) return { state: 'revoked', id: String(existing.id), revokedIds: [] };
 
+  // Every other live token of this name goes first: names are unique among live tokens
+  // (`uk_api_token_live_name`), so the new row can only take the name once the old one is revoked.
   const [others] = await tx.query<BootstrapRow[]>(
-    'SELECT id, name, role, revoked_at FROM api_token WHERE name = ? AND role = ? AND revoked_at IS NULL AND id <> ? ORDER BY id FOR UPDATE',
-    [token.name, token.role, id],
+    'SELECT id, name, role, revoked_at FROM api_token WHERE name = ? AND revoked_at IS NULL AND id <> ? ORDER BY id FOR UPDATE',
+    [token.name, existing === undefined ? 0 : existing.id],
   );
   const revokedIds = others.map((r) => String(r.id));
   if (revokedIds.length > 0) {
     await tx.query('UPDATE api_token SET revoked_at = CURRENT_TIMESTAMP(3) WHERE id IN (?) AND revoked_at IS NULL', [revokedIds]);
-    for (const old of others) {
-      await insertAuditEntry(tx, {
-        actor: token.name,
-        action: 'token.revoke',
-        target: `token:${String(old.id)}`,
-        reason: 'AX_ADMIN_TOKEN rotated: revoked at the start of an admin-api with the new value',
-        before: { id: String(old.id), name: old.name, role: old.role },
-      });
-    }
+  }
+  let id: string;
+  if (existing === undefined) {
+    id = await insertApiToken(tx, { name: token.name, role: token.role, tokenHash: token.tokenHash, teams: ALL_TEAMS });
+  } else {
+    id = String(existing.id);
+    await tx.query('UPDATE api_token SET name = ?, role = ?, teams = ? WHERE id = ? AND revoked_at IS NULL', [
+      token.name,
+      token.role,
+      encodeJson(ALL_TEAMS),
+      id,
+    ]);
+  }
+  for (const old of others) {
+    await insertAuditEntry(tx, {
+      actor: token.name,
+      actorTokenId: id,
+      action: 'token.revoke',
+      target: `token:${String(old.id)}`,
+      team: null,
+      reason: 'AX_ADMIN_TOKEN rotated: revoked at the start of an admin-api with the new value',
+      before: { id: String(old.id), name: old.name, role: old.role },
+    });
   }
   return { state: 'active', id, revokedIds };
 }
@@ -138,7 +188,7 @@ async function bootstrapOnce(tx: PoolConnection, token: { name: string; role: st
 /** The live (not revoked) token with this hash, with its stored hash, or null. */
 export async function findApiTokenByHash(db: Queryable, tokenHash: string): Promise<(ApiTokenRecord & { tokenHash: string }) | null> {
   const [rows] = await db.query<TokenRow[]>(
-    'SELECT id, name, role, token_hash, created_at, revoked_at, last_used_at FROM api_token WHERE token_hash = ? AND revoked_at IS NULL',
+    'SELECT id, name, role, teams, token_hash, created_at, revoked_at, last_used_at FROM api_token WHERE token_hash = ? AND revoked_at IS NULL',
     [tokenHash],
   );
   const row = rows[0];
@@ -148,19 +198,36 @@ export async function findApiTokenByHash(db: Queryable, tokenHash: string): Prom
 /** One token by id (revoked or not), or null. */
 export async function getApiToken(db: Queryable, id: string): Promise<ApiTokenRecord | null> {
   const [rows] = await db.query<TokenRow[]>(
-    'SELECT id, name, role, token_hash, created_at, revoked_at, last_used_at FROM api_token WHERE id = ?',
+    'SELECT id, name, role, teams, token_hash, created_at, revoked_at, last_used_at FROM api_token WHERE id = ?',
     [id],
   );
   const row = rows[0];
   return row === undefined ? null : tokenFromRow(row);
 }
 
-/** Tokens, newest first, after the keyset cursor `beforeId`. */
-export async function listApiTokens(db: Queryable, opts: { beforeId?: string; limit: number }): Promise<ApiTokenRecord[]> {
+/**
+ * Tokens, newest first, after the keyset cursor `beforeId`. With `withinTeams`, only tokens
+ * whose teams all lie within those (a `["*"]` token only when they include `*`).
+ */
+export async function listApiTokens(
+  db: Queryable,
+  opts: { beforeId?: string; limit: number; withinTeams?: readonly string[] | null },
+): Promise<ApiTokenRecord[]> {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (opts.withinTeams !== undefined && opts.withinTeams !== null) {
+    where.push('JSON_CONTAINS(?, teams)');
+    values.push(encodeJson(opts.withinTeams));
+  }
+  if (opts.beforeId !== undefined) {
+    where.push('id < ?');
+    values.push(opts.beforeId);
+  }
+  values.push(opts.limit);
   const [rows] = await db.query<TokenRow[]>(
-    `SELECT id, name, role, token_hash, created_at, revoked_at, last_used_at FROM api_token
-      ${opts.beforeId === undefined ? '' : 'WHERE id < ?'} ORDER BY id DESC LIMIT ?`,
-    opts.beforeId === undefined ? [opts.limit] : [opts.beforeId, opts.limit],
+    `SELECT id, name, role, teams, token_hash, created_at, revoked_at, last_used_at FROM api_token
+      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
+    values,
   );
   return rows.map(tokenFromRow);
 }

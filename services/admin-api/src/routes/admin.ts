@@ -1,9 +1,11 @@
-/** Admin endpoints: audit log and API tokens. */
+/** Admin endpoints: audit log and API tokens, each confined to the caller's teams. */
 import { z } from 'zod';
-import { getApiToken, insertApiToken, listApiTokens, listAuditEntries, revokeApiToken, withTransaction } from '@ax/store';
+import { TEAM_NAME_PATTERN } from '@ax/core';
+import { existingTeams, getApiToken, insertApiToken, listApiTokens, listAuditEntries, revokeApiToken, withTransaction, type ApiTokenRecord } from '@ax/store';
 import { audit } from '../audit.js';
-import { ROLES, generateToken, hashToken } from '../auth.js';
-import { notFound, validationFailed } from '../errors.js';
+import { ROLES, generateToken, hashToken, type Principal } from '../auth.js';
+import { ApiError, notFound, validationFailed } from '../errors.js';
+import { coversAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, instantSchema, listOf } from '../schemas.js';
@@ -12,14 +14,35 @@ const auditEntrySchema = z.object({
   id: z.string(),
   at: z.string(),
   actor: z.string(),
+  actorTokenId: z.string().nullable().describe('extension: the id of the actor token (null: an HMAC caller or an entry from before ids were recorded)'),
   action: z.string(),
   target: z.string(),
+  team: z.string().optional().describe('the team of the target (absent for global targets, seen by tokens of every team only)'),
   reason: z.string().optional(),
   before: z.unknown().optional(),
   after: z.unknown().optional(),
 });
 
-const tokenSchema = z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), createdAt: z.string(), revokedAt: z.string().nullable(), lastUsedAt: z.string().nullable() });
+/** `teams` of a token: team names, or `["*"]` for every team. */
+const tokenTeamsSchema = z
+  .array(z.string().refine((t) => t === '*' || TEAM_NAME_PATTERN.test(t), { message: 'must be "*" or a team name (^[a-z][a-z0-9_-]{0,63}$)' }))
+  .min(1, 'must name at least one team, or "*"')
+  .max(100)
+  .transform((teams) => [...new Set(teams)])
+  .refine((teams) => !teams.includes('*') || teams.length === 1, { message: '"*" stands alone: it covers every team' });
+
+const tokenSchema = z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), teams: z.array(z.string()), createdAt: z.string(), revokedAt: z.string().nullable(), lastUsedAt: z.string().nullable() });
+
+/** Whether the caller covers every team of `token` (a `*` token: only a `*` caller). */
+function coversToken(principal: Principal | null, token: Pick<ApiTokenRecord, 'teams'>): boolean {
+  if (coversAllTeams(principal)) return true;
+  return token.teams.length > 0 && token.teams.every((t) => t !== '*' && coversTeam(principal, t));
+}
+
+/** The one team of a token's audit entries, or null (a token of several teams, or of all, is global). */
+function tokenAuditTeam(teams: readonly string[]): string | null {
+  return teams.length === 1 && teams[0] !== '*' ? (teams[0] ?? null) : null;
+}
 
 function beforeIdOf(cursor: string | undefined): string | undefined {
   const before = decodeCursor(cursor);
@@ -35,7 +58,7 @@ export const adminRoutes: RouteSpec[] = [
     path: '/api/v1/audit',
     access: 'admin',
     tag: 'admin',
-    summary: 'Audit entries, newest first',
+    summary: "Audit entries, newest first (of the token's teams; global entries for tokens of every team only)",
     query: z.object({
       actor: z.string().max(128).optional(),
       from: instantSchema.optional().describe('at or after'),
@@ -43,9 +66,10 @@ export const adminRoutes: RouteSpec[] = [
       ...pageQueryShape,
     }),
     responses: { 200: { description: 'a page of audit entries', schema: listOf(auditEntrySchema) } },
-    handler: async ({ query, deps }) => {
+    handler: async ({ query, deps, principal }) => {
       const before = beforeIdOf(query.cursor);
       const rows = await listAuditEntries(deps.pool, {
+        teams: visibleTeams(principal),
         ...(query.actor === undefined ? {} : { actor: query.actor }),
         ...(query.from === undefined ? {} : { from: new Date(query.from) }),
         ...(query.to === undefined ? {} : { to: new Date(query.to) }),
@@ -58,8 +82,10 @@ export const adminRoutes: RouteSpec[] = [
           id: r.id,
           at: r.at.toISOString(),
           actor: r.actor,
+          actorTokenId: r.actorTokenId,
           action: r.action,
           target: r.target,
+          ...(r.team === null ? {} : { team: r.team }),
           ...(r.reason === null ? {} : { reason: r.reason }),
           ...(r.before === null ? {} : { before: r.before }),
           ...(r.after === null ? {} : { after: r.after }),
@@ -67,27 +93,46 @@ export const adminRoutes: RouteSpec[] = [
       };
     },
   }),
-  defineRoute<unknown, unknown, { name: string; role: (typeof ROLES)[number] }>({
+  defineRoute<unknown, unknown, { name: string; role: (typeof ROLES)[number]; teams: string[] }>({
     method: 'post',
     path: '/api/v1/tokens',
     access: 'admin',
     tag: 'admin',
-    summary: 'Create an API token (the plaintext is shown once)',
+    summary: 'Create an API token (the plaintext is shown once); names are unique among live tokens',
+    description: 'A token acts for `teams` (default `["*"]`, every team). An admin of some teams may create tokens only for those teams.',
     body: {
       schema: z.strictObject({
         name: z.string().trim().min(1, 'must not be empty').max(128),
         role: z.enum(ROLES, { error: 'must be viewer, operator or admin' }),
+        teams: tokenTeamsSchema.default(['*']).describe('team names, or ["*"] for every team (default)'),
       }),
     },
-    responses: { 201: { description: 'the token', schema: z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), token: z.string() }) } },
+    responses: {
+      201: { description: 'the token', schema: z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), teams: z.array(z.string()), token: z.string() }) },
+      403: { description: '`FORBIDDEN`: the role is too low, or `teams` names a team (or "*") the caller does not cover' },
+      404: { description: 'a team of `teams` does not exist' },
+      409: { description: '`ALREADY_EXISTS`: a live token has that name' },
+    },
     handler: async ({ body, deps, principal }) => {
+      if (!coversToken(principal, body)) {
+        throw new ApiError(403, 'FORBIDDEN', 'this token may create tokens only for its own teams', { teams: principal?.teams === '*' ? ['*'] : [...(principal?.teams ?? [])] });
+      }
       const token = generateToken();
       const id = await withTransaction(deps.pool, async (tx) => {
-        const newId = await insertApiToken(tx, { name: body.name, role: body.role, tokenHash: hashToken(token) });
-        await audit(tx, principal, { action: 'token.create', target: `token:${newId}`, after: { id: newId, name: body.name, role: body.role } });
+        const named = body.teams.filter((t) => t !== '*');
+        const found = await existingTeams(tx, named);
+        const missing = named.find((t) => !found.has(t));
+        if (missing !== undefined) throw notFound(`team ${JSON.stringify(missing)}`);
+        const newId = await insertApiToken(tx, { name: body.name, role: body.role, teams: body.teams, tokenHash: hashToken(token) });
+        await audit(tx, principal, {
+          action: 'token.create',
+          target: `token:${newId}`,
+          team: tokenAuditTeam(body.teams),
+          after: { id: newId, name: body.name, role: body.role, teams: body.teams },
+        });
         return newId;
       });
-      return { status: 201, body: { id, name: body.name, role: body.role, token } };
+      return { status: 201, body: { id, name: body.name, role: body.role, teams: body.teams, token } };
     },
   }),
   defineRoute<unknown, { limit: number; cursor?: string }>({
@@ -96,18 +141,23 @@ export const adminRoutes: RouteSpec[] = [
     access: 'admin',
     tag: 'admin',
     extension: true,
-    summary: 'List API tokens without their secrets (extension)',
+    summary: "List API tokens without their secrets (extension): the tokens within the caller's teams",
     query: z.object({ ...pageQueryShape }),
     responses: { 200: { description: 'a page of tokens', schema: listOf(tokenSchema) } },
-    handler: async ({ query, deps }) => {
+    handler: async ({ query, deps, principal }) => {
       const before = beforeIdOf(query.cursor);
-      const rows = await listApiTokens(deps.pool, { ...(before === undefined ? {} : { beforeId: before }), limit: query.limit + 1 });
+      const rows = await listApiTokens(deps.pool, {
+        ...(before === undefined ? {} : { beforeId: before }),
+        withinTeams: visibleTeams(principal),
+        limit: query.limit + 1,
+      });
       return {
         status: 200,
         body: pageOf(rows, query.limit, (r) => r.id, (r) => ({
           id: r.id,
           name: r.name,
           role: r.role,
+          teams: r.teams,
           createdAt: r.createdAt.toISOString(),
           revokedAt: r.revokedAt?.toISOString() ?? null,
           lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
@@ -122,13 +172,18 @@ export const adminRoutes: RouteSpec[] = [
     tag: 'admin',
     summary: 'Revoke an API token',
     params: idParams,
-    responses: { 204: { description: 'revoked' }, 404: { description: 'no such live token' } },
+    responses: { 204: { description: 'revoked' }, 404: { description: "no such live token within the caller's teams" } },
     handler: async ({ params, deps, principal }) => {
       if (!/^\d{1,20}$/.test(params.id)) throw notFound(`token ${JSON.stringify(params.id)}`);
       await withTransaction(deps.pool, async (tx) => {
         const before = await getApiToken(tx, params.id);
-        if (before === null || !(await revokeApiToken(tx, params.id))) throw notFound(`token ${JSON.stringify(params.id)}`);
-        await audit(tx, principal, { action: 'token.revoke', target: `token:${params.id}`, before: { id: before.id, name: before.name, role: before.role } });
+        if (before === null || !coversToken(principal, before) || !(await revokeApiToken(tx, params.id))) throw notFound(`token ${JSON.stringify(params.id)}`);
+        await audit(tx, principal, {
+          action: 'token.revoke',
+          target: `token:${params.id}`,
+          team: tokenAuditTeam(before.teams),
+          before: { id: before.id, name: before.name, role: before.role, teams: before.teams },
+        });
       });
       return { status: 204 };
     },

@@ -3,12 +3,25 @@ import { z } from 'zod';
 import { findCycle, reachableFrom } from '@ax/core';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
-import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listTasks, lockDag, withTransaction } from '@ax/store';
+import { bumpDagVersion, deleteEdge, insertEdge, listEdges, listTasks, lockDag, withTransaction, type Queryable } from '@ax/store';
+import type { Principal } from '../auth.js';
+import { mustSeeTask, visibleTeams } from '../team-scope.js';
 import { audit } from '../audit.js';
 import { ApiError, notFound } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { taskNameSchema } from '../schemas.js';
+
+/**
+ * An edge may join tasks of two teams (ADMIN-API.md "Teams"): writing it needs operator on the
+ * child's team (the route's role, for a team the token covers) and sight of the parent; either
+ * outside the token's teams answers 404 as if missing. Returns the child's team.
+ */
+async function assertEdgeWritable(tx: Queryable, principal: Principal | null, edge: { parent: string; child: string }): Promise<string> {
+  await mustSeeTask(tx, principal, edge.parent);
+  const child = await mustSeeTask(tx, principal, edge.child);
+  return child.definition.team;
+}
 
 const edgeSchema = z.object({ parent: z.string(), child: z.string(), rule: z.enum(RULES) });
 
@@ -34,9 +47,7 @@ export const edgeRoutes: RouteSpec[] = [
     handler: async ({ body, deps, principal }) => {
       await withTransaction(deps.pool, async (tx) => {
         await lockDag(tx);
-        for (const name of [body.parent, body.child]) {
-          if ((await getTask(tx, name)) === null) throw notFound(`task ${JSON.stringify(name)}`);
-        }
+        const team = await assertEdgeWritable(tx, principal, body);
         const edges = await listEdges(tx);
         if (edges.some((e) => e.parent === body.parent && e.child === body.child)) {
           throw new ApiError(409, 'ALREADY_EXISTS', `the edge ${body.parent} → ${body.child} exists already`);
@@ -47,7 +58,7 @@ export const edgeRoutes: RouteSpec[] = [
         }
         if (!(await insertEdge(tx, body))) throw new ApiError(409, 'ALREADY_EXISTS', `the edge ${body.parent} → ${body.child} exists already`);
         await bumpDagVersion(tx);
-        await audit(tx, principal, { action: 'edge.create', target: `edge:${body.parent}->${body.child}`, after: body });
+        await audit(tx, principal, { action: 'edge.create', target: `edge:${body.parent}->${body.child}`, team, after: body });
       });
       await notifyTaskChanged(deps, [body.child]);
       return { status: 201, body: { parent: body.parent, child: body.child, rule: body.rule } };
@@ -64,10 +75,11 @@ export const edgeRoutes: RouteSpec[] = [
     handler: async ({ query, deps, principal }) => {
       await withTransaction(deps.pool, async (tx) => {
         await lockDag(tx);
+        const team = await assertEdgeWritable(tx, principal, query);
         const before = (await listEdges(tx)).find((e) => e.parent === query.parent && e.child === query.child);
         if (before === undefined || !(await deleteEdge(tx, query))) throw notFound(`edge ${query.parent} → ${query.child}`);
         await bumpDagVersion(tx);
-        await audit(tx, principal, { action: 'edge.delete', target: `edge:${query.parent}->${query.child}`, before });
+        await audit(tx, principal, { action: 'edge.delete', target: `edge:${query.parent}->${query.child}`, team, before });
       });
       await notifyTaskChanged(deps, [query.child]);
       return { status: 204 };
@@ -84,13 +96,14 @@ export const edgeRoutes: RouteSpec[] = [
       200: { description: 'nodes and edges', schema: z.object({ nodes: z.array(z.string()), edges: z.array(edgeSchema) }) },
       404: { description: 'no such root task' },
     },
-    handler: async ({ query, deps }) => {
-      const edges = await listEdges(deps.pool);
-      if (query.root === undefined) {
-        const names = (await listTasks(deps.pool)).map((t) => t.definition.name);
-        return { status: 200, body: { nodes: names, edges } };
-      }
-      if ((await getTask(deps.pool, query.root)) === null) throw notFound(`task ${JSON.stringify(query.root)}`);
+    handler: async ({ query, deps, principal }) => {
+      // Only the caller's teams' tasks, and the edges between them: an edge to a task of another
+      // team is left out with that task (reachability does not pass through what is hidden).
+      const names = (await listTasks(deps.pool, { teams: visibleTeams(principal) })).map((t) => t.definition.name);
+      const visible = new Set(names);
+      const edges = (await listEdges(deps.pool)).filter((e) => visible.has(e.parent) && visible.has(e.child));
+      if (query.root === undefined) return { status: 200, body: { nodes: names, edges } };
+      await mustSeeTask(deps.pool, principal, query.root);
       const reach = reachableFrom(query.root, edges);
       return { status: 200, body: { nodes: reach.nodes, edges: reach.edges } };
     },

@@ -4,18 +4,15 @@ import { INSTANCE_STATES, bizDateOf, encodeMessage, toError } from '@ax/core';
 import {
   bindIdempotencyKey,
   cancelInstance,
-  getInstance,
-  getTask,
   insertManualInstance,
   listExecutions,
   listInstanceEvents,
   listInstances,
   reserveIdempotencyKey,
   withTransaction,
-  type InstanceRecord,
 } from '@ax/store';
 import { audit } from '../audit.js';
-import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
+import { ApiError, invalidState, validationFailed } from '../errors.js';
 import { notifyInstancesReady } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { eventResource, executionResource, instanceResource } from '../resources.js';
@@ -23,12 +20,7 @@ import { defineRoute, type RouteSpec } from '../route.js';
 import { bizDateSchema, eventSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
-
-async function mustGetInstance(deps: AppDeps, id: string): Promise<InstanceRecord> {
-  const inst = await getInstance(deps.pool, id);
-  if (inst === null) throw notFound(`instance ${JSON.stringify(id)}`);
-  return inst;
-}
+import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -70,7 +62,7 @@ export const instanceRoutes: RouteSpec[] = [
       ...pageQueryShape,
     }),
     responses: { 200: { description: 'a page of instances', schema: listOf(instanceSchema) } },
-    handler: async ({ query, deps }) => {
+    handler: async ({ query, deps, principal }) => {
       const before = decodeCursor(query.cursor);
       if (before === null || (before !== undefined && !/^\d{1,20}$/.test(before))) {
         throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
@@ -82,6 +74,7 @@ export const instanceRoutes: RouteSpec[] = [
         ...(query.from === undefined ? {} : { from: new Date(query.from) }),
         ...(query.to === undefined ? {} : { to: new Date(query.to) }),
         ...(before === undefined ? {} : { beforeId: before }),
+        teams: visibleTeams(principal),
         limit: query.limit + 1,
       });
       return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, instanceResource) };
@@ -105,8 +98,8 @@ export const instanceRoutes: RouteSpec[] = [
       },
       404: { description: 'no such instance' },
     },
-    handler: async ({ params, deps }) => {
-      const inst = await mustGetInstance(deps, params.id);
+    handler: async ({ params, deps, principal }) => {
+      const inst = await mustSeeInstance(deps.pool, principal, params.id);
       const [executions, events] = await Promise.all([listExecutions(deps.pool, inst.id), listInstanceEvents(deps.pool, inst.id)]);
       const last = executions[executions.length - 1];
       return {
@@ -134,21 +127,21 @@ export const instanceRoutes: RouteSpec[] = [
     },
     handler: async ({ params, deps, principal }) => {
       const outcome = await withTransaction(deps.pool, async (tx) => {
-        const inst = await getInstance(tx, params.id, { forUpdate: true });
-        if (inst === null) throw notFound(`instance ${JSON.stringify(params.id)}`);
+        const inst = await mustSeeInstance(tx, principal, params.id, { forUpdate: true });
         const result = await cancelInstance(tx, inst, principal?.name ?? 'unknown');
         if (result.kind === 'final') throw invalidState(`instance ${inst.id} is ${inst.state}, a final state`, { state: inst.state });
         if (result.kind === 'lost_race') throw invalidState(`instance ${inst.id} changed state meanwhile; read it again`);
         await audit(tx, principal, {
           action: 'instance.cancel',
           target: `instance:${inst.id}`,
+          team: inst.team,
           before: { state: inst.state },
           after: { state: 'CANCELED', reason: 'CANCELED_BY_USER' },
         });
         return result;
       });
       if (outcome.workerId !== null && outcome.executionId !== null) await sendCancel(deps, outcome.workerId, outcome.executionId);
-      return { status: 200, body: instanceResource(await mustGetInstance(deps, params.id)) };
+      return { status: 200, body: instanceResource(await mustSeeInstance(deps.pool, principal, params.id)) };
     },
   }),
   defineRoute<{ name: string }, unknown, { params?: Record<string, unknown>; bizDate?: string }>({
@@ -176,8 +169,7 @@ export const instanceRoutes: RouteSpec[] = [
         throw validationFailed([{ path: 'Idempotency-Key', message: 'Idempotency-Key: 1 to 255 visible ASCII characters' }]);
       }
       const outcome = await withTransaction(deps.pool, async (tx) => {
-        const task = await getTask(tx, params.name);
-        if (task === null) throw notFound(`task ${JSON.stringify(params.name)}`);
+        const task = await mustSeeTask(tx, principal, params.name);
         if (key !== undefined) {
           const existing = await reserveIdempotencyKey(tx, task.definition.name, key);
           if (existing !== null) return { id: existing, replayed: true };
@@ -200,13 +192,14 @@ export const instanceRoutes: RouteSpec[] = [
         await audit(tx, principal, {
           action: 'task.trigger',
           target: `task:${def.name}`,
+          team: def.team,
           after: { instanceId: created.id, expectedTime: created.expectedTime.toISOString(), ...(body.bizDate ? { bizDate: body.bizDate } : {}) },
         });
         return { id: created.id, replayed: false };
       });
       if (outcome.replayed) res.setHeader('idempotent-replayed', 'true');
       else await notifyInstancesReady(deps, 1);
-      return { status: 202, body: instanceResource(await mustGetInstance(deps, outcome.id)) };
+      return { status: 202, body: instanceResource(await mustSeeInstance(deps.pool, principal, outcome.id)) };
     },
   }),
 ];

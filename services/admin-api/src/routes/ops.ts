@@ -7,6 +7,7 @@ import { notFound, validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, listOf } from '../schemas.js';
+import { assertAllTeams, visibleTeams } from '../team-scope.js';
 
 const workerSchema = z.object({
   id: z.string(),
@@ -29,6 +30,7 @@ export const opsRoutes: RouteSpec[] = [
     access: 'viewer',
     tag: 'workers',
     summary: 'The worker registry',
+    // Workers serve every team until AX_WORKER_TEAMS exists: every token sees all of them.
     responses: { 200: { description: 'live workers', schema: listOf(workerSchema) } },
     handler: async ({ deps }) => {
       const workers = await readRegistry(deps.redis, deps.keys);
@@ -63,14 +65,17 @@ export const opsRoutes: RouteSpec[] = [
     params: idParams,
     responses: {
       200: { description: 'drained', schema: z.object({ id: z.string(), state: z.literal('draining') }) },
+      403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team (every worker serves every team)' },
       404: { description: 'no such live worker' },
     },
     handler: async ({ params, deps, principal }) => {
+      // Until AX_WORKER_TEAMS, every worker serves every team: draining one is an act on all teams.
+      assertAllTeams(principal, 'draining a worker that serves every team');
       if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(params.id)) throw notFound(`worker ${JSON.stringify(params.id)}`);
       const worker = await readRegistration(deps.redis, deps.keys, params.id);
       if (worker === null) throw notFound(`worker ${JSON.stringify(params.id)}`);
       await setDrained(deps.redis, deps.keys, params.id, true);
-      await audit(deps.pool, principal, { action: 'worker.drain', target: `worker:${params.id}`, after: { state: 'draining' } });
+      await audit(deps.pool, principal, { action: 'worker.drain', target: `worker:${params.id}`, team: null, after: { state: 'draining' } });
       try {
         await deps.redis.publish(deps.keys.channels.workersChanged, params.id);
       } catch {
@@ -86,13 +91,15 @@ export const opsRoutes: RouteSpec[] = [
       access: 'admin',
       tag: 'dispatch',
       summary: action === 'pause' ? 'Stop all dispatching' : 'Start dispatching again',
-      responses: { 200: { description: 'the switch', schema: pausedSchema } },
+      description: 'Needs a token of every team ("*").',
+      responses: { 200: { description: 'the switch', schema: pausedSchema }, 403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' } },
       handler: async ({ deps, principal }) => {
+        assertAllTeams(principal, 'the global dispatch pause');
         const paused = action === 'pause';
         await withTransaction(deps.pool, async (tx) => {
           const before = (await getSystemFlag(tx, DISPATCH_PAUSED_FLAG)) === true;
           await setSystemFlag(tx, DISPATCH_PAUSED_FLAG, paused, principal?.name ?? null);
-          await audit(tx, principal, { action: `dispatch.${action}`, target: 'dispatch', before: { paused: before }, after: { paused } });
+          await audit(tx, principal, { action: `dispatch.${action}`, target: 'dispatch', team: null, before: { paused: before }, after: { paused } });
         });
         return { status: 200, body: { paused } };
       },
@@ -113,7 +120,7 @@ export const opsRoutes: RouteSpec[] = [
     path: '/api/v1/stats/today',
     access: 'viewer',
     tag: 'stats',
-    summary: "Today's figures (UTC day of the slots)",
+    summary: "Today's figures (UTC day of the slots), of the token's teams",
     responses: {
       200: {
         description: 'figures',
@@ -128,10 +135,10 @@ export const opsRoutes: RouteSpec[] = [
         }),
       },
     },
-    handler: async ({ deps }) => {
+    handler: async ({ deps, principal }) => {
       const now = new Date(deps.now());
       const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-      return { status: 200, body: { ...(await dayStats(deps.pool, dayStart)), day: dayStart.toISOString().slice(0, 10) } };
+      return { status: 200, body: { ...(await dayStats(deps.pool, dayStart, 5, visibleTeams(principal))), day: dayStart.toISOString().slice(0, 10) } };
     },
   }),
   defineRoute<unknown, { limit: number; cursor?: string }>({
@@ -140,6 +147,7 @@ export const opsRoutes: RouteSpec[] = [
     access: 'operator',
     tag: 'dispatch',
     summary: 'Poison messages seen, newest first',
+    description: 'Needs a token of every team ("*"): a message is of no known team.',
     query: z.object({ ...pageQueryShape }),
     responses: {
       200: {
@@ -147,7 +155,8 @@ export const opsRoutes: RouteSpec[] = [
         schema: listOf(z.object({ id: z.string(), at: z.string(), sourceQueue: z.string(), reason: z.string(), payload: z.string().nullable(), headers: z.unknown() })),
       },
     },
-    handler: async ({ query, deps }) => {
+    handler: async ({ query, deps, principal }) => {
+      assertAllTeams(principal, 'reading dead letters');
       const before = decodeCursor(query.cursor);
       if (before === null || (before !== undefined && !/^\d{1,20}$/.test(before))) throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
       const rows = await listDeadLetters(deps.pool, { ...(before === undefined ? {} : { beforeId: before }), limit: query.limit + 1 });

@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { bizDateOf, compileSchedule, downstreamOf, isFinal, startOfBizDate, type Edge } from '@ax/core';
 import {
-  getInstance,
   getTask,
   insertManualInstance,
   insertRerunBatch,
@@ -19,7 +18,8 @@ import {
   type TaskRecord,
 } from '@ax/store';
 import { audit } from '../audit.js';
-import { hasRole } from '../auth.js';
+import { hasRole, type Principal } from '../auth.js';
+import { mustSeeInstance, mustSeeTask, uncoveredTeams, visibleTeams } from '../team-scope.js';
 import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
 import { notifyInstancesReady } from '../notify.js';
 import { defineRoute, type RouteSpec, type Tx } from '../route.js';
@@ -64,6 +64,13 @@ interface Plan {
   items: PlanItem[];
   target: string;
   concurrency: number | null;
+  /** Team of the root (instance, task) the request named; null for `failed` without a root. */
+  team: string | null;
+}
+
+/** The team of what a plan item touches. */
+function teamOf(item: PlanItem): string | null {
+  return item.kind === 'create' ? item.task.definition.team : item.instance.team;
 }
 
 /** Tasks upstream of each task within `set` (transitively, through any task). */
@@ -87,22 +94,20 @@ function nextDate(bizDate: string): string {
   return new Date(d.getTime() + 86_400_000).toISOString().slice(0, 10);
 }
 
-async function mustGetTask(tx: Tx, name: string): Promise<TaskRecord> {
-  const task = await getTask(tx, name);
-  if (task === null) throw notFound(`task ${JSON.stringify(name)}`);
-  return task;
-}
-
-async function plan(tx: Tx, body: RerunBody, lock: boolean): Promise<Plan> {
+/**
+ * What the request would run. The instance, root and task it names must be of the caller's
+ * teams (404 otherwise); what lies downstream may be of other teams, which the caller checks
+ * ({@link uncoveredTeams}). `failed` without a root only looks at the caller's teams.
+ */
+async function plan(tx: Tx, body: RerunBody, lock: boolean, principal: Principal | null): Promise<Plan> {
   switch (body.mode) {
     case 'instance': {
-      const inst = await getInstance(tx, body.instanceId, { forUpdate: lock });
-      if (inst === null) throw notFound(`instance ${JSON.stringify(body.instanceId)}`);
+      const inst = await mustSeeInstance(tx, principal, body.instanceId, { forUpdate: lock });
       if (!isFinal(inst.state)) throw invalidState(`instance ${inst.id} is ${inst.state}; only a final instance can be re-run`, { state: inst.state });
-      return { items: [{ kind: 'rerun', instance: inst, to: 'PENDING' }], target: `instance:${inst.id}`, concurrency: null };
+      return { items: [{ kind: 'rerun', instance: inst, to: 'PENDING' }], target: `instance:${inst.id}`, concurrency: null, team: inst.team };
     }
     case 'dag': {
-      await mustGetTask(tx, body.root);
+      const rootTask = await mustSeeTask(tx, principal, body.root);
       const edges = await listEdges(tx);
       const downstream = downstreamOf(body.root, edges);
       const rows = await instancesOfBizDate(tx, [body.root, ...downstream], body.bizDate, { forUpdate: lock });
@@ -120,26 +125,34 @@ async function plan(tx: Tx, body: RerunBody, lock: boolean): Promise<Plan> {
         items: [...roots.map((instance) => ({ kind: 'rerun' as const, instance, to: 'PENDING' as const })), ...below.map((instance) => ({ kind: 'rerun' as const, instance, to: 'WAITING' as const }))],
         target: `dag:${body.root}@${body.bizDate}`,
         concurrency: null,
+        team: rootTask.definition.team,
       };
     }
     case 'failed': {
       const edges = await listEdges(tx);
       let names: string[] | null = null;
+      let team: string | null = null;
       if (body.root !== undefined) {
-        await mustGetTask(tx, body.root);
+        team = (await mustSeeTask(tx, principal, body.root)).definition.team;
         names = [body.root, ...downstreamOf(body.root, edges)];
       }
-      const rows = await instancesOfBizDate(tx, names, body.bizDate, { forUpdate: lock, states: ['FAILED', 'CANCELED'] });
+      const rows = await instancesOfBizDate(tx, names, body.bizDate, {
+        forUpdate: lock,
+        states: ['FAILED', 'CANCELED'],
+        // Without a root: the failed instances of the caller's teams (of every team for "*").
+        ...(names === null ? { teams: visibleTeams(principal) } : {}),
+      });
       const set = new Set(rows.map((i) => i.taskName));
       return {
         items: rows.map((instance) => ({ kind: 'rerun' as const, instance, to: hasUpstreamIn(instance.taskName, set, edges) ? ('WAITING' as const) : ('PENDING' as const) })),
         target: `failed:${body.root ?? '*'}@${body.bizDate}`,
         concurrency: null,
+        team,
       };
     }
     case 'backfill': {
       if (body.from > body.to) throw validationFailed([{ path: 'to', message: 'to: must not be before from' }]);
-      const task = await mustGetTask(tx, body.task);
+      const task = await mustSeeTask(tx, principal, body.task);
       const def = task.definition;
       const tz = def.schedule.timezone;
       const startMs = startOfBizDate(body.from, tz, def.bizDateOffsetDays);
@@ -162,7 +175,7 @@ async function plan(tx: Tx, body: RerunBody, lock: boolean): Promise<Plan> {
         else if (isFinal(inst.state)) items.push({ kind: 'rerun', instance: inst, to: 'PENDING' });
         // a slot that is not final is running or about to: it is left as it is
       }
-      return { items, target: `backfill:${def.name}@${body.from}..${body.to}`, concurrency: body.concurrency };
+      return { items, target: `backfill:${def.name}@${body.from}..${body.to}`, concurrency: body.concurrency, team: def.team };
     }
   }
 }
@@ -238,6 +251,13 @@ async function apply(deps: AppDeps, tx: Tx, body: RerunBody, p: Plan, actor: str
   return { batchId, ids, pending };
 }
 
+/** The one team all items belong to, or null. */
+function singleTeam(items: readonly PlanItem[]): string | null {
+  const teams = new Set(items.map(teamOf));
+  const [only] = teams;
+  return teams.size === 1 && only !== undefined ? only : null;
+}
+
 export const rerunRoutes: RouteSpec[] = [
   defineRoute<unknown, unknown, RerunBody>({
     method: 'post',
@@ -250,8 +270,12 @@ export const rerunRoutes: RouteSpec[] = [
     responses: {
       200: {
         description: 'dry run: what would run (existing instances by id, slots to create by taskName + expectedTime)',
-        schema: z.object({ instances: z.array(z.record(z.string(), z.unknown())) }),
+        schema: z.object({
+          instances: z.array(z.record(z.string(), z.unknown())).describe("what would run, of the token's teams"),
+          forbiddenTeams: z.array(z.string()).describe('extension: teams the token does not cover whose instances the rerun would touch (the real one is refused with 403 then)'),
+        }),
       },
+      403: { description: '`FORBIDDEN`: the rerun would touch instances of teams the token does not cover; `details.teams` names them' },
       202: { description: 'the instances that will run', schema: z.object({ instances: z.array(z.string()), batchId: z.string().nullable() }) },
       404: { description: 'no such instance, task, or root instance on that date' },
       409: { description: '`INVALID_STATE`: an instance to re-run is not final' },
@@ -262,15 +286,25 @@ export const rerunRoutes: RouteSpec[] = [
       }
       const actor = principal?.name ?? 'unknown';
       if (body.dryRun) {
-        const p = await withTransaction(deps.pool, (tx) => plan(tx, body, false));
-        return { status: 200, body: { instances: p.items.map(describeItem), dryRun: true } };
+        const p = await withTransaction(deps.pool, (tx) => plan(tx, body, false, principal));
+        // Instances of teams the caller does not cover are not listed; their teams are.
+        const forbiddenTeams = uncoveredTeams(principal, p.items.map(teamOf));
+        const shown = p.items.filter((item) => !forbiddenTeams.includes(teamOf(item) ?? '(deleted task)'));
+        return { status: 200, body: { instances: shown.map(describeItem), dryRun: true, forbiddenTeams } };
       }
       const outcome = await withTransaction(deps.pool, async (tx) => {
-        const p = await plan(tx, body, true);
+        const p = await plan(tx, body, true, principal);
+        const forbiddenTeams = uncoveredTeams(principal, p.items.map(teamOf));
+        if (forbiddenTeams.length > 0) {
+          throw new ApiError(403, 'FORBIDDEN', `this rerun would touch instances of teams the token does not cover: ${forbiddenTeams.join(', ')}; nothing was re-run`, {
+            teams: forbiddenTeams,
+          });
+        }
         const applied = await apply(deps, tx, body, p, actor);
         await audit(tx, principal, {
           action: `rerun.${body.mode}`,
           target: p.target,
+          team: p.team ?? singleTeam(p.items),
           reason: body.reason,
           after: { batchId: applied.batchId, instances: applied.ids, forceDownstream: body.forceDownstream, ...(p.concurrency === null ? {} : { concurrency: p.concurrency }) },
         });

@@ -13,12 +13,12 @@ export const sessionRoutes: RouteSpec[] = [
     extension: true,
     summary: "The caller's token name and role (extension)",
     responses: {
-      200: { description: 'the caller', schema: z.object({ name: z.string(), role: z.enum(ROLES), tokenId: z.string() }) },
+      200: { description: 'the caller', schema: z.object({ name: z.string(), role: z.enum(ROLES), tokenId: z.string(), teams: z.array(z.string()).describe('the teams the token acts for; ["*"] = every team') }) },
     },
     handler: ({ principal }) => {
       // Unreachable for a viewer route (the route layer authenticates first); kept as a typed guard.
       if (principal === null) throw new ApiError(401, 'UNAUTHENTICATED', 'a bearer token is required');
-      return { status: 200, body: { name: principal.name, role: principal.role, tokenId: principal.tokenId } };
+      return { status: 200, body: { name: principal.name, role: principal.role, tokenId: principal.tokenId, teams: principal.teams === '*' ? ['*'] : [...principal.teams] } };
     },
   }),
 ];

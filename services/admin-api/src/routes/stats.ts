@@ -4,6 +4,7 @@ import { validationFailed } from '../errors.js';
 import { hourlyStats } from '../hourly-stats.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { bizDateSchema } from '../schemas.js';
+import { visibleTeams } from '../team-scope.js';
 
 const hourSchema = z.object({
   hour: z.string().describe('start of the hour, ISO UTC'),
@@ -24,12 +25,12 @@ export const statsRoutes: RouteSpec[] = [
     summary: 'Per-hour figures of a UTC day, by slot (extension)',
     query: z.object({ day: bizDateSchema.optional().describe('the UTC day, YYYY-MM-DD; default today') }),
     responses: { 200: { description: '24 hours, oldest first', schema: z.object({ day: z.string(), hours: z.array(hourSchema) }) } },
-    handler: async ({ query, deps }) => {
+    handler: async ({ query, deps, principal }) => {
       const now = new Date(deps.now());
       const day = query.day ?? now.toISOString().slice(0, 10);
       const dayStart = new Date(`${day}T00:00:00.000Z`);
       if (Number.isNaN(dayStart.getTime())) throw validationFailed([{ path: 'day', message: 'day: must be a date YYYY-MM-DD' }]);
-      return { status: 200, body: { day, hours: await hourlyStats(deps.pool, dayStart) } };
+      return { status: 200, body: { day, hours: await hourlyStats(deps.pool, dayStart, visibleTeams(principal)) } };
     },
   }),
 ];

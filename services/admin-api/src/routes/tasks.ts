@@ -5,6 +5,7 @@ import {
   bumpDagVersion,
   deleteTask,
   getTask,
+  getTeam,
   insertTask,
   listTasks,
   lockDag,
@@ -14,12 +15,14 @@ import {
   type TaskRecord,
 } from '@ax/store';
 import { audit } from '../audit.js';
-import { notFound, validationFailed } from '../errors.js';
+import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { restoreRedactedSecrets } from '../redacted-secrets.js';
 import { redactFor, stableStringify, taskResource } from '../resources.js';
-import { defineRoute, type Parsed, type RouteSpec } from '../route.js';
+import { defineRoute, type Parsed, type RouteSpec, type Tx } from '../route.js';
+import type { Principal } from '../auth.js';
+import { assertTeamVisible, coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
 
 const auditView = (t: TaskRecord): Record<string, unknown> => taskResource(t, { redact: true });
@@ -54,11 +57,13 @@ function withStoredSecrets(definition: TaskDefinition, stored: TaskDefinition | 
   return restored.value;
 }
 
-/** Reads a task or throws 404. */
-async function mustGetTask(db: Parameters<typeof getTask>[0], name: string, forUpdate = false): Promise<TaskRecord> {
-  const task = await getTask(db, name, { forUpdate });
-  if (task === null) throw notFound(`task ${JSON.stringify(name)}`);
-  return task;
+/**
+ * 404 unless `team` exists and the caller covers it: a task is created in (or moved to) a team
+ * the caller acts for; a team it does not cover answers as a missing one.
+ */
+async function assertTeamUsable(tx: Tx, principal: Principal | null, team: string): Promise<void> {
+  assertTeamVisible(principal, team, `team ${JSON.stringify(team)}`);
+  if ((await getTeam(tx, team)) === null) throw notFound(`team ${JSON.stringify(team)}`);
 }
 
 const YAML_ISSUE = z.object({ path: z.string(), message: z.string(), document: z.int().optional(), line: z.int().optional() });
@@ -73,13 +78,15 @@ export const taskRoutes: RouteSpec[] = [
     body: { schema: taskDefinitionSchema, parse: (raw) => parseTaskDefinition(raw) },
     responses: {
       201: { description: 'the task', schema: taskResourceSchema },
+      404: { description: '`team` does not exist or is not one the token covers' },
       409: { description: '`ALREADY_EXISTS`: a task of that name exists' },
     },
     handler: async ({ body, deps, principal }) => {
       const definition = withStoredSecrets(body, null); // a new task: a "***" has nothing to keep
       const created = await withTransaction(deps.pool, async (tx) => {
+        await assertTeamUsable(tx, principal, definition.team);
         const task = await insertTask(tx, definition);
-        await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, after: auditView(task) });
+        await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, team: task.definition.team, after: auditView(task) });
         return task;
       });
       await notifyTaskChanged(deps, [created.definition.name]);
@@ -96,7 +103,7 @@ export const taskRoutes: RouteSpec[] = [
     body: { schema: taskReplaceSchema, parse: parseReplaceBody },
     responses: {
       200: { description: 'the task at its new version', schema: taskResourceSchema },
-      404: { description: 'no such task' },
+      404: { description: 'no such task, or its team (or the new `team`) is not one the token covers' },
       409: { description: '`VERSION_CONFLICT`: the task is at another version' },
     },
     handler: async ({ params, body, deps, principal }) => {
@@ -104,9 +111,10 @@ export const taskRoutes: RouteSpec[] = [
         throw validationFailed([{ path: 'name', message: `name: must be ${JSON.stringify(params.name)}, the task named in the path (renaming is not supported)` }]);
       }
       const updated = await withTransaction(deps.pool, async (tx) => {
-        const before = await mustGetTask(tx, params.name, true);
+        const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
+        if (body.definition.team !== before.definition.team) await assertTeamUsable(tx, principal, body.definition.team);
         const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version);
-        await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, before: auditView(before), after: auditView(after) });
+        await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, team: after.definition.team, before: auditView(before), after: auditView(after) });
         return after;
       });
       await notifyTaskChanged(deps, [params.name]);
@@ -137,6 +145,7 @@ export const taskRoutes: RouteSpec[] = [
         ...(query.tag === undefined ? {} : { tag: query.tag }),
         ...(query.q === undefined ? {} : { q: query.q }),
         ...(after === undefined ? {} : { afterName: after }),
+        teams: visibleTeams(principal),
         limit: query.limit + 1,
       });
       const redact = redactFor(principal?.role);
@@ -152,7 +161,7 @@ export const taskRoutes: RouteSpec[] = [
     params: nameParams,
     responses: { 200: { description: 'the task', schema: taskResourceSchema }, 404: { description: 'no such task' } },
     handler: async ({ params, deps, principal }) => {
-      const task = await mustGetTask(deps.pool, params.name);
+      const task = await mustSeeTask(deps.pool, principal, params.name);
       return { status: 200, body: taskResource(task, { redact: redactFor(principal?.role) }) };
     },
   }),
@@ -171,8 +180,8 @@ export const taskRoutes: RouteSpec[] = [
       200: { description: 'the next fire times', schema: z.object({ fireTimes: z.array(z.string()) }) },
       404: { description: 'no such task' },
     },
-    handler: async ({ params, query, deps }) => {
-      const task = await mustGetTask(deps.pool, params.name);
+    handler: async ({ params, query, deps, principal }) => {
+      const task = await mustSeeTask(deps.pool, principal, params.name);
       const afterMs = query.after === undefined ? deps.now() : Date.parse(query.after);
       const compiled = compileSchedule(task.definition.schedule, { anchorMs: task.createdAt.getTime() });
       const times = compiled.between(afterMs, Infinity, query.count);
@@ -190,10 +199,10 @@ export const taskRoutes: RouteSpec[] = [
     handler: async ({ params, deps, principal }) => {
       await withTransaction(deps.pool, async (tx) => {
         await lockDag(tx); // its edges go with it: serialise with edge writes (R19)
-        const before = await mustGetTask(tx, params.name, true);
+        const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         await deleteTask(tx, params.name);
         await bumpDagVersion(tx);
-        await audit(tx, principal, { action: 'task.delete', target: `task:${params.name}`, before: auditView(before) });
+        await audit(tx, principal, { action: 'task.delete', target: `task:${params.name}`, team: before.definition.team, before: auditView(before) });
       });
       await notifyTaskChanged(deps, [params.name]);
       return { status: 204 };
@@ -210,9 +219,9 @@ export const taskRoutes: RouteSpec[] = [
       responses: { 200: { description: 'the task', schema: taskResourceSchema }, 404: { description: 'no such task' } },
       handler: async ({ params, deps, principal }) => {
         const after = await withTransaction(deps.pool, async (tx) => {
-          const before = await mustGetTask(tx, params.name, true);
+          const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
           const changed = (await setTaskEnabled(tx, params.name, action === 'enable')) ?? before;
-          await audit(tx, principal, { action: `task.${action}`, target: `task:${params.name}`, before: auditView(before), after: auditView(changed) });
+          await audit(tx, principal, { action: `task.${action}`, target: `task:${params.name}`, team: before.definition.team, before: auditView(before), after: auditView(changed) });
           return changed;
         });
         await notifyTaskChanged(deps, [params.name]);
@@ -259,6 +268,12 @@ export const taskRoutes: RouteSpec[] = [
         const issues: Issue[] = [];
         for (const received of body) {
           const current = await getTask(tx, received.name, { forUpdate: true });
+          // A task of a team the caller does not cover is not disclosed: it is as taken as any
+          // other name (409, like a create), never read or replaced.
+          if (current !== null && !coversTeam(principal, current.definition.team)) {
+            throw new ApiError(409, 'ALREADY_EXISTS', `task ${JSON.stringify(received.name)} already exists`, { name: received.name });
+          }
+          if (current === null || current.definition.team !== received.team) await assertTeamUsable(tx, principal, received.team);
           const restored = restoreRedactedSecrets(received, current?.definition ?? null);
           if (restored.ok) planned.push({ def: restored.value, current });
           else issues.push(...restored.issues);
@@ -270,13 +285,13 @@ export const taskRoutes: RouteSpec[] = [
         for (const { def, current } of planned) {
           if (current === null) {
             const task = await insertTask(tx, def);
-            await audit(tx, principal, { action: 'task.create', target: `task:${def.name}`, reason: 'import', after: auditView(task) });
+            await audit(tx, principal, { action: 'task.create', target: `task:${def.name}`, team: def.team, reason: 'import', after: auditView(task) });
             created.push(def.name);
           } else if (stableStringify(current.definition) === stableStringify(def)) {
             unchanged.push(def.name);
           } else {
             const task = await replaceTask(tx, def, current.version);
-            await audit(tx, principal, { action: 'task.replace', target: `task:${def.name}`, reason: 'import', before: auditView(current), after: auditView(task) });
+            await audit(tx, principal, { action: 'task.replace', target: `task:${def.name}`, team: def.team, reason: 'import', before: auditView(current), after: auditView(task) });
             updated.push(def.name);
           }
         }

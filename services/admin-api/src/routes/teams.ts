@@ -1,0 +1,133 @@
+/**
+ * Teams (ADMIN-API.md "Teams"): every token lists the teams it covers; creating, changing and
+ * deleting a team needs an admin of every team (`*`). A team that owns tasks cannot be deleted
+ * (the foreign key of `task.team` refuses it), nor can `default`. The executor-key endpoints are
+ * a later part; the team resource shows the key version only.
+ */
+import { z } from 'zod';
+import { DEFAULT_TEAM, teamNameSchema } from '@ax/core';
+import { deleteTeam, getTeam, insertTeam, listTeams, updateTeam, withTransaction, type TeamRecord } from '@ax/store';
+import { audit } from '../audit.js';
+import { invalidState, notFound, validationFailed } from '../errors.js';
+import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { defineRoute, type RouteSpec } from '../route.js';
+import { listOf, nameParams } from '../schemas.js';
+import { assertAllTeams, visibleTeams } from '../team-scope.js';
+
+const maxRunningSchema = z.int().min(1).max(1_000_000).nullable().describe('most DISPATCHED or RUNNING instances of the team at once; null = no limit');
+
+const teamSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  maxRunning: z.int().nullable(),
+  keyVersion: z.int().describe('the current executor key version'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+function teamResource(t: TeamRecord): z.infer<typeof teamSchema> {
+  return {
+    name: t.name,
+    description: t.description,
+    maxRunning: t.maxRunning,
+    keyVersion: t.keyVersion,
+    createdAt: t.createdAt.toISOString(),
+    updatedAt: t.updatedAt.toISOString(),
+  };
+}
+
+export const teamRoutes: RouteSpec[] = [
+  defineRoute<unknown, { limit: number; cursor?: string }>({
+    method: 'get',
+    path: '/api/v1/teams',
+    access: 'viewer',
+    tag: 'teams',
+    summary: 'The teams the token covers, by name',
+    query: z.object({ ...pageQueryShape }),
+    responses: { 200: { description: 'a page of teams', schema: listOf(teamSchema) } },
+    handler: async ({ query, deps, principal }) => {
+      const after = decodeCursor(query.cursor);
+      if (after === null) throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
+      const rows = await listTeams(deps.pool, { names: visibleTeams(principal), ...(after === undefined ? {} : { afterName: after }), limit: query.limit + 1 });
+      return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, teamResource) };
+    },
+  }),
+  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null }>({
+    method: 'post',
+    path: '/api/v1/teams',
+    access: 'admin',
+    tag: 'teams',
+    summary: 'Create a team (key version 1); needs an admin of every team ("*")',
+    body: {
+      schema: z.strictObject({
+        name: teamNameSchema,
+        description: z.string().max(2048).default(''),
+        maxRunning: maxRunningSchema.default(null),
+      }),
+    },
+    responses: {
+      201: { description: 'the team', schema: teamSchema },
+      403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
+      409: { description: '`ALREADY_EXISTS`: a team of that name exists' },
+    },
+    handler: async ({ body, deps, principal }) => {
+      assertAllTeams(principal, 'creating a team');
+      const team = await withTransaction(deps.pool, async (tx) => {
+        const created = await insertTeam(tx, body);
+        await audit(tx, principal, { action: 'team.create', target: `team:${created.name}`, team: created.name, after: teamResource(created) });
+        return created;
+      });
+      return { status: 201, body: teamResource(team) };
+    },
+  }),
+  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null }>({
+    method: 'patch',
+    path: '/api/v1/teams/{name}',
+    access: 'admin',
+    tag: 'teams',
+    summary: 'Change the description or maxRunning of a team; needs an admin of every team ("*")',
+    params: nameParams,
+    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional() }) },
+    responses: {
+      200: { description: 'the team', schema: teamSchema },
+      403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
+      404: { description: 'no such team' },
+    },
+    handler: async ({ params, body, deps, principal }) => {
+      assertAllTeams(principal, 'changing a team');
+      const team = await withTransaction(deps.pool, async (tx) => {
+        const before = await getTeam(tx, params.name, { forUpdate: true });
+        if (before === null) throw notFound(`team ${JSON.stringify(params.name)}`);
+        const after = await updateTeam(tx, params.name, body);
+        if (after === null) throw notFound(`team ${JSON.stringify(params.name)}`);
+        await audit(tx, principal, { action: 'team.update', target: `team:${params.name}`, team: params.name, before: teamResource(before), after: teamResource(after) });
+        return after;
+      });
+      return { status: 200, body: teamResource(team) };
+    },
+  }),
+  defineRoute<{ name: string }>({
+    method: 'delete',
+    path: '/api/v1/teams/{name}',
+    access: 'admin',
+    tag: 'teams',
+    summary: 'Delete a team that owns no task; needs an admin of every team ("*")',
+    params: nameParams,
+    responses: {
+      204: { description: 'deleted' },
+      403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
+      404: { description: 'no such team' },
+      409: { description: '`INVALID_STATE`: the team owns tasks, or it is `default`' },
+    },
+    handler: async ({ params, deps, principal }) => {
+      assertAllTeams(principal, 'deleting a team');
+      if (params.name === DEFAULT_TEAM) throw invalidState('team "default" always exists; it cannot be deleted', { team: DEFAULT_TEAM });
+      await withTransaction(deps.pool, async (tx) => {
+        const before = await getTeam(tx, params.name, { forUpdate: true });
+        if (before === null || !(await deleteTeam(tx, params.name))) throw notFound(`team ${JSON.stringify(params.name)}`);
+        await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before) });
+      });
+      return { status: 204 };
+    },
+  }),
+];
