@@ -169,3 +169,29 @@ describe('backfill', () => {
     expect((await rerun({ mode: 'backfill', task: 'ghost', from: D1, to: D2, reason: 'x' })).status).toBe(404);
   });
 });
+
+describe('clocks', () => {
+  it("R6/R7 a rerun's due_at is the database's NOW(3), not admin-api's clock (a process clock 30 days ahead changes nothing)", async () => {
+    const skewed = await startTestApp({ now: () => Date.now() + 30 * 86_400_000 });
+    try {
+      await skewed.call('POST', '/api/v1/tasks', { token: skewed.tokens.operator, body: taskDef('r_clock', { schedule: { type: 'cron', expr: '0 0,12 * * *' } }) });
+      const done = await insertInstance(skewed.pool, { task: 'r_clock', expected: `${D1}T00:00:00.000Z`, bizDate: D1, state: 'FAILED' });
+      const again = await skewed.call('POST', '/api/v1/reruns', { token: skewed.tokens.operator, body: { mode: 'instance', instanceId: done, reason: 'clock' } });
+      expect(again.status).toBe(202);
+      const backfill = await skewed.call('POST', '/api/v1/reruns', { token: skewed.tokens.operator, body: { mode: 'backfill', task: 'r_clock', from: D1, to: D1, reason: 'clock' } });
+      expect(backfill.status).toBe(202);
+      expect(backfill.body.instances).toHaveLength(1); // the 12:00 slot; the 00:00 one is PENDING already
+      const [rows] = await skewed.pool.query<any[]>(
+        "SELECT id, TIMESTAMPDIFF(MICROSECOND, NOW(3), due_at) DIV 1000 AS ahead_ms FROM task_instance WHERE task_name = 'r_clock' ORDER BY id",
+      );
+      expect(rows.map((r: { id: unknown }) => String(r.id))).toEqual([done, backfill.body.instances[0]]);
+      for (const r of rows) {
+        // written a moment ago on the database clock: due now, not in 30 days
+        expect(Number(r.ahead_ms)).toBeLessThanOrEqual(1_000);
+        expect(Number(r.ahead_ms)).toBeGreaterThan(-60_000);
+      }
+    } finally {
+      await skewed.close();
+    }
+  });
+});

@@ -3,8 +3,9 @@
  * `dependencyTimeoutSeconds` ago is canceled with `UPSTREAM_MISSING` and an alert is raised
  * (`alert_log`, kind `UPSTREAM_MISSING`, one per instance). A parent that was disabled,
  * coalesced or discarded therefore never leaves a child waiting forever. The predicate is a
- * column comparison (R7) against the scheduler's clock, which the skew check keeps within
- * `AX_SCHEDULER_SKEW_LIMIT_MS` of MySQL's.
+ * column comparison on the database clock (R6/R7): the scheduler's own clock decides nothing.
+ * Instances are matched to their task by `task_id`; one whose task was deleted waits
+ * `AX_DEPENDENCY_TIMEOUT_S`.
  */
 import { raiseAlert, waitingPastDependencyTimeout } from '@ax/store';
 import type { EngineContext } from './context.js';
@@ -12,7 +13,7 @@ import { transition } from './dag.js';
 
 /** Cancels timed-out WAITING instances; returns how many. */
 export async function cancelTimedOutWaiting(ctx: EngineContext): Promise<number> {
-  const rows = await waitingPastDependencyTimeout(ctx.pool, new Date(ctx.clock.nowMs()), 500);
+  const rows = await waitingPastDependencyTimeout(ctx.pool, ctx.config.dependencyTimeoutSeconds, 500);
   let canceled = 0;
   for (const r of rows) {
     const id = r.id;

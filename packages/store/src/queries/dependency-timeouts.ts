@@ -1,7 +1,11 @@
 /**
  * R19, the read half of the dependency timeout: WAITING instances whose due time is more than
- * their task's `dependency_timeout_s` before `now`. The scheduler cancels them one by one with
- * a conditional write, so this read takes no locks.
+ * their task's `dependency_timeout_s` before the database's `NOW(3)` (R6/R7: the predicate is a
+ * column comparison on the database clock, whatever the caller's clock says). An instance is
+ * joined to its task by the immutable `task_id` (R3), so a task re-created under the same name
+ * does not lend its timeout to the old task's instances; an instance whose task row is gone
+ * waits the fallback timeout instead of forever. The scheduler cancels them one by one with a
+ * conditional write, so this read takes no locks.
  *
  * Served by `idx_instance_claim (state, priority DESC, due_at)`: equality on `state`, `due_at`
  * checked inside the index (migration 0002 dropped the `(state, due_at)` index; WAITING rows
@@ -18,15 +22,16 @@ export interface TimedOutWaiting {
 }
 
 /**
- * Up to `limit` WAITING instances with `due_at <= now - dependency_timeout_s`, by id. `now` is
- * the caller's clock (the scheduler's, kept near MySQL's by its skew check).
+ * Up to `limit` WAITING instances with `due_at <= NOW(3) - dependency_timeout_s` of their task
+ * (`fallbackTimeoutSeconds` when the task was deleted), by id.
  */
-export async function waitingPastDependencyTimeout(db: Queryable, now: Date, limit: number): Promise<TimedOutWaiting[]> {
+export async function waitingPastDependencyTimeout(db: Queryable, fallbackTimeoutSeconds: number, limit: number): Promise<TimedOutWaiting[]> {
   const [rows] = await db.query<Array<RowDataPacket & { id: string; task_name: string; dependency_timeout_s: number }>>(
-    `SELECT i.id, i.task_name, t.dependency_timeout_s FROM task_instance i JOIN task t ON t.name = i.task_name
-      WHERE i.state = 'WAITING' AND i.due_at <= DATE_SUB(?, INTERVAL t.dependency_timeout_s SECOND)
+    `SELECT i.id, i.task_name, COALESCE(t.dependency_timeout_s, ?) AS dependency_timeout_s
+       FROM task_instance i LEFT JOIN task t ON t.id = i.task_id
+      WHERE i.state = 'WAITING' AND i.due_at <= NOW(3) - INTERVAL COALESCE(t.dependency_timeout_s, ?) SECOND
       ORDER BY i.id LIMIT ?`,
-    [now, limit],
+    [fallbackTimeoutSeconds, fallbackTimeoutSeconds, limit],
   );
   return rows.map((r) => ({ id: String(r.id), taskName: r.task_name, dependencyTimeoutSeconds: Number(r.dependency_timeout_s) }));
 }

@@ -31,6 +31,11 @@ export interface ManualInstance {
   readonly rerunBatchId?: string | null;
   /** Earliest dispatch; default the expected time. */
   readonly dueAt?: Date;
+  /**
+   * Earliest dispatch in milliseconds after the database's `NOW(3)` (R6: on the database
+   * clock); takes precedence over `dueAt`. A backfill slot orders its batch by it.
+   */
+  readonly dueAfterMs?: number;
   /** Exact slot: no +1 ms move (a backfill slot meets its existing row instead). */
   readonly exact?: boolean;
   readonly message?: string;
@@ -43,13 +48,14 @@ export interface ManualInstance {
  */
 export async function insertManualInstance(db: Queryable, inst: ManualInstance): Promise<{ id: string; expectedTime: Date } | null> {
   let at = inst.requestedAt.getTime();
+  const dueExpr = inst.dueAfterMs === undefined ? '?' : 'NOW(3) + INTERVAL ? MICROSECOND';
   for (let i = 0; i < MANUAL_SLOT_ATTEMPTS; i++, at++) {
     const expected = new Date(at);
     try {
       const [result] = await db.query<ResultSetHeader>(
         `INSERT INTO task_instance (task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts,
                                     due_at, params, priority, rerun_batch_id)
-         VALUES (?, ?, ?, 1, ?, ?, 'PENDING', 1, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, ?, 1, ?, ?, 'PENDING', 1, ?, ${dueExpr}, ?, ?, ?)`,
         [
           inst.taskId,
           inst.taskName,
@@ -57,7 +63,7 @@ export async function insertManualInstance(db: Queryable, inst: ManualInstance):
           inst.bizDate,
           inst.trigger,
           inst.maxAttempts,
-          inst.dueAt ?? expected,
+          inst.dueAfterMs === undefined ? (inst.dueAt ?? expected) : Math.round(inst.dueAfterMs) * 1000,
           encodeJson(inst.params),
           inst.priority,
           inst.rerunBatchId ?? null,

@@ -165,7 +165,7 @@ describe('queries that used a dropped or replaced index still use one', () => {
   it('R19 dependency timeout scan: idx_instance_claim on state, due_at inside the index', async () => {
     let found = 0;
     const plan = await instancePlan(async (q) => {
-      found = (await waitingPastDependencyTimeout(q, new Date(), 500)).length;
+      found = (await waitingPastDependencyTimeout(q, 86_400, 500)).length;
     });
     expect(plan).toEqual([expect.objectContaining({ key: 'idx_instance_claim', type: 'ref' })]);
     expect(found).toBe(50); // due two days ago with a one-hour timeout: half of the 100 WAITING rows

@@ -37,8 +37,11 @@ export interface RerunTarget {
   readonly to: 'PENDING' | 'WAITING';
   readonly maxAttempts: number;
   readonly batchId: string;
-  /** Earliest dispatch (orders a batch oldest first). */
-  readonly dueAt: Date;
+  /**
+   * Earliest dispatch, in milliseconds after the database's `NOW(3)` (R6: written on the
+   * database clock); a batch orders its items oldest first by it.
+   */
+  readonly dueAfterMs: number;
   readonly actor: string;
   readonly reason: string;
 }
@@ -52,11 +55,11 @@ export async function rerunInstance(db: Queryable, t: RerunTarget): Promise<bool
   const [result] = await db.query<ResultSetHeader>(
     `UPDATE task_instance
         SET state = ?, reason = NULL, run_no = run_no + 1, attempt = 1, max_attempts = ?, \`trigger\` = 'rerun',
-            due_at = ?, worker_id = NULL, current_execution_id = NULL, dispatch_count = 0, reroute_count = 0,
+            due_at = NOW(3) + INTERVAL ? MICROSECOND, worker_id = NULL, current_execution_id = NULL, dispatch_count = 0, reroute_count = 0,
             lost_count = 0, ack_deadline = NULL, lease_until = NULL, shard_total = NULL, rerun_batch_id = ?,
             started_at = NULL, ended_at = NULL
       WHERE id = ? AND state = ?`,
-    [t.to, t.maxAttempts, t.dueAt, t.batchId, t.id, t.from],
+    [t.to, t.maxAttempts, Math.round(t.dueAfterMs) * 1000, t.batchId, t.id, t.from],
   );
   if (result.affectedRows !== 1) return false;
   await appendEvents(db, [

@@ -24,7 +24,6 @@ import { ApiError, invalidState, notFound, validationFailed } from '../errors.js
 import { notifyInstancesReady } from '../notify.js';
 import { defineRoute, type RouteSpec, type Tx } from '../route.js';
 import { bizDateSchema, reasonSchema, taskNameSchema } from '../schemas.js';
-import type { AppDeps } from '../deps.js';
 
 /** Most slots one backfill may create or re-run. */
 export const MAX_BACKFILL_SLOTS = 10_000;
@@ -197,7 +196,7 @@ async function maxAttemptsOf(tx: Tx, cache: Map<string, number>, inst: InstanceR
   return value;
 }
 
-async function apply(deps: AppDeps, tx: Tx, body: RerunBody, p: Plan, actor: string): Promise<{ batchId: string; ids: string[]; pending: number }> {
+async function apply(tx: Tx, body: RerunBody, p: Plan, actor: string): Promise<{ batchId: string; ids: string[]; pending: number }> {
   const batchId = await insertRerunBatch(tx, {
     mode: body.mode,
     reason: body.reason,
@@ -209,9 +208,9 @@ async function apply(deps: AppDeps, tx: Tx, body: RerunBody, p: Plan, actor: str
   const ids: string[] = [];
   let pending = 0;
   const attempts = new Map<string, number>();
-  const base = deps.now();
   for (const [index, item] of p.items.entries()) {
-    const dueAt = new Date(base + index); // oldest first within the batch
+    // Due now on the database clock (R6), 1 ms apart: oldest first within the batch.
+    const dueAfterMs = index;
     if (item.kind === 'create') {
       const def = item.task.definition;
       const created = await insertManualInstance(tx, {
@@ -225,7 +224,7 @@ async function apply(deps: AppDeps, tx: Tx, body: RerunBody, p: Plan, actor: str
         maxAttempts: def.retry.max + 1,
         trigger: 'rerun',
         rerunBatchId: batchId,
-        dueAt,
+        dueAfterMs,
         message: `backfill by ${actor}: ${body.reason}`,
       });
       if (created !== null) {
@@ -240,7 +239,7 @@ async function apply(deps: AppDeps, tx: Tx, body: RerunBody, p: Plan, actor: str
       to: item.to,
       maxAttempts: await maxAttemptsOf(tx, attempts, item.instance),
       batchId,
-      dueAt,
+      dueAfterMs,
       actor,
       reason: body.reason,
     });
@@ -300,7 +299,7 @@ export const rerunRoutes: RouteSpec[] = [
             teams: forbiddenTeams,
           });
         }
-        const applied = await apply(deps, tx, body, p, actor);
+        const applied = await apply(tx, body, p, actor);
         await audit(tx, principal, {
           action: `rerun.${body.mode}`,
           target: p.target,
