@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { TEAM_NAME_PATTERN } from '@ax/core';
 import { existingTeams, getApiToken, insertApiToken, listApiTokens, listAuditEntries, revokeApiToken, withTransaction, type ApiTokenRecord } from '@ax/store';
 import { audit } from '../audit.js';
-import { ROLES, generateToken, hashToken, type Principal } from '../auth.js';
+import { BOOTSTRAP_TOKEN_NAME, ROLES, generateToken, hashToken, type Principal } from '../auth.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
 import { coversAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
@@ -30,6 +30,17 @@ const tokenTeamsSchema = z
   .max(100)
   .transform((teams) => [...new Set(teams)])
   .refine((teams) => !teams.includes('*') || teams.length === 1, { message: '"*" stands alone: it covers every team' });
+
+/** Names compared as the database compares `api_token.name` (case-, accent- and width-blind). */
+const nameCollator = new Intl.Collator('und', { sensitivity: 'base' });
+
+/**
+ * Whether `name` is the bootstrap token's: the `AX_ADMIN_TOKEN` rotation at every start revokes
+ * every other live token of that name, so a token created under it would not outlive a restart.
+ */
+function isReservedTokenName(name: string): boolean {
+  return nameCollator.compare(name, BOOTSTRAP_TOKEN_NAME) === 0;
+}
 
 const tokenSchema = z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), teams: z.array(z.string()), createdAt: z.string(), revokedAt: z.string().nullable(), lastUsedAt: z.string().nullable() });
 
@@ -102,13 +113,19 @@ export const adminRoutes: RouteSpec[] = [
     description: 'A token acts for `teams` (default `["*"]`, every team). An admin of some teams may create tokens only for those teams.',
     body: {
       schema: z.strictObject({
-        name: z.string().trim().min(1, 'must not be empty').max(128),
+        name: z
+          .string()
+          .trim()
+          .min(1, 'must not be empty')
+          .max(128)
+          .refine((name) => !isReservedTokenName(name), { message: `"${BOOTSTRAP_TOKEN_NAME}" is reserved for the AX_ADMIN_TOKEN token` }),
         role: z.enum(ROLES, { error: 'must be viewer, operator or admin' }),
         teams: tokenTeamsSchema.default(['*']).describe('team names, or ["*"] for every team (default)'),
       }),
     },
     responses: {
       201: { description: 'the token', schema: z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES), teams: z.array(z.string()), token: z.string() }) },
+      400: { description: `\`VALIDATION_FAILED\`; also for the reserved name "${BOOTSTRAP_TOKEN_NAME}" (the AX_ADMIN_TOKEN token)` },
       403: { description: '`FORBIDDEN`: the role is too low, or `teams` names a team (or "*") the caller does not cover' },
       404: { description: 'a team of `teams` does not exist' },
       409: { description: '`ALREADY_EXISTS`: a live token has that name' },

@@ -1,11 +1,14 @@
 /**
  * HMAC endpoints for business code (ADMIN-API.md "HTTP executors", R15, R18): async reports
  * (published to the brokers as a `result` with origin `report`) and the run claim. The
- * signature is verified by the route layer (`access: 'hmac'`) before the body is parsed.
+ * signature is verified by the route layer (`access: 'hmac'`) before the body is parsed. A relayed
+ * report and a granted claim are audited as `executor:<team>` (the team of the execution's task);
+ * a duplicate report or a refused claim writes nothing.
  */
 import { z } from 'zod';
 import { encodeMessage, toError } from '@ax/core';
 import { claimRun, getExecution, getInstance, withTransaction } from '@ax/store';
+import { auditExecutor } from '../audit.js';
 import { ApiError, notFound } from '../errors.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import type { AppDeps } from '../deps.js';
@@ -51,7 +54,9 @@ export const executionRoutes: RouteSpec[] = [
       if (deps.bus === null) throw new ApiError(503, 'UNAVAILABLE', 'reports cannot be relayed: RabbitMQ is not configured');
       const key = reportKey(deps, execution.executionId);
       const first = await deps.redis.set(key, String(deps.now()), 'EX', REPORT_DEDUP_TTL_SECONDS, 'NX');
+      // a duplicate relays nothing and so is not audited: one entry per relayed report
       if (first === null) return { status: 200, body: { duplicate: true } };
+      const outcome = body.success ? 'SUCCESS' : 'FAILED';
       const message = encodeMessage({
         v: 1,
         kind: 'result',
@@ -61,18 +66,29 @@ export const executionRoutes: RouteSpec[] = [
           {
             executionId: execution.executionId,
             instanceId: execution.instanceId,
-            outcome: body.success ? 'SUCCESS' : 'FAILED',
+            outcome,
             ...(body.success || body.message === undefined ? {} : { error: body.message }),
             ...(body.data === undefined ? {} : { data: body.data }),
             endedAt: new Date(deps.now()).toISOString(),
           },
         ],
       });
+      const { bus } = deps;
       try {
-        await publishConfirmed(deps, deps.bus.topology.eventsExchange, 'result', message, { messageId: execution.executionId });
+        // the entry commits only once the broker confirmed the result: no entry for a report not relayed
+        await withTransaction(deps.pool, async (tx) => {
+          const instance = await getInstance(tx, execution.instanceId);
+          await auditExecutor(tx, {
+            action: 'execution.report',
+            target: `execution:${execution.executionId}`,
+            team: instance?.team ?? null,
+            after: { instanceId: execution.instanceId, outcome },
+          });
+          await publishConfirmed(deps, bus.topology.eventsExchange, 'result', message, { messageId: execution.executionId });
+        });
       } catch (err) {
         await deps.redis.del(key).catch(() => 0);
-        deps.logger.error({ err: toError(err), executionId: execution.executionId }, 'could not publish a report');
+        deps.logger.error({ err: toError(err), executionId: execution.executionId }, 'could not relay a report');
         throw new ApiError(503, 'UNAVAILABLE', 'the report could not be relayed; retry it');
       }
       deps.logger.info({ executionId: execution.executionId, instanceId: execution.instanceId, success: body.success }, 'report relayed');
@@ -96,8 +112,17 @@ export const executionRoutes: RouteSpec[] = [
       const execution = await mustGetExecution(deps, params.executionId);
       const outcome = await withTransaction(deps.pool, async (tx) => {
         // lock the instance first: the claim is decided against its current execution
-        await getInstance(tx, execution.instanceId, { forUpdate: true });
-        return claimRun(tx, execution);
+        const instance = await getInstance(tx, execution.instanceId, { forUpdate: true });
+        const decision = await claimRun(tx, execution);
+        if (decision.granted) {
+          await auditExecutor(tx, {
+            action: 'execution.claim',
+            target: `execution:${execution.executionId}`,
+            team: instance?.team ?? null,
+            after: { granted: true, instanceId: execution.instanceId, runNo: execution.runNo, ...(execution.shardIndex === null ? {} : { shardIndex: execution.shardIndex }) },
+          });
+        }
+        return decision;
       });
       if (outcome.granted) return { status: 200, body: { granted: true } };
       throw new ApiError(
