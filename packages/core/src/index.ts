@@ -8,3 +8,4 @@ export * from './retry/index.js';
 export * from './routing/index.js';
 export * from './dag/index.js';
 export * from './messages/index.js';
+export * from './signature/index.js';

@@ -21,6 +21,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { createEventsHandler } from './replies.js';
 import { createReservations } from './reservations.js';
 import { runTimersOnce } from './timers.js';
+import { TeamDirectory } from './team-directory.js';
 import { WorkerDirectory } from './workers.js';
 
 /** What a broker engine is built from. */
@@ -73,6 +74,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs),
     links,
     definitions: new TaskDefinitionCache(),
+    teams: new TeamDirectory(),
     ackClocks: new AckClocks({ ackTimeoutMs: config.ackTimeoutMs }),
     claimPace: { lastSmallClaimAtMs: Number.NEGATIVE_INFINITY },
     random: deps.random ?? Math.random,
@@ -110,6 +112,7 @@ export function createBroker(deps: BrokerDeps): Broker {
         handleReturned(context, returned).catch((error: unknown) => logger.error({ err: toError(error) }, 'returned dispatch not re-routed (ACK expiry will)'));
       });
       await bus.start();
+      await context.teams.refresh(pool).catch((error: unknown) => logger.warn({ err: toError(error) }, 'teams not loaded yet (the definitions loop retries)'));
       const eventsHandler = createEventsHandler(context);
       consumers.push(await bus.consume(bus.topology.eventsQueue, eventsHandler, { prefetch: config.eventsPrefetch }));
       const legacyEvents = new LegacyEventsQueue(bus, eventsHandler, config.eventsPrefetch, logger);

@@ -8,6 +8,7 @@ import type { LinkMonitor } from './links.js';
 import type { BrokerMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Reservations } from './reservations.js';
+import type { TeamDirectory } from './team-directory.js';
 import type { WorkerDirectory } from './workers.js';
 
 /** The clients, configuration and shared state of one broker. */
@@ -25,6 +26,8 @@ export interface BrokerContext {
   readonly links: LinkMonitor;
   /** Validated task definitions by id and version (parsed once per version, not per batch). */
   readonly definitions: TaskDefinitionCache;
+  /** Teams' key versions and limits (refreshed with the definitions). */
+  readonly teams: TeamDirectory;
   /** Confirmed dispatches whose ACK deadline is written a moment later (R8). */
   readonly ackClocks: AckClocks;
   /** When this broker last claimed while every slot was taken (see `claimSize` in dispatch.ts). */

@@ -4,6 +4,7 @@
  * tasks it does not hold at their current version are validated ahead of the claims. A burst of
  * thousands of tasks at one second then costs the claims a version lookup per task instead of a
  * validation (about a tenth of the broker's CPU in the 10,000-task burst, on the dispatch path).
+ * The team directory (key versions, limits) is refreshed by the same pass.
  */
 import { warmTaskDefinitions } from '@ax/store';
 import type { BrokerContext } from './context.js';
@@ -12,7 +13,8 @@ import type { BrokerContext } from './context.js';
 export const DEFINITIONS_WARM_MS = 5_000;
 
 /** One pass; says once (per change of state) when there are too many tasks to warm. */
-export async function warmDefinitionsOnce(ctx: Pick<BrokerContext, 'pool' | 'definitions' | 'logger'>, state: { overCapacity: boolean }): Promise<void> {
+export async function warmDefinitionsOnce(ctx: Pick<BrokerContext, 'pool' | 'definitions' | 'teams' | 'logger'>, state: { overCapacity: boolean }): Promise<void> {
+  await ctx.teams.refresh(ctx.pool);
   const outcome = await warmTaskDefinitions(ctx.pool, ctx.definitions);
   if (outcome.overCapacity !== state.overCapacity) {
     state.overCapacity = outcome.overCapacity;

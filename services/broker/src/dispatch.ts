@@ -498,14 +498,19 @@ async function releaseAll(ctx: BrokerContext, reservations: ReadonlyArray<{ work
 }
 
 /** Builds the dispatch item of a planned instance. */
-function itemOf(p: Planned, ackDeadline: Date): DispatchItem {
+function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem {
   const expectedTime = p.instance.expectedTime.toISOString();
+  const team = ctx.teams.get(p.task.definition.team);
+  const grace = team.previousKeyValidUntil;
   return {
     ...(p.shard === undefined ? {} : { shardIndex: p.shard.index, shardTotal: p.shard.total }),
     executionId: p.executionId,
     instanceId: p.instance.id,
     taskName: p.instance.taskName,
     taskId: p.instance.taskId,
+    team: team.name,
+    keyVersion: team.keyVersion,
+    ...(grace !== null && grace.getTime() > p.instance.dbNow.getTime() ? { previousKeyValidUntil: grace.toISOString() } : {}),
     expectedTime,
     bizDate: p.instance.bizDate,
     attempt: p.attempt ?? p.instance.attempt,
@@ -537,7 +542,7 @@ export async function publishPlanned(ctx: BrokerContext, planned: readonly Plann
         v: MESSAGE_VERSION,
         kind: 'dispatch',
         workerId: first.worker.id,
-        items: chunk.map((p) => itemOf(p, messageDeadline)),
+        items: chunk.map((p) => itemOf(ctx, p, messageDeadline)),
       };
       // Trusted: every part of an item comes from a validated definition or a stored instance
       // (validated when created); the worker validates the message again on receipt.

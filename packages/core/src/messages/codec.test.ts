@@ -11,6 +11,8 @@ function item(n: number, overrides: Partial<DispatchItem> = {}): DispatchItem {
     instanceId: String(100 + n),
     taskName: 'order_stat_daily',
     taskId: '7',
+    team: 'default',
+    keyVersion: 1,
     expectedTime,
     bizDate: '2026-12-01',
     attempt: 1,

@@ -1,5 +1,6 @@
 /** `dispatch` (broker → worker queue `<ns>.worker.<id>`): instances for one worker to run (§4, R10). */
 import { z } from 'zod';
+import { DEFAULT_TEAM, teamNameSchema } from '../task/definition.js';
 import { execSchema } from '../task/exec-schema.js';
 import { batchOf, bizDateSchema, envelopeShape, idSchema, instantSchema } from './envelope.js';
 
@@ -15,6 +16,16 @@ export const dispatchItemSchema = z
     instanceId: idSchema,
     taskName: z.string().min(1),
     taskId: idSchema,
+    /**
+     * The task's team: the worker resolves `secretRef`s from that team's folder only and signs
+     * HTTP calls with that team's executor key (ADMIN-API.md "Teams", "Secrets"). Items of a
+     * broker from before teams carry none: they are `default`'s.
+     */
+    team: teamNameSchema.default(DEFAULT_TEAM),
+    /** The team's current executor key version. */
+    keyVersion: z.int().min(1).default(1),
+    /** While a key rotation's grace lasts: calls carry a signature with the previous key too. */
+    previousKeyValidUntil: instantSchema.optional(),
     /** The slot's expected time. */
     expectedTime: instantSchema,
     bizDate: bizDateSchema,

@@ -14,6 +14,7 @@
  */
 import type { DispatchItem, DispatchMessage } from './dispatch.js';
 import { MAX_ITEMS_PER_MESSAGE, MESSAGE_VERSION, OUTPUT_TAIL_MAX_BYTES } from './envelope.js';
+import { DEFAULT_TEAM, TEAM_NAME_PATTERN } from '../task/definition.js';
 import { acceptExec } from './fast-exec.js';
 import { isBizDate, isId, isInstant, isIntIn, isNonEmptyString, isObject, isOneOf, isOptionalBoolean, isStringUpTo } from './fast-fields.js';
 import type { AckItem, AckMessage, RefusalItem, RefusalMessage, ResultItem, ResultMessage } from './worker-replies.js';
@@ -103,6 +104,11 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
   }
   const exec = acceptExec(i.exec);
   if (exec === undefined) return undefined;
+  // team and keyVersion have defaults (items of a broker from before teams)
+  const team = i.team === undefined ? DEFAULT_TEAM : i.team;
+  const keyVersion = i.keyVersion === undefined ? 1 : i.keyVersion;
+  if (typeof team !== 'string' || !TEAM_NAME_PATTERN.test(team) || !isIntIn(keyVersion, 1)) return undefined;
+  if (i.previousKeyValidUntil !== undefined && !isInstant(i.previousKeyValidUntil)) return undefined;
   // The schema's refinement: both shard fields or neither, and index < total.
   const { shardIndex, shardTotal } = i;
   const sharded = shardIndex !== undefined || shardTotal !== undefined;
@@ -113,6 +119,11 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
     instanceId: i.instanceId,
     taskName: i.taskName,
     taskId: i.taskId,
+    team,
+    keyVersion,
+  };
+  if (i.previousKeyValidUntil !== undefined) out.previousKeyValidUntil = i.previousKeyValidUntil;
+  Object.assign(out, {
     expectedTime: i.expectedTime,
     bizDate: i.bizDate,
     attempt: i.attempt,
@@ -124,7 +135,7 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
     timeoutSeconds: i.timeoutSeconds,
     ackDeadline: i.ackDeadline,
     traceId: i.traceId,
-  };
+  });
   if (sharded) {
     out.shardIndex = shardIndex;
     out.shardTotal = shardTotal;

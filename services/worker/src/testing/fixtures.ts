@@ -13,6 +13,8 @@ export function dispatchItem(overrides: Partial<DispatchItem> = {}): DispatchIte
     instanceId: String(1000 + counter),
     taskName,
     taskId: '7',
+    team: 'default',
+    keyVersion: 1,
     expectedTime,
     bizDate: '2026-12-01',
     attempt: 1,

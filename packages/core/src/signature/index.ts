@@ -1,0 +1,2 @@
+export * from './executor-key.js';
+export * from './signature-v2.js';
