@@ -321,12 +321,15 @@ export function listField(opts: {
   });
 }
 
-/** A filesystem path, resolved to an absolute one against the working directory. */
-export function pathField(opts: { env: string; default: string }): EnvField<string> {
-  return makeField<string>({
+/** A filesystem path, resolved to an absolute one against the working directory (unset: `default`, or undefined when optional). */
+export function pathField(opts: { env: string; default: string }): EnvField<string>;
+export function pathField(opts: { env: string; optional: true }): EnvField<string | undefined>;
+export function pathField(opts: { env: string; default?: string; optional?: true }): EnvField<string> | EnvField<string | undefined> {
+  const fallback = opts.default;
+  return makeField<string | undefined>({
     env: opts.env,
     expected: 'a filesystem path',
-    default: (ctx) => path.resolve(ctx.cwd, opts.default),
+    default: fallback === undefined ? undefined : (ctx) => path.resolve(ctx.cwd, fallback),
     parse: (raw, ctx) => (raw.includes('\0') ? { ok: false } : { ok: true, value: path.resolve(ctx.cwd, raw) }),
   });
 }

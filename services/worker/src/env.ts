@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { axConfigFields, enumField, httpPortField, intField, listField, pathField, pickFields, type ConfigOf, type EnvField } from '@ax/kit';
+import { TEAM_NAME_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
 
@@ -68,6 +69,22 @@ export const workerEnvFields = {
   clockCheckIntervalMs: intField({ env: 'AX_WORKER_CLOCK_CHECK_MS', unit: 'ms', default: 30_000 }),
   /** `AX_WORKER_PREFETCH` — dispatch messages in flight (each acked after the outbox write). Default 50. */
   prefetch: intField({ env: 'AX_WORKER_PREFETCH', unit: 'count', max: 10_000, default: 50 }),
+  /**
+   * `AX_WORKER_TEAMS` — comma list of the teams whose work this worker takes (ADMIN-API.md
+   * "Teams"); the broker routes an instance only to workers serving its team. Default: every team.
+   */
+  teams: listField({
+    env: 'AX_WORKER_TEAMS',
+    expected: 'a comma-separated list of team names (^[a-z][a-z0-9_-]{0,63}$)',
+    itemPattern: TEAM_NAME_PATTERN,
+    default: [],
+  }),
+  /**
+   * `AX_SECRETS_DIR` — where `{"secretRef":"NAME"}` is read: `<dir>/<team>/<NAME>` of the task's
+   * team, one trailing newline removed (ADMIN-API.md "Secrets"). Unset: every secretRef fails
+   * the attempt with SECRET_MISSING. Nothing else (no environment variable) is ever a secret.
+   */
+  secretsDir: pathField({ env: 'AX_SECRETS_DIR', optional: true }),
   /** `AX_WORKER_KILL_GRACE_MS` — SIGTERM → SIGKILL grace for timed-out or canceled jobs. Default 5000. */
   killGraceMs: intField({ env: 'AX_WORKER_KILL_GRACE_MS', unit: 'ms', min: 0, default: 5_000 }),
 } as const;
