@@ -7,17 +7,18 @@
 import { axExecutorApp, createAxClient } from '@ax/sdk';
 
 /**
- * @param {{ secret: string, adminApiUrl: string, log?: (line: string) => void }} options
- *   secret: AX_EXECUTOR_SECRET (shared with the ax workers and admin API);
+ * @param {{ keys: { team: string, keys: Record<number, string> }, adminApiUrl: string, log?: (line: string) => void }} options
+ *   keys: this team's executor key(s), version → key, from GET /api/v1/teams/{team}/executor-key
+ *     (never the master AX_EXECUTOR_SECRET); during a rotation hold the new and the previous one;
  *   adminApiUrl: where async results are reported, e.g. http://ax-admin:8080.
  */
-export function createApp({ secret, adminApiUrl, log = () => {} }) {
-  const client = createAxClient({ baseUrl: adminApiUrl, secret });
+export function createApp({ keys, adminApiUrl, log = () => {} }) {
+  const client = createAxClient({ baseUrl: adminApiUrl, keys });
 
   return axExecutorApp({
     // Synchronous success: do the work within the request, answer the result.
     '/ax/order-stat': {
-      secret,
+      keys,
       client,
       handler: async (ctx) => {
         // ctx.idempotencyKey is the same for every retry of this run: use it to skip work
@@ -31,7 +32,7 @@ export function createApp({ secret, adminApiUrl, log = () => {} }) {
     // Synchronous failure: ax records the message and retries per the task's retry policy.
     // (Throwing an Error has the same effect: the answer is {success:false, message}.)
     '/ax/settle': {
-      secret,
+      keys,
       client,
       handler: async (ctx) => {
         if (ctx.params.ledgerOpen !== true) return { success: false, message: `ledger for ${ctx.bizDate} is not open yet` };
@@ -42,7 +43,7 @@ export function createApp({ secret, adminApiUrl, log = () => {} }) {
     // Asynchronous: claim the run (one live execution per run, R18), answer 202 at once, do the
     // work in the background and report the outcome through the admin API.
     '/ax/export': {
-      secret,
+      keys,
       client,
       handler: async (ctx) => {
         if (!(await ctx.claim())) return { success: false, message: 'another execution of this run holds the claim' };

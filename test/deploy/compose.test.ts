@@ -177,6 +177,16 @@ describe('deploy/docker-compose.yml', () => {
       expect(ids.size).toBe(2);
     });
 
+    it('#18 secrets: mounts deploy/secrets read-only at AX_SECRETS_DIR in every worker, and in no other service', () => {
+      for (const name of ['worker-1', 'worker-2']) {
+        const dir = env(name).AX_SECRETS_DIR;
+        expect(dir, name).toBe('/run/ax-secrets');
+        const mounts = arr(services[name]?.volumes, `${name}.volumes`).filter((v) => typeof v === 'object').map((v) => obj(v, `${name}.volume`));
+        expect(mounts, name).toContainEqual(expect.objectContaining({ type: 'bind', target: dir, read_only: true, source: path.join(deployDir, 'secrets') }));
+      }
+      for (const name of axServices.filter((n) => !n.startsWith('worker-'))) expect(env(name).AX_SECRETS_DIR, name).toBeUndefined();
+    });
+
     it('builds images from deploy/Dockerfile targets that exist, tagged with a version', () => {
       const targets = new Set(parseDockerfile(readRepoFile('deploy/Dockerfile')).stages.map((s) => s.name));
       for (const [name, service] of Object.entries(services)) {

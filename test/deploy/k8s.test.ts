@@ -114,6 +114,26 @@ describe('deploy/k8s', () => {
     expect(obj(podSpec(worker ?? {}).securityContext, 'securityContext').fsGroup).toBe(10001);
   });
 
+  it('#18 secrets: the worker reads job secrets from a team Secret mounted read-only under AX_SECRETS_DIR', () => {
+    const worker = find('StatefulSet', 'ax-worker');
+    const [container] = containers(worker ?? {});
+    const dir = String(envValue(container ?? {}, 'AX_SECRETS_DIR')?.value);
+    expect(dir).toBe('/etc/ax/secrets');
+    const mounts = arr(container?.volumeMounts, 'volumeMounts').map((m) => obj(m, 'mount'));
+    const team = mounts.find((m) => m.mountPath === `${dir}/default`);
+    expect(team?.readOnly).toBe(true);
+    const volume = arr(podSpec(worker ?? {}).volumes, 'volumes').map((v) => obj(v, 'volume')).find((v) => v.name === team?.name);
+    expect(obj(volume?.secret, 'secret volume')).toMatchObject({ secretName: 'ax-team-default', optional: true });
+    const placeholder = obj(find('Secret', 'ax-team-default')?.stringData, 'ax-team-default stringData');
+    for (const [key, value] of Object.entries(placeholder)) {
+      expect(key).toMatch(/^[A-Za-z0-9_.-]{1,128}$/);
+      expect(String(value), key).toContain('CHANGE_ME');
+    }
+    for (const { doc } of resources.filter((r) => ['Deployment', 'Job'].includes(kindOf(r.doc)))) {
+      for (const c of containers(doc)) expect(envValue(c, 'AX_SECRETS_DIR'), nameOf(doc)).toBeUndefined();
+    }
+  });
+
   it('runs the migration as a Job of the migrate image', () => {
     const job = find('Job', 'ax-migrate');
     const [container] = containers(job ?? {});

@@ -195,6 +195,11 @@ export const axConfigFields = {
   dependencyTimeoutSeconds: intField({ env: 'AX_DEPENDENCY_TIMEOUT_S', unit: 's', default: 86_400 }),
   /** `AX_HMAC_WINDOW_MS` — accepted age of an HMAC-signed request (replay window). Default 300000 ms (5 min). */
   hmacWindowMs: ms('AX_HMAC_WINDOW_MS', 300_000),
+  /**
+   * `AX_EXECUTOR_KEY_GRACE_S` — after a team's executor key is rotated, how long the previous
+   * version still verifies (and workers also sign with it). Default 86400 s (24 h).
+   */
+  executorKeyGraceSeconds: intField({ env: 'AX_EXECUTOR_KEY_GRACE_S', unit: 's', min: 0, default: 86_400 }),
   /** `AX_OUTPUT_TAIL_BYTES` — bytes of job output kept per execution. Default 65536 (64 KiB). */
   outputTailBytes: intField({ env: 'AX_OUTPUT_TAIL_BYTES', unit: 'bytes', default: 65_536 }),
   /** `AX_REQUEST_BODY_LIMIT_BYTES` — largest accepted HTTP request body. Default 1048576 (1 MiB). */

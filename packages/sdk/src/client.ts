@@ -4,7 +4,7 @@
  * `POST /api/v1/executions/{id}/claim`.
  */
 import { request } from 'undici';
-import { signedHeaders } from './signature.js';
+import { signedHeaders, type TeamKeys } from './signature.js';
 
 /** A result as the business reports it. */
 export interface AxResult {
@@ -17,10 +17,15 @@ export interface AxResult {
 export interface AxClientOptions {
   /** The admin API, e.g. `http://ax-admin:8080` (without `/api/v1`). */
   readonly baseUrl: string;
-  /** `AX_EXECUTOR_SECRET`. */
-  readonly secret: string;
+  /** The team's executor keys (signs with the newest version). Never the master AX_EXECUTOR_SECRET. */
+  readonly keys: TeamKeys;
   /** Per request; default 10000 ms. */
   readonly timeoutMs?: number;
+  /**
+   * How long a report is retried while ax answers 409 `NOT_ASYNC`: a report sent right after
+   * the 202 can arrive before ax recorded that answer. Default 30000 ms.
+   */
+  readonly notAsyncRetryMs?: number;
 }
 
 /** The admin API answered something unexpected. */
@@ -45,16 +50,30 @@ export interface AxClient {
   claim(executionId: string): Promise<boolean>;
 }
 
+function errorCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Creates a client. */
 export function createAxClient(options: AxClientOptions): AxClient {
   const base = options.baseUrl.replace(/\/+$/, '');
+  // a base URL with a path (behind a proxy) is part of what is signed
+  const basePath = new URL(base).pathname.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
+
+  const notAsyncRetryMs = options.notAsyncRetryMs ?? 30_000;
 
   async function post(executionId: string, action: 'report' | 'claim', payload: unknown): Promise<{ status: number; text: string }> {
     const body = JSON.stringify(payload);
-    const response = await request(`${base}/api/v1/executions/${encodeURIComponent(executionId)}/${action}`, {
+    const path = `/api/v1/executions/${encodeURIComponent(executionId)}/${action}`;
+    const response = await request(`${base}${path}`, {
       method: 'POST',
-      headers: signedHeaders(options.secret, body),
+      headers: signedHeaders(options.keys, { method: 'POST', path: `${basePath}${path}`, body }),
       body,
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -63,7 +82,15 @@ export function createAxClient(options: AxClientOptions): AxClient {
 
   return {
     async report(executionId, result) {
-      const { status, text } = await post(executionId, 'report', result);
+      const started = Date.now();
+      let pauseMs = 100;
+      let answer = await post(executionId, 'report', result);
+      while (answer.status === 409 && errorCode(answer.text) === 'NOT_ASYNC' && Date.now() - started + pauseMs <= notAsyncRetryMs) {
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        pauseMs = Math.min(pauseMs * 2, 2_000);
+        answer = await post(executionId, 'report', result);
+      }
+      const { status, text } = answer;
       if (status !== 200) throw new AxApiError(status, text);
       try {
         return { duplicate: (JSON.parse(text) as { duplicate?: unknown }).duplicate === true };

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, waitFor } from '@ax/testing';
 import { signedHeaders, verifySignature } from './index.js';
 
-const SECRET = 'example-secret-012345';
+const KEYS = { team: 'orders', keys: { 1: '0123456789abcdef'.repeat(4) } };
 const servers: Server[] = [];
 const reports: Array<{ id: string; action: string; valid: boolean; body: unknown }> = [];
 let appUrl: string;
@@ -25,14 +25,15 @@ beforeAll(async () => {
   const admin = express();
   admin.post('/api/v1/executions/:id/:action', express.raw({ type: () => true }), (req, res) => {
     const raw = req.body as Buffer;
-    const valid = verifySignature({ secret: SECRET, timestamp: req.get('x-ax-timestamp'), signature: req.get('x-ax-signature'), body: raw }) === null;
+    const received = { team: req.get('x-ax-team'), keyVersion: req.get('x-ax-key-version'), timestamp: req.get('x-ax-timestamp'), signature: req.get('x-ax-signature') };
+    const valid = verifySignature({ keys: KEYS, received, method: req.method, path: req.originalUrl, body: raw }) === null;
     reports.push({ id: String(req.params.id), action: String(req.params.action), valid, body: JSON.parse(raw.toString('utf8')) });
     res.status(valid ? 200 : 401).json(req.params.action === 'claim' ? { granted: true } : {});
   });
   const adminApiUrl = await listen(admin);
   const modulePath = path.join(repoRoot(), 'examples/business-service/app.mjs');
-  const { createApp } = (await import(modulePath)) as { createApp: (o: { secret: string; adminApiUrl: string }) => RequestListener };
-  appUrl = await listen(createApp({ secret: SECRET, adminApiUrl }));
+  const { createApp } = (await import(modulePath)) as { createApp: (o: { keys: typeof KEYS; adminApiUrl: string }) => RequestListener };
+  appUrl = await listen(createApp({ keys: KEYS, adminApiUrl }));
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
@@ -50,7 +51,7 @@ async function call(route: string, params: Record<string, unknown>, executionId 
     traceId: 't',
     deadline: new Date(Date.now() + 60_000).toISOString(),
   });
-  const res = await request(`${appUrl}${route}`, { method: 'POST', headers: { ...signedHeaders(SECRET, body), 'idempotency-key': 'order_stat_daily:2026-12-01T02:00:00.000Z:1' }, body });
+  const res = await request(`${appUrl}${route}`, { method: 'POST', headers: { ...signedHeaders(KEYS, { method: 'POST', path: route, body }), 'idempotency-key': 'order_stat_daily:2026-12-01T02:00:00.000Z:1' }, body });
   return { status: res.statusCode, json: (await res.body.json()) as Record<string, unknown> };
 }
 

@@ -1,11 +1,14 @@
 /**
  * `axExecutor`: an express router that receives ax HTTP executions (ADMIN-API.md "HTTP
- * executors"), verifies the HMAC signature and timestamp, validates the body and calls the
- * business handler.
+ * executors"), verifies the signature (v2, with the team's executor key) and timestamp,
+ * validates the body and calls the business handler.
  *
  * ```ts
- * app.use('/ax/order_stat', axExecutor({ secret, handler: async (ctx) => ({ success: true }) }));
+ * const keys = { team: 'orders', keys: { 1: process.env.AX_EXECUTOR_KEY } };
+ * app.use('/ax/order_stat', axExecutor({ keys, handler: async (ctx) => ({ success: true }) }));
  * ```
+ * Mount it before any body parser of the app (`express.json()` would consume the body the
+ * signature covers).
  * The handler answers synchronously with `{success, message?, data?}` (or nothing = success),
  * throws (= `{success: false, message}`), or returns `ctx.accepted()` to answer 202 and report
  * later with `ctx.report(result)` (needs `client`).
@@ -13,13 +16,14 @@
 import express, { type Express, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { AxClient, AxResult } from './client.js';
-import { DEFAULT_MAX_SKEW_MS, verifySignature } from './signature.js';
+import { DEFAULT_MAX_SKEW_MS, verifySignature, type SignatureProblem, type TeamKeys } from './signature.js';
 
 /** The body ax sends. */
 export const executionRequestSchema = z.object({
   executionId: z.string().min(1),
   instanceId: z.string().min(1),
   taskName: z.string().min(1),
+  team: z.string().min(1).optional(),
   bizDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
   expectedTime: z.string().min(1),
   attempt: z.int().min(1),
@@ -58,8 +62,11 @@ export type HandlerResult = AxResult | Accepted | void;
 
 /** Options of `axExecutor`. */
 export interface AxExecutorOptions {
-  /** `AX_EXECUTOR_SECRET`. */
-  readonly secret: string;
+  /**
+   * The team's executor keys (`GET /api/v1/teams/{team}/executor-key`): version → key. Hold the
+   * previous version too while a rotation's grace lasts. Never the master AX_EXECUTOR_SECRET.
+   */
+  readonly keys: TeamKeys;
   readonly handler: (ctx: ExecutionContext) => Promise<HandlerResult> | HandlerResult;
   /** Largest accepted distance of `X-Ax-Timestamp` from this clock; default 300000 ms (5 min). */
   readonly maxSkewMs?: number;
@@ -71,6 +78,16 @@ export interface AxExecutorOptions {
   readonly onError?: (error: unknown, ctx: ExecutionContext) => void;
 }
 
+const REFUSALS: Record<SignatureProblem, string> = {
+  MISSING_SIGNATURE: 'X-Ax-Team, X-Ax-Key-Version, X-Ax-Timestamp and X-Ax-Signature are required',
+  SIGNATURE_V1: 'signature v1 is no longer accepted (this service verifies v2)',
+  BAD_TIMESTAMP: 'X-Ax-Timestamp must be unix milliseconds',
+  STALE_TIMESTAMP: 'the request timestamp is too far from this clock',
+  WRONG_TEAM: 'signed for another team',
+  UNKNOWN_KEY_VERSION: 'signed with a key version this service does not hold',
+  BAD_SIGNATURE: 'the request signature is wrong',
+};
+
 function refuse(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: { code, message } });
 }
@@ -81,6 +98,9 @@ function isAccepted(value: unknown): value is Accepted {
 
 /** Creates the router; mount it at the path the task's `exec.url` names. */
 export function axExecutor(options: AxExecutorOptions): Router {
+  if ((options as { secret?: unknown }).secret !== undefined || options.keys === undefined) {
+    throw new Error('axExecutor: signature v1 (`secret`) is gone; pass `keys: { team, keys: { <version>: <key> } }` from GET /api/v1/teams/{team}/executor-key');
+  }
   const router = express.Router();
   const maxSkewMs = options.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
   const noClient = (): never => {
@@ -90,14 +110,22 @@ export function axExecutor(options: AxExecutorOptions): Router {
   router.post('/', express.raw({ type: () => true, limit: options.bodyLimit ?? '1mb' }), (req: Request, res: Response) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const problem = verifySignature({
-      secret: options.secret,
-      timestamp: req.get('x-ax-timestamp'),
-      signature: req.get('x-ax-signature'),
+      keys: options.keys,
+      received: {
+        team: req.get('x-ax-team'),
+        keyVersion: req.get('x-ax-key-version'),
+        timestamp: req.get('x-ax-timestamp'),
+        signature: req.get('x-ax-signature'),
+        previousSignature: req.get('x-ax-previous-signature'),
+      },
+      method: req.method,
+      // the path as the worker sent it: the router sees it relative to its mount point
+      path: req.originalUrl,
       body: raw,
       maxSkewMs,
     });
     if (problem !== null) {
-      refuse(res, 401, problem, problem === 'STALE_TIMESTAMP' ? 'the request timestamp is too far from this clock' : 'the request signature is missing or wrong');
+      refuse(res, 401, problem, REFUSALS[problem]);
       return;
     }
     let json: unknown;

@@ -111,12 +111,14 @@ export {
   TaskDefinitionCache,
   lockTasksForBlockCheck,
   recordNoWorker,
+  recordWaitingOnce,
   rerunBatchLoads,
   setDispatchPaused,
   setExecutionState,
   startAckDeadlines,
 } from './queries/dispatch.js';
-export type { ActiveRun, ClaimedInstance, NewExecution, RerunBatchLoad } from './queries/dispatch.js';
+export type { ActiveRun, ClaimOptions, ClaimedInstance, NewExecution, RerunBatchLoad, WaitingEventType } from './queries/dispatch.js';
+export { activeRunsByTeam, lockTeamLimits } from './queries/team-limits.js';
 export { warmTaskDefinitions } from './queries/definition-warm.js';
 export type { WarmOutcome } from './queries/definition-warm.js';
 export {
@@ -148,7 +150,7 @@ export {
   touchApiToken,
   upsertApiToken,
 } from './queries/tokens.js';
-export { TeamExistsError, TeamInUseError, deleteTeam, existingTeams, getTeam, insertTeam, listTeams, updateTeam } from './queries/teams.js';
+export { TeamExistsError, TeamInUseError, deleteTeam, existingTeams, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam } from './queries/teams.js';
 export type { TeamRecord } from './queries/teams.js';
 export type { ApiTokenRecord, BootstrapTokenOutcome } from './queries/tokens.js';
 export { insertAuditEntry, listAuditEntries } from './queries/audit.js';

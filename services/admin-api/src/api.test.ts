@@ -1,12 +1,11 @@
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-return --
    response bodies and result rows are untyped JSON here; the assertions check their shape. */
 /** HTTP tests of every endpoint: success, 401, 403, 400 with field paths, 404 and the contract's 409s. */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishRegistration } from '@ax/redis';
 import { redisKeys } from '@ax/kit';
 import { API_ROUTES } from './app.js';
-import { EXECUTOR_SECRET, insertInstance, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
+import { insertInstance, signedBy, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -416,10 +415,6 @@ describe('operations', () => {
 });
 
 describe('executions: report and claim (HMAC)', () => {
-  const sign = (body: string, ts = String(Date.now())): Record<string, string> => ({
-    'x-ax-timestamp': ts,
-    'x-ax-signature': `sha256=${createHmac('sha256', EXECUTOR_SECRET).update(`${ts}.${body}`).digest('hex')}`,
-  });
   const execA = '0190a0a0-0000-7000-8000-00000000000a';
   const execB = '0190a0a0-0000-7000-8000-00000000000b';
   let instanceId = '';
@@ -427,44 +422,44 @@ describe('executions: report and claim (HMAC)', () => {
   beforeAll(async () => {
     instanceId = await insertInstance(t.pool, { task: 'trig', expected: '2026-08-01T00:00:00.000Z', bizDate: '2026-08-01', state: 'RUNNING', workerId: 'w1', executionId: execB });
     await t.pool.query(
-      `INSERT INTO task_execution (execution_id, instance_id, attempt, run_no, worker_id, state) VALUES (?, ?, 1, 1, 'w1', 'FAILED'), (?, ?, 2, 1, 'w1', 'RUNNING')`,
+      `INSERT INTO task_execution (execution_id, instance_id, attempt, run_no, worker_id, state) VALUES (?, ?, 1, 1, 'w1', 'FAILED'), (?, ?, 2, 1, 'w1', 'ASYNC')`,
       [execA, instanceId, execB, instanceId],
     );
   });
 
   it('relays a signed report once as a result (origin report); a repeat is a duplicate', async () => {
     const body = JSON.stringify({ success: true, data: { rows: 3 } });
-    const first = await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: sign(body) });
+    const first = await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: signedBy('default', `/api/v1/executions/${execB}/report`, body) });
     expect(first.status).toBe(200);
     expect(first.body.duplicate).toBe(false);
     const msg = t.published.find((p) => p.body['kind'] === 'result');
     expect(msg).toMatchObject({ exchange: `${t.namespace}.events`, body: { origin: 'report', workerId: 'w1', items: [{ executionId: execB, instanceId, outcome: 'SUCCESS', data: { rows: 3 } }] } });
-    const again = await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: sign(body) });
+    const again = await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: signedBy('default', `/api/v1/executions/${execB}/report`, body) });
     expect(again.body).toEqual({ duplicate: true });
   });
 
   it('refuses bad or stale signatures (401), unknown executions (404), bad bodies (400)', async () => {
     const body = JSON.stringify({ success: true });
     expect((await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body })).status).toBe(401);
-    expect((await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: sign('{}') })).status).toBe(401);
+    expect((await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: signedBy('default', `/api/v1/executions/${execB}/report`, '{}') })).status).toBe(401); // signed for another body
     const stale = String(Date.now() - 6 * 60_000);
-    expect((await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: sign(body, stale) })).status).toBe(401);
-    expect((await t.call('POST', '/api/v1/executions/nope/report', { token: null, raw: body, headers: sign(body) })).status).toBe(404);
+    expect((await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: body, headers: signedBy('default', `/api/v1/executions/${execB}/report`, body, { timestampMs: Number(stale) }) })).status).toBe(401);
+    expect((await t.call('POST', '/api/v1/executions/nope/report', { token: null, raw: body, headers: signedBy('default', '/api/v1/executions/nope/report', body) })).status).toBe(404);
     const bad = JSON.stringify({ success: 'yes' });
-    const res = await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: bad, headers: sign(bad) });
+    const res = await t.call('POST', `/api/v1/executions/${execB}/report`, { token: null, raw: bad, headers: signedBy('default', `/api/v1/executions/${execB}/report`, bad) });
     expect(res.status).toBe(400);
     expect(issuePaths(res.body)).toEqual(['success']);
   });
 
   it('grants the claim to the live execution only (409 to others)', async () => {
     const empty = '{}';
-    const live = await t.call('POST', `/api/v1/executions/${execB}/claim`, { token: null, raw: empty, headers: sign(empty) });
+    const live = await t.call('POST', `/api/v1/executions/${execB}/claim`, { token: null, raw: empty, headers: signedBy('default', `/api/v1/executions/${execB}/claim`, empty) });
     expect(live.status).toBe(200);
     expect(live.body).toEqual({ granted: true });
-    expect((await t.call('POST', `/api/v1/executions/${execB}/claim`, { token: null, raw: empty, headers: sign(empty) })).status).toBe(200);
-    const dead = await t.call('POST', `/api/v1/executions/${execA}/claim`, { token: null, raw: empty, headers: sign(empty) });
+    expect((await t.call('POST', `/api/v1/executions/${execB}/claim`, { token: null, raw: empty, headers: signedBy('default', `/api/v1/executions/${execB}/claim`, empty) })).status).toBe(200);
+    const dead = await t.call('POST', `/api/v1/executions/${execA}/claim`, { token: null, raw: empty, headers: signedBy('default', `/api/v1/executions/${execA}/claim`, empty) });
     expect(dead.status).toBe(409);
-    expect((await t.call('POST', '/api/v1/executions/nope/claim', { token: null, raw: empty, headers: sign(empty) })).status).toBe(404);
+    expect((await t.call('POST', '/api/v1/executions/nope/claim', { token: null, raw: empty, headers: signedBy('default', '/api/v1/executions/nope/claim', empty) })).status).toBe(404);
     expect((await t.call('POST', `/api/v1/executions/${execB}/claim`, { token: null, raw: empty })).status).toBe(401);
   });
 });

@@ -5,10 +5,10 @@
  * contract's error body (errors.ts).
  */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { formatPath, structureProblems, toError, type Issue } from '@ax/core';
 import { AuthFailureLimiter, authenticate, type Principal } from './auth.js';
 import { mountConsole } from './console.js';
+import { verifySignedRequest } from './hmac-verify.js';
 import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
@@ -64,19 +64,6 @@ function readRaw(parser: RequestHandler, req: Request, res: Response): Promise<B
   });
 }
 
-function verifyHmac(deps: AppDeps, req: Request, raw: Buffer): void {
-  if (deps.executorSecret === undefined) throw new ApiError(503, 'UNAVAILABLE', 'AX_EXECUTOR_SECRET is not configured');
-  const timestamp = req.headers['x-ax-timestamp'];
-  const signature = req.headers['x-ax-signature'];
-  const refuse = (why: string): ApiError => new ApiError(401, 'BAD_SIGNATURE', why);
-  if (typeof timestamp !== 'string' || typeof signature !== 'string') throw refuse('X-Ax-Timestamp and X-Ax-Signature are required');
-  if (!/^\d{1,16}$/.test(timestamp)) throw refuse('X-Ax-Timestamp must be unix milliseconds');
-  if (Math.abs(deps.now() - Number(timestamp)) > deps.hmacWindowMs) throw refuse('X-Ax-Timestamp is outside the accepted window');
-  const expected = Buffer.from(`sha256=${createHmac('sha256', deps.executorSecret).update(`${timestamp}.`).update(raw).digest('hex')}`);
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw refuse('the signature does not match');
-}
-
 function decodeJsonBody(raw: Buffer, optional: boolean): unknown {
   if (raw.length === 0) {
     if (optional) return {};
@@ -109,6 +96,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
       deps.apiMetrics.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
     let principal: Principal | null = null;
+    let signedTeam: string | null = null;
     let raw: Buffer = Buffer.alloc(0);
     try {
       if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
@@ -125,7 +113,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
           raw = await readRaw(rawParser, req, res);
         }
       }
-      if (route.access === 'hmac') verifyHmac(deps, req, raw);
+      if (route.access === 'hmac') signedTeam = await verifySignedRequest(deps, req, raw);
     } catch (err) {
       const { error } = toApiError(err);
       if (error.status === 401 || error.status === 403 || error.status === 429) {
@@ -163,7 +151,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     }
     if (issues.length > 0) throw validationFailed(issues);
 
-    const reply = await route.handler({ params, query, body, principal, deps, req, res, rawBody: raw });
+    const reply = await route.handler({ params, query, body, principal, signedTeam, deps, req, res, rawBody: raw });
     if (reply.sent === true) return;
     if (reply.body === undefined || reply.status === 204) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);

@@ -20,6 +20,8 @@ export interface AppDeps {
   readonly apiMetrics: ApiMetrics;
   /** `AX_EXECUTOR_SECRET`: HMAC key of report/claim; without it those endpoints answer 503. */
   readonly executorSecret: string | undefined;
+  /** `AX_EXECUTOR_KEY_GRACE_S`: how long a rotated-out key version still verifies (default 86400). */
+  readonly executorKeyGraceSeconds?: number;
   /** Accepted age of a signed request, ms (default 300000). */
   readonly hmacWindowMs: number;
   /** Largest request body, bytes (default 1 MiB). */

@@ -5,9 +5,8 @@
  * each leave one entry with the team of the execution's task, seen by that team's tokens only;
  * a duplicate or refused one leaves none. And the reserved token name `bootstrap-admin`.
  */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXECUTOR_SECRET, addToken, insertInstance, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
+import { addToken, insertInstance, signedBy, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
 
 let t: TestApp;
 let adminA: string;
@@ -16,10 +15,6 @@ const reported = '0190a0a0-0000-7000-8000-0000000000a1';
 const claimed = '0190a0a0-0000-7000-8000-0000000000a2';
 const fenced = '0190a0a0-0000-7000-8000-0000000000a3';
 
-const sign = (body: string, ts = String(Date.now())): Record<string, string> => ({
-  'x-ax-timestamp': ts,
-  'x-ax-signature': `sha256=${createHmac('sha256', EXECUTOR_SECRET).update(`${ts}.${body}`).digest('hex')}`,
-});
 
 async function entriesFor(target: string, token?: string): Promise<any[]> {
   const res = await t.call('GET', '/api/v1/audit?limit=500', token === undefined ? {} : { token });
@@ -48,11 +43,11 @@ afterAll(async () => {
 describe('HMAC writes are audited with the team of the execution', () => {
   it('a relayed report leaves one execution.report entry (team a; none for a duplicate or a bad signature)', async () => {
     const body = JSON.stringify({ success: false, message: 'upstream said no' });
-    expect((await t.call('POST', `/api/v1/executions/${reported}/report`, { token: null, raw: body, headers: sign('{}') })).status).toBe(401);
+    expect((await t.call('POST', `/api/v1/executions/${reported}/report`, { token: null, raw: body, headers: signedBy('a', `/api/v1/executions/${reported}/report`, '{}') })).status).toBe(401);
     expect(await entriesFor(`execution:${reported}`)).toEqual([]);
-    const first = await t.call('POST', `/api/v1/executions/${reported}/report`, { token: null, raw: body, headers: sign(body) });
+    const first = await t.call('POST', `/api/v1/executions/${reported}/report`, { token: null, raw: body, headers: signedBy('a', `/api/v1/executions/${reported}/report`, body) });
     expect(first.body).toEqual({ accepted: true, duplicate: false });
-    const again = await t.call('POST', `/api/v1/executions/${reported}/report`, { token: null, raw: body, headers: sign(body) });
+    const again = await t.call('POST', `/api/v1/executions/${reported}/report`, { token: null, raw: body, headers: signedBy('a', `/api/v1/executions/${reported}/report`, body) });
     expect(again.body).toEqual({ duplicate: true });
     const entries = await entriesFor(`execution:${reported}`);
     expect(entries).toHaveLength(1);
@@ -63,9 +58,9 @@ describe('HMAC writes are audited with the team of the execution', () => {
 
   it('a granted claim leaves an execution.claim entry (team a); a refused one (409) none', async () => {
     const empty = '{}';
-    expect((await t.call('POST', `/api/v1/executions/${fenced}/claim`, { token: null, raw: empty, headers: sign(empty) })).status).toBe(409);
+    expect((await t.call('POST', `/api/v1/executions/${fenced}/claim`, { token: null, raw: empty, headers: signedBy('a', `/api/v1/executions/${fenced}/claim`, empty) })).status).toBe(409);
     expect(await entriesFor(`execution:${fenced}`)).toEqual([]);
-    const granted = await t.call('POST', `/api/v1/executions/${claimed}/claim`, { token: null, raw: empty, headers: sign(empty) });
+    const granted = await t.call('POST', `/api/v1/executions/${claimed}/claim`, { token: null, raw: empty, headers: signedBy('a', `/api/v1/executions/${claimed}/claim`, empty) });
     expect(granted.body).toEqual({ granted: true });
     const entries = await entriesFor(`execution:${claimed}`);
     expect(entries).toHaveLength(1);

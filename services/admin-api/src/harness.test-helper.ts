@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { busTopology } from '@ax/bus';
+import { deriveExecutorKey, signV2 } from '@ax/core';
 import { createMetrics, redisKeys, silentLogger } from '@ax/kit';
 import { insertApiToken, type StorePool } from '@ax/store';
 import { createTestDatabase, createTestRedis, uniqueNamespace, type TestDatabase, type TestRedis } from '@ax/testing';
@@ -16,6 +17,22 @@ import type { AppDeps } from './deps.js';
 import { createApiMetrics } from './metrics.js';
 
 export const EXECUTOR_SECRET = 'test-executor-secret-0123456789';
+
+/**
+ * Signature v2 headers of a business service of `team` calling `POST path` with `body`
+ * (ADMIN-API.md "HTTP executors"); `key` overrides the team's derived key.
+ */
+export function signedBy(team: string, path: string, body: string, opts: { keyVersion?: number; timestampMs?: number; key?: string; method?: string } = {}): Record<string, string> {
+  const keyVersion = opts.keyVersion ?? 1;
+  const timestamp = String(opts.timestampMs ?? Date.now());
+  const key = opts.key ?? deriveExecutorKey(EXECUTOR_SECRET, team, keyVersion);
+  return {
+    'x-ax-team': team,
+    'x-ax-key-version': String(keyVersion),
+    'x-ax-timestamp': timestamp,
+    'x-ax-signature': signV2(key, { timestamp, method: opts.method ?? 'POST', path, body }),
+  };
+}
 
 export interface Published {
   exchange: string;

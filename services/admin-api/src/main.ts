@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     apiMetrics: createApiMetrics(metrics),
     executorSecret: config.executorSecret,
     hmacWindowMs: config.hmacWindowMs,
+    executorKeyGraceSeconds: config.executorKeyGraceSeconds,
     bodyLimitBytes: config.requestBodyLimitBytes,
     corsOrigins: config.corsOrigins,
     authFailureLimit: { max: 20, windowMs: 60_000 },

@@ -48,6 +48,8 @@ export interface HandlerContext<P, Q, B> {
   readonly body: B;
   /** The caller (null for public and HMAC routes). */
   readonly principal: Principal | null;
+  /** HMAC routes: the team whose executor key signed the request (hmac-verify.ts); else null. */
+  readonly signedTeam: string | null;
   readonly deps: AppDeps;
   readonly req: Request;
   readonly res: Response;

@@ -316,6 +316,16 @@ async function applyResults(ctx: BrokerContext, conn: Queryable, message: Result
       ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
       continue;
     }
+    if (message.origin === 'report' && r.executionState !== 'ASYNC') {
+      // A report is a result only for an execution that answered 202 (DESIGN §11). admin-api
+      // refuses the others (409 NOT_ASYNC); this holds even for a report relayed another way.
+      if (!RESULT_RECORDED.has(r.executionState)) {
+        await flush();
+        events.push({ instanceId: r.instanceId, executionId: item.executionId, workerId: r.executionWorkerId, type: 'FENCED', message: `report for an execution that did not answer 202 (${r.executionState}) recorded, not applied`, data: { outcome: item.outcome } });
+        ctx.metrics.fenced.inc({ kind: 'result' });
+      }
+      continue;
+    }
     if (isPlainSuccess(item, r)) {
       if (message.origin !== 'report') effects.releases.push({ workerId: r.executionWorkerId, executionId: item.executionId });
       ctx.metrics.results.inc({ outcome: item.outcome });

@@ -64,12 +64,15 @@ async function main(): Promise<void> {
   if (env.executorSecret === undefined) logger.warn('AX_EXECUTOR_SECRET is not set: http jobs will fail (they cannot be signed)');
   const plugins = await loadPlugins(env.pluginDir, logger);
   const outputTailBytes = Math.min(env.outputTailBytes, 65_536);
-  const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, allow: hostAllowList(env.httpExecutorAllow), outputTailBytes });
+  // secretRefs are read from <AX_SECRETS_DIR>/<team>/<NAME> only (executors/secrets.ts).
+  if (env.secretsDir === undefined) logger.info('AX_SECRETS_DIR is not set: tasks using {"secretRef":…} will fail with SECRET_MISSING');
+  const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, allow: hostAllowList(env.httpExecutorAllow), outputTailBytes, secretsDir: env.secretsDir });
   shutdown.register('http executor', () => http.close());
   const worker = new Worker({
     settings: {
       workerId: env.workerId,
       tags: env.workerTags,
+      teams: env.teams,
       slots: env.workerSlots,
       heartbeatIntervalMs: env.heartbeatIntervalMs,
       leaseTtlMs: env.leaseTtlMs,
@@ -84,7 +87,7 @@ async function main(): Promise<void> {
     keys: redisKeys(env.namespace),
     outbox,
     executors: {
-      shell: createShellExecutor({ outputTailBytes, killGraceMs: env.killGraceMs }),
+      shell: createShellExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
       http,
       plugin: createPluginExecutor({ plugins, outputTailBytes, killGraceMs: env.killGraceMs }),
     },

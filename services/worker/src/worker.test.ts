@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deriveExecutorKey } from '@ax/core';
 import { redisKeys } from '@ax/kit';
 import { readRegistration, setDrained } from '@ax/redis';
 import { axExecutorApp } from '@ax/sdk';
@@ -138,7 +139,7 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
 
   it('R15 an HTTP 202 frees the slot: the result says async, the next job runs', async () => {
     const secret = 'it-secret-0123456789';
-    const app = axExecutorApp({ '/job': { secret, handler: (ctx) => ctx.accepted() } });
+    const app = axExecutorApp({ '/job': { keys: { team: 'default', keys: { 1: deriveExecutorKey(secret, 'default', 1) } }, handler: (ctx) => ctx.accepted() } });
     const server: Server = createServer((req, res) => void app(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     try {

@@ -68,11 +68,25 @@ export async function anyDuePending(db: Queryable): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** Options of {@link claimDuePending}. */
+export interface ClaimOptions {
+  /**
+   * Teams whose instances are left out of the claim (teams at their `maxRunning`): their waiting
+   * instances would only be locked and let go, and ahead of everyone else's in the claim order
+   * they would keep other teams' instances out of every batch. Empty or absent: no filter (the
+   * statement is the plain claim).
+   */
+  readonly skipTeams?: readonly string[];
+}
+
 /**
  * Locks up to `limit` due PENDING instances (`due_at <= NOW(3)`), highest priority first, then
  * oldest due; rows locked by another broker's transaction are skipped. Call inside a transaction.
  */
-export async function claimDuePending(conn: Queryable, limit: number): Promise<ClaimedInstance[]> {
+export async function claimDuePending(conn: Queryable, limit: number, opts: ClaimOptions = {}): Promise<ClaimedInstance[]> {
+  const skipTeams = opts.skipTeams ?? [];
+  // The subquery reads task rows without locking them (a locking clause applies to its own query block).
+  const teamFilter = skipTeams.length > 0 ? ' AND task_id NOT IN (SELECT t.id FROM task t WHERE t.team IN (?))' : '';
   const [rows] = await conn.query<ClaimRow[]>(
     `SELECT id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
             params, worker_id, reroute_count, rerun_batch_id,
@@ -80,11 +94,11 @@ export async function claimDuePending(conn: Queryable, limit: number): Promise<C
             TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS waiting_us,
             NOW(3) AS db_now
        FROM task_instance
-      WHERE state = 'PENDING' AND due_at <= NOW(3)
+      WHERE state = 'PENDING' AND due_at <= NOW(3)${teamFilter}
       ORDER BY priority DESC, due_at ASC
       LIMIT ?
       FOR UPDATE SKIP LOCKED`,
-    [limit],
+    skipTeams.length > 0 ? [[...new Set(skipTeams)], limit] : [limit],
   );
   return rows.map((r) => ({
     id: String(r.id),
@@ -291,25 +305,38 @@ export async function setExecutionState(
   return result.affectedRows;
 }
 
+/** Events of an instance that waits at claim, written once per instance ({@link recordWaitingOnce}). */
+export type WaitingEventType = 'NO_WORKER' | 'TEAM_LIMIT';
+
 /**
- * Appends one `NO_WORKER` event per instance (R11): only when the instance has none yet.
- * Returns the ids that got one now.
+ * Appends one `type` event per instance: only when the instance has none of that type yet, so
+ * an instance that waits through many claims gets one (the rows are the caller's: claimed
+ * `FOR UPDATE`, so no other broker writes the same event meanwhile). Returns the ids that got
+ * one now.
  */
-export async function recordNoWorker(db: Queryable, instanceIds: readonly string[], message: string): Promise<string[]> {
+export async function recordWaitingOnce(db: Queryable, type: WaitingEventType, instanceIds: readonly string[], message: string): Promise<string[]> {
   if (instanceIds.length === 0) return [];
   const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT DISTINCT instance_id FROM event_log WHERE instance_id IN (?) AND type = 'NO_WORKER'`,
-    [instanceIds],
+    `SELECT DISTINCT instance_id FROM event_log WHERE instance_id IN (?) AND type = ?`,
+    [instanceIds, type],
   );
   const seen = new Set(rows.map((r) => String(r.instance_id)));
   const fresh = instanceIds.filter((id) => !seen.has(id));
   if (fresh.length > 0) {
     await db.query(
-      `INSERT INTO event_log (instance_id, type, message) VALUES ${fresh.map(() => "(?, 'NO_WORKER', ?)").join(', ')}`,
-      fresh.flatMap((id) => [id, message.slice(0, 2_048)]),
+      `INSERT INTO event_log (instance_id, type, message) VALUES ${fresh.map(() => '(?, ?, ?)').join(', ')}`,
+      fresh.flatMap((id) => [id, type, message.slice(0, 2_048)]),
     );
   }
   return fresh;
+}
+
+/**
+ * Appends one `NO_WORKER` event per instance (R11): only when the instance has none yet.
+ * Returns the ids that got one now.
+ */
+export async function recordNoWorker(db: Queryable, instanceIds: readonly string[], message: string): Promise<string[]> {
+  return recordWaitingOnce(db, 'NO_WORKER', instanceIds, message);
 }
 
 /** Whether an admin paused all dispatching (`system_flag` `dispatch_paused`). */

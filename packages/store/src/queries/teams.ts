@@ -117,6 +117,18 @@ export async function updateTeam(db: Queryable, name: string, change: { descript
 }
 
 /**
+ * Moves a team to its next executor key version; the version before stays valid for
+ * `graceSeconds` from now on the database clock (R6). Returns the team, or null.
+ */
+export async function rotateTeamKey(db: Queryable, name: string, graceSeconds: number): Promise<TeamRecord | null> {
+  await db.query<ResultSetHeader>(
+    `UPDATE team SET key_version = key_version + 1, previous_key_valid_until = NOW(3) + INTERVAL ? SECOND, updated_at = CURRENT_TIMESTAMP(3) WHERE name = ?`,
+    [graceSeconds, name],
+  );
+  return getTeam(db, name);
+}
+
+/**
  * Deletes a team; returns whether it existed. @throws TeamInUseError when it owns tasks (the
  * foreign key of `task.team` refuses the delete).
  */

@@ -1,7 +1,10 @@
 /**
  * HMAC endpoints for business code (ADMIN-API.md "HTTP executors", R15, R18): async reports
  * (published to the brokers as a `result` with origin `report`) and the run claim. The
- * signature is verified by the route layer (`access: 'hmac'`) before the body is parsed. A relayed
+ * signature (v2, a team's executor key) is verified by the route layer (`access: 'hmac'`,
+ * hmac-verify.ts) before the body is parsed; here the execution must be that team's (else 401,
+ * as for a wrong key), and a report must be for the current execution that answered 202 (else
+ * 409 `NOT_ASYNC`: a shell job, a synchronous answer, a superseded or finished execution). A relayed
  * report and a granted claim are audited as `executor:<team>` (the team of the execution's task);
  * a duplicate report or a refused claim writes nothing.
  */
@@ -29,15 +32,29 @@ async function mustGetExecution(deps: AppDeps, executionId: string) {
   return execution;
 }
 
+/** A key of team B does not sign for team A's executions: refused like a wrong key. */
+function mustBeSignedByItsTeam(signedTeam: string | null, executionTeam: string | null): void {
+  if (signedTeam === null || signedTeam !== executionTeam) {
+    throw new ApiError(401, 'BAD_SIGNATURE', "signed with another team's executor key", { reason: 'WRONG_TEAM' });
+  }
+}
+
+const SIGNED_HEADERS = {
+  'X-Ax-Team': "the team of the execution's task",
+  'X-Ax-Key-Version': "the version of that team's executor key used",
+  'X-Ax-Timestamp': 'unix ms; at most 5 minutes from the server clock',
+  'X-Ax-Signature': 'v2=<hex HMAC-SHA256(key, "v2\\n<timestamp>\\nPOST\\n<path>\\n<body>")>',
+};
+
 export const executionRoutes: RouteSpec[] = [
   defineRoute<{ executionId: string }, unknown, { success: boolean; message?: string; data?: Record<string, unknown> }>({
     method: 'post',
     path: '/api/v1/executions/{executionId}/report',
     access: 'hmac',
     tag: 'executions',
-    summary: 'Asynchronous result of an HTTP executor (signed with the executor secret)',
+    summary: "Asynchronous result of an HTTP executor that answered 202 (signed v2 with its team's executor key)",
     params: executionParams,
-    headers: { 'X-Ax-Timestamp': 'unix ms; at most 5 minutes from the server clock', 'X-Ax-Signature': 'sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">' },
+    headers: SIGNED_HEADERS,
     body: {
       schema: z.object({
         success: z.boolean(),
@@ -47,12 +64,24 @@ export const executionRoutes: RouteSpec[] = [
     },
     responses: {
       200: { description: 'accepted; `{"duplicate":true}` for a repeat', schema: z.object({ accepted: z.boolean().optional(), duplicate: z.boolean() }) },
+      401: { description: '`BAD_SIGNATURE`: missing, v1, stale, wrong, or signed with another team\'s key' },
       404: { description: 'no such execution' },
+      409: { description: '`NOT_ASYNC`: the execution did not answer 202, or is no longer the current one (a report sent right after the 202 may arrive first: retry it)' },
     },
-    handler: async ({ params, body, deps }) => {
+    handler: async ({ params, body, deps, signedTeam }) => {
       const execution = await mustGetExecution(deps, params.executionId);
+      const instance = await getInstance(deps.pool, execution.instanceId);
+      mustBeSignedByItsTeam(signedTeam, instance?.team ?? null);
       if (deps.bus === null) throw new ApiError(503, 'UNAVAILABLE', 'reports cannot be relayed: RabbitMQ is not configured');
       const key = reportKey(deps, execution.executionId);
+      // a repeat of a relayed report is answered as before, whatever the execution's state now
+      if ((await deps.redis.exists(key)) === 1) return { status: 200, body: { duplicate: true } };
+      const current = instance !== null && (execution.shardIndex !== null || instance.currentExecutionId === execution.executionId);
+      if (execution.state !== 'ASYNC' || !current || (instance.state !== 'RUNNING' && instance.state !== 'DISPATCHED')) {
+        throw new ApiError(409, 'NOT_ASYNC', `execution ${execution.executionId} is not the current execution of an HTTP call answered 202 (it is ${execution.state})`, {
+          state: execution.state,
+        });
+      }
       const first = await deps.redis.set(key, String(deps.now()), 'EX', REPORT_DEDUP_TTL_SECONDS, 'NX');
       // a duplicate relays nothing and so is not audited: one entry per relayed report
       if (first === null) return { status: 200, body: { duplicate: true } };
@@ -77,7 +106,6 @@ export const executionRoutes: RouteSpec[] = [
       try {
         // the entry commits only once the broker confirmed the result: no entry for a report not relayed
         await withTransaction(deps.pool, async (tx) => {
-          const instance = await getInstance(tx, execution.instanceId);
           await auditExecutor(tx, {
             action: 'execution.report',
             target: `execution:${execution.executionId}`,
@@ -102,17 +130,19 @@ export const executionRoutes: RouteSpec[] = [
     tag: 'executions',
     summary: 'Claim the run (instance, runNo[, shard]) for this execution: granted to one live execution',
     params: executionParams,
-    headers: { 'X-Ax-Timestamp': 'unix ms; at most 5 minutes from the server clock', 'X-Ax-Signature': 'sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">' },
+    headers: SIGNED_HEADERS,
     responses: {
       200: { description: 'granted', schema: z.object({ granted: z.literal(true) }) },
+      401: { description: '`BAD_SIGNATURE`: missing, v1, stale, wrong, or signed with another team\'s key' },
       404: { description: 'no such execution' },
       409: { description: '`CLAIMED`: another live execution holds the run, or this one is no longer live' },
     },
-    handler: async ({ params, deps }) => {
+    handler: async ({ params, deps, signedTeam }) => {
       const execution = await mustGetExecution(deps, params.executionId);
       const outcome = await withTransaction(deps.pool, async (tx) => {
         // lock the instance first: the claim is decided against its current execution
         const instance = await getInstance(tx, execution.instanceId, { forUpdate: true });
+        mustBeSignedByItsTeam(signedTeam, instance?.team ?? null);
         const decision = await claimRun(tx, execution);
         if (decision.granted) {
           await auditExecutor(tx, {

@@ -1,18 +1,25 @@
 /**
  * Teams (ADMIN-API.md "Teams"): every token lists the teams it covers; creating, changing and
  * deleting a team needs an admin of every team (`*`). A team that owns tasks cannot be deleted
- * (the foreign key of `task.team` refuses it), nor can `default`. The executor-key endpoints are
- * a later part; the team resource shows the key version only.
+ * (the foreign key of `task.team` refuses it), nor can `default`.
+ *
+ * Executor keys: an admin of a team reads its current key (to configure the team's HTTP
+ * service) and rotates it; the previous version verifies for `AX_EXECUTOR_KEY_GRACE_S` more.
+ * Keys are derived from AX_EXECUTOR_SECRET (core's executor-key.ts), never stored. Reading a key
+ * is audited like a rotation: it is the credential of that team's service.
  */
 import { z } from 'zod';
-import { DEFAULT_TEAM, teamNameSchema } from '@ax/core';
-import { deleteTeam, getTeam, insertTeam, listTeams, updateTeam, withTransaction, type TeamRecord } from '@ax/store';
+import { DEFAULT_TEAM, deriveExecutorKey, teamNameSchema } from '@ax/core';
+import { deleteTeam, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, withTransaction, type TeamRecord } from '@ax/store';
 import { audit } from '../audit.js';
-import { invalidState, notFound, validationFailed } from '../errors.js';
+import type { AppDeps } from '../deps.js';
+import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
+import { notifyTaskChanged } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { listOf, nameParams } from '../schemas.js';
-import { assertAllTeams, visibleTeams } from '../team-scope.js';
+import { assertAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
+import type { Principal } from '../auth.js';
 
 const maxRunningSchema = z.int().min(1).max(1_000_000).nullable().describe('most DISPATCHED or RUNNING instances of the team at once; null = no limit');
 
@@ -34,6 +41,33 @@ function teamResource(t: TeamRecord): z.infer<typeof teamSchema> {
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
   };
+}
+
+const executorKeySchema = z.object({
+  team: z.string(),
+  keyVersion: z.int(),
+  key: z.string().describe('lowercase hex; the HMAC key of signature v2 for this team and version'),
+  previousValidUntil: z.string().optional().describe('until when version keyVersion − 1 still verifies (during a rotation)'),
+});
+
+function keyResource(secret: string, t: TeamRecord, nowMs: number): z.infer<typeof executorKeySchema> {
+  const grace = t.previousKeyValidUntil;
+  return {
+    team: t.name,
+    keyVersion: t.keyVersion,
+    key: deriveExecutorKey(secret, t.name, t.keyVersion),
+    ...(grace !== null && grace.getTime() > nowMs && t.keyVersion > 1 ? { previousValidUntil: grace.toISOString() } : {}),
+  };
+}
+
+function masterSecret(deps: AppDeps): string {
+  if (deps.executorSecret === undefined) throw new ApiError(503, 'UNAVAILABLE', 'AX_EXECUTOR_SECRET is not configured: there are no executor keys');
+  return deps.executorSecret;
+}
+
+/** Outside the token's teams a team does not exist (404), like everything else. */
+function assertTeamCovered(principal: Principal | null, name: string): void {
+  if (!coversTeam(principal, name)) throw notFound(`team ${JSON.stringify(name)}`);
 }
 
 export const teamRoutes: RouteSpec[] = [
@@ -128,6 +162,67 @@ export const teamRoutes: RouteSpec[] = [
         await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before) });
       });
       return { status: 204 };
+    },
+  }),
+  defineRoute<{ name: string }>({
+    method: 'get',
+    path: '/api/v1/teams/{name}/executor-key',
+    access: 'admin',
+    tag: 'teams',
+    summary: "The team's current executor key (for its HTTP service); needs an admin of that team",
+    params: nameParams,
+    responses: {
+      200: { description: 'the current key', schema: executorKeySchema },
+      404: { description: 'no such team (or not one of the token\'s teams)' },
+      503: { description: 'AX_EXECUTOR_SECRET is not configured' },
+    },
+    handler: async ({ params, deps, principal }) => {
+      assertTeamCovered(principal, params.name);
+      const secret = masterSecret(deps);
+      const body = await withTransaction(deps.pool, async (tx) => {
+        const team = await getTeam(tx, params.name);
+        if (team === null) throw notFound(`team ${JSON.stringify(params.name)}`);
+        await audit(tx, principal, { action: 'team.executor-key.read', target: `team:${team.name}`, team: team.name, after: { keyVersion: team.keyVersion } });
+        return keyResource(secret, team, deps.now());
+      });
+      return { status: 200, body };
+    },
+  }),
+  defineRoute<{ name: string }>({
+    method: 'post',
+    path: '/api/v1/teams/{name}/executor-keys',
+    access: 'admin',
+    tag: 'teams',
+    summary: 'Rotate the team\'s executor key to the next version; the previous one stays valid for AX_EXECUTOR_KEY_GRACE_S',
+    description:
+      'Workers sign with the new version at once and, during the grace, add `X-Ax-Previous-Signature` made with the previous one, so the service keeps verifying until it has loaded the new key. Reports and claims signed with either version are accepted during the grace. A second rotation within the grace ends the oldest version at once.',
+    params: nameParams,
+    responses: {
+      201: { description: 'the new key', schema: executorKeySchema },
+      404: { description: 'no such team (or not one of the token\'s teams)' },
+      503: { description: 'AX_EXECUTOR_SECRET is not configured' },
+    },
+    handler: async ({ params, deps, principal }) => {
+      assertTeamCovered(principal, params.name);
+      const secret = masterSecret(deps);
+      const graceSeconds = deps.executorKeyGraceSeconds ?? 86_400;
+      const team = await withTransaction(deps.pool, async (tx) => {
+        const before = await getTeam(tx, params.name, { forUpdate: true });
+        if (before === null) throw notFound(`team ${JSON.stringify(params.name)}`);
+        const after = await rotateTeamKey(tx, params.name, graceSeconds);
+        if (after === null) throw notFound(`team ${JSON.stringify(params.name)}`);
+        await audit(tx, principal, {
+          action: 'team.executor-key.rotate',
+          target: `team:${after.name}`,
+          team: after.name,
+          before: { keyVersion: before.keyVersion },
+          after: { keyVersion: after.keyVersion, previousValidUntil: after.previousKeyValidUntil?.toISOString() ?? null },
+        });
+        return after;
+      });
+      // brokers refresh their team directory on it: dispatches carry the new version at once
+      await notifyTaskChanged(deps, [`team:${team.name}`]);
+      return { status: 201, body: keyResource(secret, team, deps.now()) };
     },
   }),
 ];

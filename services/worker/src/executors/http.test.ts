@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveExecutorKey } from '@ax/core';
 import { axExecutorApp, type ExecutionContext } from '@ax/sdk';
 import { dispatchItem } from '../testing/fixtures.js';
 import { hostAllowList } from './host-allow.js';
@@ -9,6 +10,8 @@ import { createHttpExecutor } from './http.js';
 import type { ExecutionRequest } from './types.js';
 
 const SECRET = 'worker-test-secret-0123';
+/** What team `payments`' service holds: its key of version 1 (GET /teams/payments/executor-key). */
+const PAYMENTS_V1 = deriveExecutorKey(SECRET, 'payments', 1);
 let server: Server;
 let base: string;
 const seen: ExecutionContext[] = [];
@@ -16,8 +19,9 @@ const rawHeaders: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
   const app = axExecutorApp({
+    '/v1-only': { keys: { team: 'payments', keys: { 1: PAYMENTS_V1 } }, handler: () => ({ success: true }) },
     '/ok': {
-      secret: SECRET,
+      keys: { team: 'default', keys: { 1: deriveExecutorKey(SECRET, 'default', 1) } },
       handler: async (ctx) => {
         seen.push(ctx);
         if (ctx.params.mode === 'fail') return { success: false, message: 'no orders today' };
@@ -29,7 +33,7 @@ beforeAll(async () => {
   });
   server = createServer((req, res) => {
     rawHeaders.push({ ...req.headers });
-    if (req.url !== '/ok') req.resume();
+    if (req.url !== '/ok' && req.url !== '/v1-only') req.resume();
     if (req.url === '/boom') return void res.writeHead(500).end('internal error');
     if (req.url === '/redirect') return void res.writeHead(307, { location: 'http://example.com/' }).end();
     if (req.url === '/huge') return void res.writeHead(200).end('x'.repeat(200_000));
@@ -69,8 +73,35 @@ describe('http executor', () => {
     });
     expect(ctx?.deadline).toBe(new Date(req.deadlineMs).toISOString());
     const headers = rawHeaders.at(-1) ?? {};
-    expect(headers['x-ax-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(headers['x-ax-signature']).toMatch(/^v2=[0-9a-f]{64}$/);
+    expect(headers['x-ax-team']).toBe('default');
+    expect(headers['x-ax-key-version']).toBe('1');
     expect(headers['content-type']).toBe('application/json');
+  });
+
+  it("#18 signature: a run of team payments' task is signed v2 with payments' key over method, path and body", async () => {
+    const req = request('/v1-only');
+    const item = { ...req.item, team: 'payments', keyVersion: 1 };
+    expect(await executor.run({ ...req, item })).toMatchObject({ outcome: 'SUCCESS', exitCode: 200 });
+    const headers = rawHeaders.at(-1) ?? {};
+    expect(headers).toMatchObject({ 'x-ax-team': 'payments', 'x-ax-key-version': '1' });
+    // another team's task is refused by payments' service (401): keys do not cross teams
+    const other = await executor.run({ ...req, item: { ...req.item, team: 'orders', keyVersion: 1 } });
+    expect(other).toMatchObject({ outcome: 'FAILED', exitCode: 401 });
+    expect(other.outputTail).toContain('WRONG_TEAM');
+  });
+
+  it('#18 signature: during a rotation a service still holding only the previous key verifies (X-Ax-Previous-Signature); after the grace it refuses', async () => {
+    const req = request('/v1-only');
+    const during = { ...req.item, team: 'payments', keyVersion: 2, previousKeyValidUntil: new Date(Date.now() + 60_000).toISOString() };
+    expect(await executor.run({ ...req, item: during })).toMatchObject({ outcome: 'SUCCESS', exitCode: 200 });
+    const headers = rawHeaders.at(-1) ?? {};
+    expect(headers['x-ax-key-version']).toBe('2');
+    expect(headers['x-ax-previous-signature']).toMatch(/^v2=[0-9a-f]{64}$/);
+    const after = { ...during, previousKeyValidUntil: new Date(Date.now() - 1).toISOString() };
+    const refused = await executor.run({ ...req, item: after });
+    expect(refused).toMatchObject({ outcome: 'FAILED', exitCode: 401 });
+    expect(rawHeaders.at(-1)?.['x-ax-previous-signature']).toBeUndefined();
   });
 
   it('sync failure: {success:false} is a failed attempt with its message', async () => {

@@ -1,6 +1,8 @@
 /**
  * The `http` executor (§5, ADMIN-API.md "HTTP executors"): POSTs the instance JSON to the
- * business endpoint, signed with HMAC, over a keep-alive undici agent.
+ * business endpoint, signed v2 with the task's team's executor key (derived from
+ * AX_EXECUTOR_SECRET; during a rotation's grace also with the previous version), over a
+ * keep-alive undici agent.
  *
  * - 2xx with `{"success":bool,"message"?,"data"?}` = the result; 202 = accepted, the business
  *   reports later (R15: the slot is freed and a result with `async: true` is sent); anything
@@ -13,10 +15,11 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpExec } from '@ax/core';
-import { signatureOf } from './hmac.js';
+import { ExecutorKeyring, signV2 } from '@ax/core';
 import { checkedConnector, HostRefusedError, type HostLookup } from './checked-connect.js';
 import type { HostAllowList } from './host-allow.js';
-import { resolveSecretable, SecretMissingError } from './secrets.js';
+import { maskOutcome, NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
+import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
 import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
 
 /** Options of the http executor. */
@@ -35,8 +38,11 @@ export interface HttpExecutorOptions {
   readonly outputTailBytes: number;
   /** Connections per origin; default 64. */
   readonly connectionsPerOrigin?: number;
-  /** Where header secretRefs are resolved; default `process.env`. */
-  readonly env?: NodeJS.ProcessEnv;
+  /**
+   * `AX_SECRETS_DIR`: header secretRefs are read from `<secretsDir>/<team>/<NAME>` of the
+   * task's team (secrets.ts); default none — every secretRef fails with SECRET_MISSING.
+   */
+  readonly secretsDir?: string | undefined;
 }
 
 /** An http executor with its connection pool. */
@@ -59,6 +65,7 @@ export function httpExecutionBody(request: ExecutionRequest): string {
     executionId: item.executionId,
     instanceId: item.instanceId,
     taskName: item.taskName,
+    team: item.team,
     bizDate: item.bizDate,
     expectedTime: item.expectedTime,
     attempt: item.attempt,
@@ -173,7 +180,7 @@ function syncResult(status: number, text: string): ExecutionOutcome {
 /** Creates the http executor. */
 export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   const limit = options.responseLimitBytes ?? 1_048_576;
-  const env = options.env ?? process.env;
+  const keyring = options.secret === undefined ? undefined : new ExecutorKeyring(options.secret);
   // With an explicit allow list every new connection goes through the address check; `*`
   // keeps undici's own connector (nothing to check, and the throughput figures unchanged).
   const connect = options.allow.any ? undefined : checkedConnector({ allow: options.allow, ...(options.lookup ? { lookup: options.lookup } : {}) });
@@ -201,24 +208,39 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
       if (!allowed) {
         return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in AX_HTTP_EXECUTOR_ALLOW` };
       }
-      if (options.secret === undefined) {
+      if (keyring === undefined) {
         return { outcome: 'FAILED', exitCode: null, error: 'AX_EXECUTOR_SECRET is not set on the worker: http jobs cannot be signed' };
       }
       const headers: Record<string, string> = {};
+      let mask: SecretMask = NO_SECRETS;
       try {
-        for (const [name, value] of Object.entries(exec.headers ?? {})) headers[name.toLowerCase()] = resolveSecretable(value, env);
+        // No secretRef, no filesystem access (and no await).
+        let values = (exec.headers ?? {}) as Record<string, string>;
+        if (hasSecretRef(exec.headers)) {
+          const resolved = await resolveSecretables(exec.headers ?? {}, { dir: options.secretsDir, team: item.team });
+          values = resolved.values;
+          mask = secretMask(resolved.secrets);
+        }
+        for (const [name, value] of Object.entries(values)) headers[name.toLowerCase()] = value;
       } catch (error) {
         return { outcome: 'FAILED', exitCode: null, error: error instanceof SecretMissingError ? error.message : String(error) };
       }
       const body = exec.method === 'GET' ? '' : httpExecutionBody(request);
-      const timestamp = String(Date.now());
+      const nowMs = Date.now();
+      const signed = { timestamp: String(nowMs), method: exec.method, path: `${url.pathname}${url.search}`, body };
       Object.assign(headers, {
         'content-type': 'application/json',
-        'x-ax-timestamp': timestamp,
-        'x-ax-signature': signatureOf(options.secret, timestamp, body),
+        'x-ax-team': item.team,
+        'x-ax-key-version': String(item.keyVersion),
+        'x-ax-timestamp': signed.timestamp,
+        'x-ax-signature': signV2(keyring.keyOf(item.team, item.keyVersion), signed),
         'x-ax-worker': options.workerId,
         'idempotency-key': item.idempotencyKey,
       });
+      // A rotation's grace: a service still holding only the previous key keeps verifying.
+      if (item.previousKeyValidUntil !== undefined && item.keyVersion > 1 && Date.parse(item.previousKeyValidUntil) > nowMs) {
+        headers['x-ax-previous-signature'] = signV2(keyring.keyOf(item.team, item.keyVersion - 1), signed);
+      }
       let answer: { status: number; text: string };
       try {
         answer = await exchange(agent, url, exec.method, headers, exec.method === 'GET' ? undefined : body, limit, request);
@@ -228,12 +250,13 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
         if (error instanceof HostRefusedError) return { outcome: 'FAILED', exitCode: null, error: error.message };
         const message = error instanceof Error ? error.message : String(error);
         const code = (error as { code?: unknown }).code;
-        return { outcome: 'FAILED', exitCode: null, error: `request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}` };
+        return { outcome: 'FAILED', exitCode: null, error: mask.text(`request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}`) };
       }
       const { status, text } = answer;
-      const tail = tailOf(text, options.outputTailBytes);
+      // The whole body is masked before the cut, so no value is split by it.
+      const tail = tailOf(mask.text(text), options.outputTailBytes);
       if (status === 202) return { outcome: 'SUCCESS', exitCode: 202, async: true, ...tail };
-      if (status >= 200 && status < 300) return { ...syncResult(status, text), ...tail };
+      if (status >= 200 && status < 300) return { ...maskOutcome(mask, syncResult(status, text)), ...tail };
       if (status >= 300 && status < 400) {
         return { outcome: 'FAILED', exitCode: status, error: `answered ${status} (redirects are not followed)`, ...tail };
       }

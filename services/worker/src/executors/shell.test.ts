@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,10 @@ import type { ExecutionRequest } from './types.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-shell-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// <AX_SECRETS_DIR>/<team>/<NAME> (ADMIN-API.md "Secrets").
+const secretsDir = path.join(dir, 'secrets');
+mkdirSync(path.join(secretsDir, 'default'), { recursive: true });
+writeFileSync(path.join(secretsDir, 'default', 'MY_TOKEN'), 's3cret-token\n');
 
 /** Alive = exists and is not a zombie (an orphan's reaper may be slow). */
 function isAlive(pid: number): boolean {
@@ -21,10 +25,11 @@ function isAlive(pid: number): boolean {
   }
 }
 
-const executor = createShellExecutor({ outputTailBytes: 1024, killGraceMs: 1_000, env: { PATH: process.env.PATH, MY_TOKEN: 's3cret' } });
+const executor = createShellExecutor({ outputTailBytes: 1024, killGraceMs: 1_000, env: { PATH: process.env.PATH }, secretsDir });
 
-function request(command: string[], overrides: Partial<ExecutionRequest> & { timeoutSeconds?: number; shell?: boolean; env?: Record<string, string | { secretRef: string }>; cwd?: string; params?: Record<string, unknown> } = {}): ExecutionRequest {
+function request(command: string[], overrides: Partial<ExecutionRequest> & { timeoutSeconds?: number; shell?: boolean; env?: Record<string, string | { secretRef: string }>; cwd?: string; params?: Record<string, unknown>; team?: string } = {}): ExecutionRequest {
   const item = dispatchItem({
+    team: overrides.team ?? 'default',
     exec: { type: 'shell', command, shell: overrides.shell ?? false, env: overrides.env, cwd: overrides.cwd },
     timeoutSeconds: overrides.timeoutSeconds ?? 30,
     params: overrides.params ?? {},
@@ -35,14 +40,14 @@ function request(command: string[], overrides: Partial<ExecutionRequest> & { tim
 describe('shell executor', () => {
   it('runs an argv without a shell, with templates, env, secretRef and cwd', async () => {
     const out = await executor.run(
-      request(['/bin/sh', '-c', 'echo "$1 $FOO $TOKEN $AX_BIZ_DATE $(pwd)"; echo err >&2', 'x', '{{params.word}};rm -rf /'], {
+      request(['/bin/sh', '-c', 'test "$TOKEN" = s3cret-token && echo "$1 $FOO token-ok $AX_BIZ_DATE $(pwd)"; echo err >&2', 'x', '{{params.word}};rm -rf /'], {
         env: { FOO: 'bar', TOKEN: { secretRef: 'MY_TOKEN' } },
         cwd: dir,
         params: { word: 'hello' },
       }),
     );
     expect(out).toMatchObject({ outcome: 'SUCCESS', exitCode: 0, outputTruncated: false });
-    expect(out.outputTail).toBe(`hello;rm -rf / bar s3cret 2026-12-01 ${dir}\nerr\n`);
+    expect(out.outputTail).toBe(`hello;rm -rf / bar token-ok 2026-12-01 ${dir}\nerr\n`);
   });
 
   it('runs through /bin/sh when shell: true', async () => {
@@ -92,7 +97,7 @@ describe('shell executor', () => {
     const missing = await executor.run(request(['no-such-command-ax']));
     expect(missing).toMatchObject({ outcome: 'FAILED', exitCode: 127, error: 'command not found: no-such-command-ax' });
     const secret = await executor.run(request(['true'], { env: { X: { secretRef: 'NOT_SET_ANYWHERE' } } }));
-    expect(secret).toMatchObject({ outcome: 'FAILED', error: "secret NOT_SET_ANYWHERE is not set in the worker's environment" });
+    expect(secret).toMatchObject({ outcome: 'FAILED', exitCode: null, error: 'SECRET_MISSING: secret "NOT_SET_ANYWHERE" is not in the secrets folder of team "default"' });
     const cwd = await executor.run(request(['true'], { cwd: path.join(dir, 'missing') }));
     expect(cwd.outcome).toBe('FAILED');
     expect(cwd.error).toMatch(/cannot start the command/);
@@ -149,5 +154,96 @@ describe('shell executor', () => {
     controller.abort('cancel');
     expect(await running).toMatchObject({ outcome: 'CANCELED' });
     expect(liveGroupMembers(pgid)).toEqual([]);
+  });
+});
+
+describe('#18 secrets: shell jobs', () => {
+  const teams = path.join(dir, 'team-secrets');
+  mkdirSync(path.join(teams, 'team-a'), { recursive: true });
+  mkdirSync(path.join(teams, 'team-b'), { recursive: true });
+  mkdirSync(path.join(dir, 'elsewhere'));
+  writeFileSync(path.join(teams, 'team-a', 'X'), 'alpha-secret-1111\n');
+  writeFileSync(path.join(teams, 'team-b', 'X'), 'bravo-secret-2222\n');
+  writeFileSync(path.join(dir, 'elsewhere', 'X'), 'elsewhere-value-3333');
+  symlinkSync(path.join(dir, 'elsewhere', 'X'), path.join(teams, 'team-a', 'ESCAPE'));
+  // The worker's own environment holds values a task must never reach through a secretRef.
+  const workerEnv = {
+    PATH: process.env.PATH,
+    HOME: '/home/ax-worker-home',
+    AX_EXECUTOR_SECRET: 'master-executor-secret-0123456789',
+    AX_REDIS_URL: 'redis://:redis-pass-0123@redis:6379',
+    AX_AMQP_URL: 'amqp://ax:amqp-pass-0123@rabbitmq:5672',
+    AX_NAMESPACE: 'prod-namespace',
+  };
+  const secretsExecutor = createShellExecutor({ outputTailBytes: 1024, killGraceMs: 1_000, env: workerEnv, secretsDir: teams });
+
+  it('#18 secrets: a secretRef to AX_EXECUTOR_SECRET, any AX_* or HOME fails SECRET_MISSING and the job does not run, even when the worker has it', async () => {
+    for (const name of ['AX_EXECUTOR_SECRET', 'AX_REDIS_URL', 'AX_AMQP_URL', 'AX_NAMESPACE', 'HOME', 'PATH']) {
+      const marker = path.join(dir, `ran-${name}`);
+      const out = await secretsExecutor.run(request(['/bin/sh', '-c', `printenv X; touch ${marker}`], { env: { X: { secretRef: name } }, team: 'team-a' }));
+      expect(out).toMatchObject({ outcome: 'FAILED', exitCode: null, error: `SECRET_MISSING: secret "${name}" is not in the secrets folder of team "team-a"` });
+      expect(JSON.stringify(out)).not.toMatch(/master-executor|redis-pass|amqp-pass|prod-namespace|ax-worker-home/);
+      expect(existsSync(marker)).toBe(false);
+    }
+  });
+
+  it('#18 secrets: ../other-team/X, a/b, .. and a symlink out of the folder are refused, naming the secret and no path', async () => {
+    for (const [name, why] of [
+      ['../team-b/X', /is not a valid secret name/],
+      ['../other-team/X', /is not a valid secret name/],
+      ['a/b', /is not a valid secret name/],
+      ['..', /is not a valid secret name/],
+      ['ESCAPE', /of team "team-a" is refused: it leads outside the team's folder$/],
+    ] as const) {
+      const out = await secretsExecutor.run(request(['printenv', 'X'], { env: { X: { secretRef: name } }, team: 'team-a' }));
+      expect(out.outcome).toBe('FAILED');
+      expect(out.error).toMatch(new RegExp(`^SECRET_MISSING: secret ${JSON.stringify(name).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} `));
+      expect(out.error).toMatch(why);
+      expect(out.error).not.toContain(dir);
+      expect(JSON.stringify(out)).not.toMatch(/bravo-secret|elsewhere-value/);
+    }
+  });
+
+  it('#18 secrets: a job of team A gets A\'s file and team B\'s job B\'s, same NAME', async () => {
+    const check = (value: string): string[] => ['/bin/sh', '-c', `test "$X" = ${value} && echo same || echo different`];
+    expect((await secretsExecutor.run(request(check('alpha-secret-1111'), { env: { X: { secretRef: 'X' } }, team: 'team-a' }))).outputTail).toBe('same\n');
+    expect((await secretsExecutor.run(request(check('bravo-secret-2222'), { env: { X: { secretRef: 'X' } }, team: 'team-b' }))).outputTail).toBe('same\n');
+    const unknownTeam = await secretsExecutor.run(request(check('alpha-secret-1111'), { env: { X: { secretRef: 'X' } }, team: 'team-c' }));
+    expect(unknownTeam).toMatchObject({ outcome: 'FAILED', error: 'SECRET_MISSING: secret "X" is not in the secrets folder of team "team-c"' });
+  });
+
+  it('#18 secrets: printenv X and echo $X show *** in the output tail, stdout and stderr, and in the error', async () => {
+    const printenv = await secretsExecutor.run(request(['printenv', 'X'], { env: { X: { secretRef: 'X' } }, team: 'team-a' }));
+    expect(printenv).toMatchObject({ outcome: 'SUCCESS', outputTail: '***\n' });
+    const echo = await secretsExecutor.run(
+      request(['echo', 'out:', '$X', '&&', 'echo', 'err:$X', '>&2', '&&', 'exit', '3'], { shell: true, env: { X: { secretRef: 'X' }, MODE: 'literal' }, team: 'team-a' }),
+    );
+    expect(echo).toMatchObject({ outcome: 'FAILED', exitCode: 3, outputTail: 'out: ***\nerr:***\n' });
+    // A program named by the secret value: "command not found: <value>" is masked too.
+    const named = await secretsExecutor.run(request(['/bin/sh', '-c', 'exec "$X"'], { env: { X: { secretRef: 'X' } }, team: 'team-a' }));
+    expect(named.outcome).toBe('FAILED');
+    expect(JSON.stringify(named)).not.toContain('alpha-secret-1111');
+    expect(named.outputTail).toContain('***');
+  });
+
+  it('#18 secrets: a value at the tail\'s truncation boundary never shows in clear', async () => {
+    const small = createShellExecutor({ outputTailBytes: 64, killGraceMs: 1_000, env: workerEnv, secretsDir: teams });
+    for (const pad of [50, 55, 60, 63, 64, 70, 200]) {
+      // The value first, then padding: the last 64 bytes begin inside the value for pads below 64.
+      const script = `printf '%s' "$X"; head -c ${pad} /dev/zero | tr '\\0' '.'; printf '\\n'`;
+      const out = await small.run(request(['/bin/sh', '-c', script], { env: { X: { secretRef: 'X' } }, team: 'team-a' }));
+      expect(out.outcome).toBe('SUCCESS');
+      expect(out.outputTail).not.toMatch(/alpha|secret|1111|111|-s/);
+      expect(Buffer.byteLength(out.outputTail ?? '')).toBeLessThanOrEqual(64);
+    }
+  });
+
+  it('#18 secrets: without AX_SECRETS_DIR every secretRef fails, jobs without one run as before', async () => {
+    const none = createShellExecutor({ outputTailBytes: 1024, killGraceMs: 1_000, env: workerEnv });
+    expect(await none.run(request(['printenv', 'X'], { env: { X: { secretRef: 'X' } }, team: 'team-a' }))).toMatchObject({
+      outcome: 'FAILED',
+      error: 'SECRET_MISSING: secret "X" of team "team-a" cannot be read: AX_SECRETS_DIR is not set on this worker',
+    });
+    expect(await none.run(request(['printenv', 'X'], { env: { X: 'literal-value' }, team: 'team-a' }))).toMatchObject({ outcome: 'SUCCESS', outputTail: 'literal-value\n' });
   });
 });

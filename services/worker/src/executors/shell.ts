@@ -17,7 +17,8 @@ import { expandExecTemplates, type DispatchItem, type ShellExec } from '@ax/core
 import { terminateGroup } from '../process-group.js';
 import { recordGroupAndArm } from './spawn-gate.js';
 import { OutputTail } from './output-tail.js';
-import { resolveSecretable, SecretMissingError } from './secrets.js';
+import { maskOutcome, NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
+import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
 import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
 
 /** Options of the shell executor. */
@@ -26,7 +27,12 @@ export interface ShellExecutorOptions {
   readonly outputTailBytes: number;
   /** Time between SIGTERM and SIGKILL of a timed-out or canceled job; default 5000 ms. */
   readonly killGraceMs?: number;
-  /** Where secretRefs are resolved; default `process.env`. */
+  /**
+   * `AX_SECRETS_DIR`: env secretRefs are read from `<secretsDir>/<team>/<NAME>` of the task's
+   * team (secrets.ts); default none — every secretRef fails with SECRET_MISSING.
+   */
+  readonly secretsDir?: string | undefined;
+  /** The worker variables jobs inherit (PATH, HOME, …; never a secret); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -34,8 +40,11 @@ const GATE = 'IFS= read -r _ax_go || exit 125; exec "$@"';
 /** Variables of the worker passed on to jobs (never the worker's secrets). */
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'LD_PRELOAD', 'FAKETIME'];
 
-/** The job's environment: a minimal base, the `AX_*` description of the run, then the task's env. */
-export function jobEnv(item: DispatchItem, taskEnv: ShellExec['env'], source: NodeJS.ProcessEnv): Record<string, string> {
+/**
+ * The job's environment: a minimal base, the `AX_*` description of the run, then the task's env
+ * with its secretRefs already resolved (`taskEnv`).
+ */
+export function jobEnv(item: DispatchItem, taskEnv: Readonly<Record<string, string>>, source: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of INHERITED_ENV) {
     const value = source[name];
@@ -57,7 +66,7 @@ export function jobEnv(item: DispatchItem, taskEnv: ShellExec['env'], source: No
     env.AX_SHARD_INDEX = String(item.shardIndex);
     env.AX_SHARD_TOTAL = String(item.shardTotal);
   }
-  for (const [name, value] of Object.entries(taskEnv ?? {})) env[name] = resolveSecretable(value, source);
+  Object.assign(env, taskEnv);
   return env;
 }
 
@@ -72,9 +81,17 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
       if (item.exec.type !== 'shell') throw new Error(`shell executor got a ${item.exec.type} exec`);
       let exec: ShellExec;
       let env: Record<string, string>;
+      let mask: SecretMask = NO_SECRETS;
       try {
         exec = expandExecTemplates(item.exec, { bizDate: item.bizDate, expectedTime: item.expectedTime, params: item.params }) as ShellExec;
-        env = jobEnv(item, exec.env, source);
+        let taskEnv = (exec.env ?? {}) as Record<string, string>;
+        // No secretRef, no filesystem access (and no await).
+        if (hasSecretRef(exec.env)) {
+          const resolved = await resolveSecretables(exec.env ?? {}, { dir: options.secretsDir, team: item.team });
+          taskEnv = resolved.values;
+          mask = secretMask(resolved.secrets);
+        }
+        env = jobEnv(item, taskEnv, source);
       } catch (error) {
         const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;
         return { outcome: 'FAILED', exitCode: null, error: message };
@@ -101,7 +118,11 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
           settled = true;
           clearTimeout(timer);
           request.signal.removeEventListener('abort', onAbort);
-          resolve({ ...outcome, outputTail: tail.text(), outputTruncated: tail.truncated });
+          resolve({
+            ...maskOutcome(mask, outcome),
+            outputTail: tail.text(mask),
+            outputTruncated: tail.truncated,
+          });
         };
         const kill = (): void => {
           if (pgid !== undefined && killing === undefined) killing = terminateGroup(pgid, killGraceMs);
