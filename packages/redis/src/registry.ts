@@ -12,8 +12,15 @@
 import type { HeartbeatMessage } from '@ax/core';
 import type { Redis, RedisKeys } from '@ax/kit';
 
-/** A worker's registry entry: its last heartbeat, minus the message envelope. */
-export type WorkerRegistration = Omit<HeartbeatMessage, 'v' | 'kind'>;
+/**
+ * A worker's registry entry: its last heartbeat, minus the message envelope, plus the teams it
+ * serves (`AX_WORKER_TEAMS`). `teams` empty or absent = every team: entries written by workers
+ * from before teams carry none and keep receiving everything.
+ */
+export type WorkerRegistration = Omit<HeartbeatMessage, 'v' | 'kind'> & {
+  /** Teams whose work the worker takes; empty or absent = every team. */
+  readonly teams?: readonly string[];
+};
 
 /** Writes (or refreshes) a worker's entry with a TTL of `ttlMs` (the lease TTL, 15 s by default). */
 export async function publishRegistration(
@@ -85,6 +92,9 @@ function parseRegistration(raw: string): WorkerRegistration | null {
     if (typeof value !== 'object' || value === null) return null;
     const r = value as Partial<WorkerRegistration>;
     if (typeof r.workerId !== 'string' || !Array.isArray(r.runningExecutionIds) || !Array.isArray(r.tags)) return null;
+    // A `teams` that is not a list of names is unreadable, not "every team": routing to such a
+    // worker could hand one team's work to a machine meant for another.
+    if (r.teams !== undefined && !(Array.isArray(r.teams) && r.teams.every((t) => typeof t === 'string'))) return null;
     return value as WorkerRegistration;
   } catch {
     // A corrupt entry is treated like a missing one; the worker rewrites it within 5 s.

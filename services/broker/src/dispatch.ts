@@ -3,16 +3,20 @@
  * and the block strategy (R4), route over the registry with slot reservations (R9), mark
  * DISPATCHED with a generous ACK deadline and an execution row, commit, publish one message per
  * worker (R10, mandatory, confirmed), then start the ACK deadline from the confirm (R8).
- * An instance without an eligible worker stays PENDING (R11).
+ * An instance without an eligible worker stays PENDING (R11); so does one whose team has its
+ * `maxRunning` instances DISPATCHED or RUNNING (DESIGN §11, decided under the team rows' locks).
  */
 import {
   MESSAGE_VERSION,
+  TeamQuota,
   broadcastTargets,
+  canServe,
   encodeTrustedMessage,
   freeSlots,
   idempotencyKeyOf,
   parseMessage,
   routeInstance,
+  teamsAtLimit,
   type DispatchItem,
   type DispatchMessage,
   type WorkerSnapshot,
@@ -20,6 +24,7 @@ import {
 import { requestCancel, type ReturnedMessage } from '@ax/bus';
 import { toError } from '@ax/kit';
 import {
+  activeRunsByTeam,
   activeRunsOfTasks,
   anyDuePending,
   appendEvents,
@@ -28,9 +33,11 @@ import {
   isDispatchPaused,
   loadTasksById,
   lockTasksForBlockCheck,
+  lockTeamLimits,
   nowPlusMs,
   raiseAlert,
   recordNoWorker,
+  recordWaitingOnce,
   rerunBatchLoads,
   setExecutionState,
   transitionInstance,
@@ -39,6 +46,7 @@ import {
   type ClaimedInstance,
   type NewEvent,
   type NewExecution,
+  type Queryable,
   type TaskRecord,
 } from '@ax/store';
 import type { BrokerContext } from './context.js';
@@ -65,11 +73,13 @@ export interface DispatchOutcome {
   readonly claimed: number;
   readonly dispatched: number;
   readonly waitingForWorker: number;
+  /** Left PENDING because their team had its `maxRunning` runs (also counted in `deferred`). */
+  readonly waitingForTeam: number;
   readonly canceled: number;
   readonly deferred: number;
 }
 
-const EMPTY: DispatchOutcome = { claimed: 0, dispatched: 0, waitingForWorker: 0, canceled: 0, deferred: 0 };
+const EMPTY: DispatchOutcome = { claimed: 0, dispatched: 0, waitingForWorker: 0, waitingForTeam: 0, canceled: 0, deferred: 0 };
 
 /** One dispatch iteration; returns what it did. Never publishes before the commit. */
 export async function dispatchOnce(ctx: BrokerContext): Promise<DispatchOutcome> {
@@ -117,11 +127,17 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
   let outcome: DispatchOutcome;
   try {
     const result = await inTransaction(ctx, async (conn) => {
-      const claimed = await claimDuePending(conn, granted);
+      // Teams with a maxRunning (none: no statement here at all). Those at their limit now are
+      // left out of the claim, so their waiting instances do not fill every batch ahead of
+      // other teams'; this read takes no lock and only steers the claim (the decision is below).
+      const limits = ctx.teams.limited();
+      const skipTeams = limits.size === 0 ? [] : teamsAtLimit(limits, await activeRunsByTeam(conn, [...limits.keys()]));
+      const claimed = await claimDuePending(conn, granted, skipTeams.length === 0 ? {} : { skipTeams });
       if (claimed.length === 0) return { planned: [] as Planned[], outcome: EMPTY };
       const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId), ctx.definitions);
       const blocking = [...tasks.values()].filter((t) => t.definition.block !== 'parallel');
       await lockTasksForBlockCheck(conn, blocking.map((t) => t.id));
+      const quota = await lockTeamQuota(conn, limits, tasks.values());
       const blockNames = blocking.map((t) => t.definition.name);
       const activeByTask = new Map<string, ActiveRun[]>();
       for (const run of await activeRunsOfTasks(conn, blockNames)) {
@@ -132,6 +148,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       const events: NewEvent[] = [];
       const plan: Planned[] = [];
       const noWorker = new Map<string, string[]>();
+      const teamLimited = new Map<string, string[]>();
       let canceled = 0;
       let deferred = 0;
 
@@ -198,6 +215,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
               if (run.executionId !== null) await setExecutionState(conn, [run.executionId], 'CANCEL_REQUESTED', 'COVERED', { ended: true });
               cancels.push(run);
               canceled++;
+              quota?.give(def.team); // the covered run no longer counts against its team
             }
             activeByTask.delete(def.name);
           }
@@ -205,6 +223,12 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         // R20: a rerun batch never runs more than its concurrency at once.
         const batch = instance.rerunBatchId === null ? undefined : batches.get(instance.rerunBatchId);
         if (batch !== undefined && batch.concurrency !== null && batch.active >= batch.concurrency) {
+          deferred++;
+          continue;
+        }
+        // DESIGN §11: the team's maxRunning, counted under its row lock (lockTeamQuota).
+        if (quota !== null && quota.isFull(def.team)) {
+          teamLimited.set(def.team, [...(teamLimited.get(def.team) ?? []), instance.id]);
           deferred++;
           continue;
         }
@@ -217,13 +241,14 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
           }
           if (shards !== 'none') {
             if (batch !== undefined && instance.rerunBatchId !== null) batches.set(instance.rerunBatchId, { ...batch, active: batch.active + 1 });
+            quota?.take(def.team);
             picked.add(def.name);
             plan.push(...shards);
             continue;
           }
         }
         const pick = def.route === 'broadcast' ? null : await chooseWorker(ctx, snapshots, instance, task);
-        if (pick === null && busyOnly(snapshots, def.tags)) {
+        if (pick === null && busyOnly(snapshots, def)) {
           // Workers that could take it exist but every slot is reserved (R9): backpressure,
           // not R11's "no worker" — it waits silently for a result to free a slot.
           deferred++;
@@ -245,6 +270,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         }
         picked.add(def.name);
         if (batch !== undefined && instance.rerunBatchId !== null) batches.set(instance.rerunBatchId, { ...batch, active: batch.active + 1 });
+        quota?.take(def.team);
         plan.push({ instance, task, worker: pick.worker, executionId: pick.executionId });
       }
 
@@ -258,6 +284,9 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       for (const [why, ids] of noWorker) {
         const fresh = await recordNoWorker(conn, ids, why);
         ctx.metrics.noWorker.inc(fresh.length);
+      }
+      for (const [team, ids] of teamLimited) {
+        await recordWaitingOnce(conn, 'TEAM_LIMIT', ids, `team ${team} has its maxRunning of ${quota?.limit(team) ?? '?'} instances DISPATCHED or RUNNING; waiting for one of them to end`);
       }
       const executions: NewExecution[] = plan.map((p) => ({
         executionId: p.executionId,
@@ -336,6 +365,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
           claimed: claimed.length,
           dispatched: dispatched.length,
           waitingForWorker: [...noWorker.values()].reduce((n, ids) => n + ids.length, 0),
+          waitingForTeam: [...teamLimited.values()].reduce((n, ids) => n + ids.length, 0),
           canceled,
           deferred,
         },
@@ -367,11 +397,11 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
    * nothing. 'none' = no matching worker (R11).
    */
   async function planBroadcast(c: BrokerContext, workers: WorkerSnapshot[], instance: ClaimedInstance, task: TaskRecord): Promise<Planned[] | 'busy' | 'none'> {
-    const tags = task.definition.tags;
-    const matching = workers.filter((w) => !w.draining && tags.every((t) => w.tags.includes(t)));
+    const request = { tags: task.definition.tags, team: task.definition.team };
+    const matching = workers.filter((w) => canServe(w, request));
     if (matching.length === 0) return 'none';
     if (matching.some((w) => freeSlots(w) <= 0)) return 'busy';
-    const targets = broadcastTargets(workers, { tags });
+    const targets = broadcastTargets(workers, request);
     if (targets.length !== matching.length) return 'busy';
     const ttl = PRE_COMMIT_RESERVATION_MS;
     const got: Array<{ workerId: string; executionId: string }> = [];
@@ -409,10 +439,10 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
     const exclude = instance.rerouteCount > 0 && instance.workerId !== null ? [instance.workerId] : [];
     const strategy = def.route === 'broadcast' ? 'load' : def.route;
     const cursor = strategy === 'round_robin' ? (await c.redis.incr(c.keys.roundRobin(def.name))) - 1 : 0;
-    let decision = routeInstance(strategy, workers, { tags: def.tags, exclude }, { random: c.random, cursor, hashKey: def.name });
+    let decision = routeInstance(strategy, workers, { tags: def.tags, team: def.team, exclude }, { random: c.random, cursor, hashKey: def.name });
     if (decision.kind === 'none' && exclude.length > 0) {
       // The silent worker is the only one left: better it than waiting forever.
-      decision = routeInstance(strategy, workers, { tags: def.tags }, { random: c.random, cursor, hashKey: def.name });
+      decision = routeInstance(strategy, workers, { tags: def.tags, team: def.team }, { random: c.random, cursor, hashKey: def.name });
     }
     if (decision.kind !== 'single') return null;
     const chosen = decision.worker;
@@ -468,13 +498,29 @@ export function claimSize(batchSize: number, workers: readonly WorkerSnapshot[],
 /** The smallest claim (see `claimSize`). */
 export const MIN_CLAIM = 20;
 
-/** True when some non-draining worker carries the tags but none has a free slot. */
-function busyOnly(workers: readonly WorkerSnapshot[], tags: readonly string[]): boolean {
-  return workers.some((w) => !w.draining && tags.every((t) => w.tags.includes(t)));
+/** True when some non-draining worker serving the team carries the tags (but none had a free slot). */
+function busyOnly(workers: readonly WorkerSnapshot[], def: { readonly tags: readonly string[]; readonly team: string }): boolean {
+  return workers.some((w) => canServe(w, def));
+}
+
+/**
+ * DESIGN §11 at claim: locks the rows of the limited teams among `tasks` (name order, after the
+ * instance and task locks) and counts their active runs after the lock. Null, with no statement,
+ * when none of them has a limit (the common case costs nothing). Two brokers dispatching for
+ * one limited team therefore decide one after the other, each seeing the other's commit.
+ */
+async function lockTeamQuota(conn: Queryable, limits: ReadonlyMap<string, number>, tasks: Iterable<TaskRecord>): Promise<TeamQuota | null> {
+  if (limits.size === 0) return null;
+  const teams = new Set<string>();
+  for (const t of tasks) if (limits.has(t.definition.team)) teams.add(t.definition.team);
+  if (teams.size === 0) return null;
+  const locked = await lockTeamLimits(conn, [...teams]);
+  if (locked.size === 0) return null; // every limit was removed meanwhile
+  return new TeamQuota(locked, await activeRunsByTeam(conn, [...locked.keys()]));
 }
 
 function routeExplanation(workers: readonly WorkerSnapshot[], task: TaskRecord, instance: ClaimedInstance): string {
-  const decision = routeInstance('load', workers, { tags: task.definition.tags }, { random: () => 0 });
+  const decision = routeInstance('load', workers, { tags: task.definition.tags, team: task.definition.team }, { random: () => 0 });
   return decision.kind === 'none' ? decision.explanation : `no worker with a free slot could be reserved for instance ${instance.id}`;
 }
 

@@ -20,22 +20,25 @@ const TEAMS_LOADED_MAX = 100_000;
 
 export class TeamDirectory {
   private teams = new Map<string, TeamView>();
+  /** The teams with a limit, computed once per refresh (the claim asks on every iteration). */
+  private limits: ReadonlyMap<string, number> = new Map();
 
   /** The team as last loaded, or a fresh team's defaults. */
   get(name: string): TeamView {
     return this.teams.get(name) ?? { name, keyVersion: 1, previousKeyValidUntil: null, maxRunning: null };
   }
 
-  /** Teams with a `maxRunning`, by name. */
+  /** Teams with a `maxRunning`, by name (empty when none has one: the claim then does nothing extra). */
   limited(): ReadonlyMap<string, number> {
-    const out = new Map<string, number>();
-    for (const team of this.teams.values()) if (team.maxRunning !== null) out.set(team.name, team.maxRunning);
-    return out;
+    return this.limits;
   }
 
   /** Replaces the view with what is stored now. */
   async refresh(pool: StorePool): Promise<void> {
     const rows: TeamRecord[] = await listTeams(pool, { names: null, limit: TEAMS_LOADED_MAX });
     this.teams = new Map(rows.map((t) => [t.name, { name: t.name, keyVersion: t.keyVersion, previousKeyValidUntil: t.previousKeyValidUntil, maxRunning: t.maxRunning }]));
+    const limits = new Map<string, number>();
+    for (const team of this.teams.values()) if (team.maxRunning !== null) limits.set(team.name, team.maxRunning);
+    this.limits = limits;
   }
 }

@@ -48,6 +48,7 @@ export class WorkerDirectory {
     return registry.map((w) => ({
       id: w.workerId,
       tags: w.tags,
+      teams: w.teams ?? [],
       cores: w.cores,
       slots: w.slots,
       running: Math.max(w.running, reserved.get(w.workerId) ?? 0),

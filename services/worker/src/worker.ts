@@ -28,6 +28,8 @@ import type { WorkerMetrics } from './worker-metrics.js';
 export interface WorkerSettings {
   readonly workerId: string;
   readonly tags: readonly string[];
+  /** `AX_WORKER_TEAMS`: teams whose work it takes, advertised in the registry. Default (absent or empty): every team. */
+  readonly teams?: readonly string[];
   /** `AX_WORKER_SLOTS`. */
   readonly slots: number;
   /** `AX_HEARTBEAT_INTERVAL_MS` (5000). */
@@ -408,6 +410,7 @@ export class Worker {
       workerId: settings.workerId,
       host: os.hostname(),
       tags: [...settings.tags],
+      teams: [...(settings.teams ?? [])],
       cores: Math.max(1, os.availableParallelism()),
       // A skewed worker keeps only the lease of what it still runs: no capacity to route to.
       slots: skewed ? 0 : settings.slots,

@@ -1,5 +1,5 @@
 // Worker selection: eligibility, load score, strategies.
-export { eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible } from './worker-snapshot.js';
+export { canServe, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam } from './worker-snapshot.js';
 export type { Ineligibility, RouteRequest, WorkerSnapshot } from './worker-snapshot.js';
 export { DURATION_WEIGHT, OCCUPANCY_WEIGHT, loadScore } from './load-score.js';
 export { hash53, rankByRendezvous, rendezvousWeight } from './rendezvous-hash.js';
@@ -7,3 +7,4 @@ export { broadcastTargets, pickByHash, pickByLoad, pickRoundRobin } from './stra
 export type { BroadcastTarget, RoundRobinPick } from './strategies.js';
 export { routeInstance } from './route.js';
 export type { RouteContext, RouteDecision } from './route.js';
+export { TeamQuota, teamsAtLimit } from './team-quota.js';

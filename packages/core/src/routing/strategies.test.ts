@@ -139,3 +139,20 @@ describe('routeInstance', () => {
     expect(routeInstance('broadcast', [], any, { random: () => 0 })).toMatchObject({ kind: 'none' });
   });
 });
+
+describe('routing by team', () => {
+  const list = [worker('a-only', { teams: ['a'], running: 8 }), worker('b-only', { teams: ['b'] }), worker('any', { running: 4 })];
+  it('#18 placement: every strategy picks only workers serving the instance team', () => {
+    for (let i = 0; i < 20; i++) {
+      expect(['a-only', 'any']).toContain(pickByLoad(list, { tags: [], team: 'a' }, () => i / 20)?.id);
+      expect(['a-only', 'any']).toContain(pickRoundRobin(list, { tags: [], team: 'a' }, i)?.worker.id);
+      expect(['a-only', 'any']).toContain(pickByHash(list, { tags: [], team: 'a' }, `task_${i}`)?.id);
+    }
+    expect(broadcastTargets(list, { tags: [], team: 'b' }).map((t) => t.worker.id)).toEqual(['any', 'b-only']);
+    expect(routeInstance('load', list, { tags: [], team: 'c' }, { random: () => 0 })).toEqual({ kind: 'single', worker: list[2] });
+    expect(routeInstance('load', list.slice(0, 2), { tags: [], team: 'c' }, { random: () => 0 })).toEqual({
+      kind: 'none',
+      explanation: 'no eligible worker among 2: 2 not serving team c',
+    });
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, type WorkerSnapshot } from './worker-snapshot.js';
+import { canServe, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam, type WorkerSnapshot } from './worker-snapshot.js';
 
 function worker(id: string, overrides: Partial<WorkerSnapshot> = {}): WorkerSnapshot {
   return { id, tags: [], cores: 4, slots: 16, running: 0, avgDurationMs5m: 0, draining: false, ...overrides };
@@ -36,5 +36,35 @@ describe('eligibility', () => {
     expect(explainNoWorker([], { tags: ['gpu'] })).toBe('no eligible worker: no worker is registered (tags: gpu)');
     const list = [worker('a'), worker('b', { draining: true }), worker('c', { tags: ['gpu'], running: 16 })];
     expect(explainNoWorker(list, { tags: ['gpu'] })).toBe('no eligible worker among 3 (tags: gpu): 1 without the tags, 1 without a free slot, 1 draining');
+  });
+});
+
+describe('teams (AX_WORKER_TEAMS)', () => {
+  it('#18 placement: a worker listing teams serves only those; none listed (or an old entry) serves every team', () => {
+    expect(servesTeam(worker('all'), 'a')).toBe(true);
+    expect(servesTeam(worker('all', { teams: [] }), 'a')).toBe(true);
+    expect(servesTeam(worker('b-only', { teams: ['b'] }), 'a')).toBe(false);
+    expect(servesTeam(worker('b-only', { teams: ['b'] }), 'b')).toBe(true);
+    expect(servesTeam(worker('ab', { teams: ['a', 'b'] }), 'a')).toBe(true);
+    expect(servesTeam(worker('b-only', { teams: ['b'] }), undefined)).toBe(true);
+  });
+
+  it('#18 placement: a worker of other teams is not eligible, whatever its tags and slots', () => {
+    const bOnly = worker('b-only', { teams: ['b'], tags: ['etl'] });
+    expect(ineligibility(bOnly, { tags: ['etl'], team: 'a' })).toBe('OTHER_TEAMS');
+    expect(isEligible(bOnly, { tags: ['etl'], team: 'b' })).toBe(true);
+    expect(eligibleWorkers([bOnly, worker('any', { tags: ['etl'] })], { tags: ['etl'], team: 'a' }).map((w) => w.id)).toEqual(['any']);
+  });
+
+  it('#18 placement: canServe ignores free slots but not the team, the tags or draining', () => {
+    expect(canServe(worker('full', { running: 16 }), { tags: [], team: 'a' })).toBe(true);
+    expect(canServe(worker('b', { teams: ['b'] }), { tags: [], team: 'a' })).toBe(false);
+    expect(canServe(worker('d', { draining: true }), { tags: [], team: 'a' })).toBe(false);
+    expect(canServe(worker('t'), { tags: ['gpu'], team: 'a' })).toBe(false);
+  });
+
+  it('#18 placement: the NO_WORKER sentence names workers that serve other teams', () => {
+    const list = [worker('b1', { teams: ['b'] }), worker('b2', { teams: ['b', 'c'] }), worker('d', { draining: true })];
+    expect(explainNoWorker(list, { tags: [], team: 'a' })).toBe('no eligible worker among 3: 2 not serving team a, 1 draining');
   });
 });

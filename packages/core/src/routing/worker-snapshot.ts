@@ -6,6 +6,11 @@ export interface WorkerSnapshot {
   id: string;
   /** Tags it carries; a task runs only on workers carrying all of the task's tags. */
   tags: readonly string[];
+  /**
+   * Teams whose work it takes (`AX_WORKER_TEAMS`); empty or absent = every team (workers from
+   * before teams advertise none). An instance goes only to workers serving its task's team.
+   */
+  teams?: readonly string[];
   /** CPU cores (the load score divides `running` by it; ≤ 0 counts as 1). */
   cores: number;
   /** Concurrent executions it accepts. */
@@ -26,12 +31,14 @@ export interface WorkerSnapshot {
 export interface RouteRequest {
   /** The task's tags; the worker must carry every one. */
   tags: readonly string[];
+  /** The task's team; the worker must serve it (see `servesTeam`). Absent = any worker. */
+  team?: string;
   /** Workers not to use: e.g. the one that stayed silent on the previous dispatch (§4). */
   exclude?: ReadonlySet<string> | readonly string[];
 }
 
 /** Why a worker cannot take the instance. */
-export type Ineligibility = 'EXCLUDED' | 'DRAINING' | 'MISSING_TAGS' | 'NO_FREE_SLOT';
+export type Ineligibility = 'EXCLUDED' | 'DRAINING' | 'OTHER_TEAMS' | 'MISSING_TAGS' | 'NO_FREE_SLOT';
 
 function isExcluded(id: string, exclude: RouteRequest['exclude']): boolean {
   if (exclude === undefined) return false;
@@ -43,16 +50,31 @@ export function freeSlots(worker: WorkerSnapshot): number {
   return Math.max(0, worker.slots - worker.running);
 }
 
+/** True when `worker` takes work of `team`: it serves every team (none listed) or lists it. */
+export function servesTeam(worker: Pick<WorkerSnapshot, 'teams'>, team: string | undefined): boolean {
+  const teams = worker.teams;
+  return team === undefined || teams === undefined || teams.length === 0 || teams.includes(team);
+}
+
+/**
+ * True when `worker` could ever take the instance (not draining, serving its team, carrying its
+ * tags), whether or not it has a free slot now: the broker's "busy, not missing" test (R9 vs R11).
+ */
+export function canServe(worker: WorkerSnapshot, request: Pick<RouteRequest, 'tags' | 'team'>): boolean {
+  return !worker.draining && servesTeam(worker, request.team) && request.tags.every((tag) => worker.tags.includes(tag));
+}
+
 /** Why `worker` cannot take the instance, or null when it can. */
 export function ineligibility(worker: WorkerSnapshot, request: RouteRequest): Ineligibility | null {
   if (isExcluded(worker.id, request.exclude)) return 'EXCLUDED';
   if (worker.draining) return 'DRAINING';
+  if (!servesTeam(worker, request.team)) return 'OTHER_TEAMS';
   if (!request.tags.every((tag) => worker.tags.includes(tag))) return 'MISSING_TAGS';
   if (freeSlots(worker) <= 0) return 'NO_FREE_SLOT';
   return null;
 }
 
-/** True when `worker` carries every tag, has a free slot, is not draining and not excluded. */
+/** True when `worker` serves the team, carries every tag, has a free slot, is not draining and not excluded. */
 export function isEligible(worker: WorkerSnapshot, request: RouteRequest): boolean {
   return ineligibility(worker, request) === null;
 }
@@ -64,7 +86,7 @@ export function eligibleWorkers(workers: readonly WorkerSnapshot[], request: Rou
 
 /**
  * One sentence explaining why no worker can take the instance, for the `NO_WORKER` event,
- * e.g. `no eligible worker among 3 (tags: etl): 2 missing tags, 1 draining`.
+ * e.g. `no eligible worker among 3 (tags: etl): 2 without the tags, 1 draining`.
  */
 export function explainNoWorker(workers: readonly WorkerSnapshot[], request: RouteRequest): string {
   const tags = request.tags.length > 0 ? ` (tags: ${request.tags.join(', ')})` : '';
@@ -75,12 +97,13 @@ export function explainNoWorker(workers: readonly WorkerSnapshot[], request: Rou
     if (why !== null) counts.set(why, (counts.get(why) ?? 0) + 1);
   }
   const words: Record<Ineligibility, string> = {
+    OTHER_TEAMS: `not serving team ${request.team ?? ''}`,
     MISSING_TAGS: 'without the tags',
     NO_FREE_SLOT: 'without a free slot',
     DRAINING: 'draining',
     EXCLUDED: 'excluded',
   };
-  const order: Ineligibility[] = ['MISSING_TAGS', 'NO_FREE_SLOT', 'DRAINING', 'EXCLUDED'];
+  const order: Ineligibility[] = ['OTHER_TEAMS', 'MISSING_TAGS', 'NO_FREE_SLOT', 'DRAINING', 'EXCLUDED'];
   const parts = order.filter((why) => counts.has(why)).map((why) => `${counts.get(why)} ${words[why]}`);
   return `no eligible worker among ${workers.length}${tags}: ${parts.join(', ')}`;
 }

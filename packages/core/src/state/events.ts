@@ -21,6 +21,7 @@ export const EVENT_TYPE_DESCRIPTIONS = {
   WORKER_RESTART: 'the worker restarted while it ran (R13)',
   CLOCK_SKEW: 'a clock skew refusal or detection',
   NO_WORKER: 'no eligible worker; the instance keeps waiting (R11)',
+  TEAM_LIMIT: "its team's maxRunning instances are DISPATCHED or RUNNING; the instance keeps waiting (DESIGN §11)",
   CANCEL_REQUESTED: 'a cancel was sent to the worker running it',
   CANCELED: 'the instance was canceled',
   RERUN_REQUESTED: 'a final instance was moved back for a rerun',

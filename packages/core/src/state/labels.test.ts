@@ -43,6 +43,7 @@ describe('event types', () => {
       'CANCELED',
       'RERUN_REQUESTED',
       'NO_WORKER',
+      'TEAM_LIMIT',
       'SKIPPED',
       'COALESCED',
       'REFUSED',
