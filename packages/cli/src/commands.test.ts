@@ -95,9 +95,9 @@ describe('tasks', () => {
 
   it('list: a table, filters, --json', async () => {
     const r = ok(await axctlIn(t, ['tasks', 'list']));
-    expect(r.lines[0]).toMatch(/^NAME\s+ENABLED\s+SCHEDULE\s+EXEC\s+NEXT FIRE\s+LAST FIRE\s+VERSION$/);
+    expect(r.lines[0]).toMatch(/^NAME\s+TEAM\s+ENABLED\s+SCHEDULE\s+EXEC\s+NEXT FIRE\s+LAST FIRE\s+VERSION$/);
     const http = r.lines.find((l) => l.startsWith('cli_http '));
-    expect(http).toMatch(/cli_http\s+yes\s+cron 0 2 \* \* \* \(Asia\/Shanghai\)\s+http http:\/\/orders\.internal:8080\/ax\/order_stat\s+-\s+-\s+2$/);
+    expect(http).toMatch(/cli_http\s+default\s+yes\s+cron 0 2 \* \* \* \(Asia\/Shanghai\)\s+http http:\/\/orders\.internal:8080\/ax\/order_stat\s+-\s+-\s+2$/);
     expect(r.lines.map((l) => l.split(' ')[0])).toEqual(['NAME', 'cli_http', 'cli_shell', 'r_a', 'r_b']);
     const tagged = json<any>(ok(await axctlIn(t, ['tasks', 'list', '--tag', 'etl', '--json'])));
     expect(tagged.items.map((i: any) => i.name)).toEqual(['cli_http']);
@@ -151,9 +151,9 @@ describe('tasks', () => {
 describe('instances', () => {
   it('list: a table, filters, --json, a refused filter', async () => {
     const r = ok(await axctlIn(t, ['instances', 'list', '--task', 'cli_shell']));
-    expect(r.lines[0]).toMatch(/^\s*ID\s+TASK\s+BIZ DATE\s+EXPECTED\s+STATE\s+ATTEMPT\s+RUN\s+TRIGGER\s+WORKER\s+DURATION\s+REASON$/);
+    expect(r.lines[0]).toMatch(/^\s*ID\s+TASK\s+TEAM\s+BIZ DATE\s+EXPECTED\s+STATE\s+ATTEMPT\s+RUN\s+TRIGGER\s+WORKER\s+DURATION\s+REASON$/);
     expect(r.lines.slice(1).map((l) => l.trim().split(/\s+/)[0])).toEqual([ids['trig2'], ids['trig']]);
-    expect(r.lines[2]).toMatch(/cli_shell\s+2026-11-05\s+\S+Z\s+PENDING\s+\d\/1\s+1\s+manual\s+-\s+-\s+-$/);
+    expect(r.lines[2]).toMatch(/cli_shell\s+default\s+2026-11-05\s+\S+Z\s+PENDING\s+\d\/1\s+1\s+manual\s+-\s+-\s+-$/);
     const j = json<any>(ok(await axctlIn(t, ['instances', 'list', '--state', 'failed', '--biz-date', D2, '--json'])));
     expect(j.items.map((i: any) => i.id)).toEqual([ids['b2']]);
     const ranged = json<any>(ok(await axctlIn(t, ['instances', 'list', '--task', 'r_a', '--from', D1, '--to', `${D2}T00:00:00Z`, '--json'])));
@@ -260,6 +260,9 @@ describe('the built binary', () => {
       [['rerun', 'backfill', '--task', 'nope', '--from', D1, '--to', D1, '--reason', 'r'], /\(404 NOT_FOUND\)$/],
       [['workers'], /^axctl: workers: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
       [['workers', 'drain', 'ghost'], /^axctl: workers drain: worker "ghost" does not exist \(404 NOT_FOUND\)$/],
+      [['teams', 'list', '--cursor', 'not-a-cursor'], /^axctl: teams list: .*\(400 VALIDATION_FAILED\)$/],
+      [['teams', 'show', 'nosuch'], /^axctl: teams show: team "nosuch" does not exist \(404 NOT_FOUND\)$/],
+      [['teams', 'create', 'default'], /^axctl: teams create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['tail', '--instance', '999999'], /^axctl: tail: instance "999999" does not exist \(404 NOT_FOUND\)$/],
     ];
     const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] !== 'drain') || args[0] === 'tail' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));

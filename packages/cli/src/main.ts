@@ -12,6 +12,7 @@ import { instanceCommands } from './commands/instances.js';
 import { rerunCommands } from './commands/reruns.js';
 import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
+import { teamCommands } from './commands/teams.js';
 import { workerCommands } from './commands/workers.js';
 
 /** Default `AX_URL`. */
@@ -21,7 +22,7 @@ export const DEFAULT_URL = 'http://127.0.0.1:8080';
 export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
 
 /** Every command, by its words. */
-export const COMMANDS: readonly CommandSpec[] = [...taskCommands, ...instanceCommands, ...rerunCommands, ...workerCommands, tailCommand];
+export const COMMANDS: readonly CommandSpec[] = [...taskCommands, ...instanceCommands, ...rerunCommands, ...workerCommands, ...teamCommands, tailCommand];
 
 /** Command groups (first word) and what they are for. */
 const GROUPS: ReadonlyArray<readonly [string, string]> = [
@@ -29,11 +30,12 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['instances', 'runs of tasks: list, get, cancel'],
   ['rerun', 'run again: instance, dag, failed, backfill'],
   ['workers', 'the worker registry; drain a worker'],
+  ['teams', 'the teams the token covers: list, show, create'],
   ['tail', 'follow instance events as they happen'],
 ];
 
 /** Commands whose first word takes a second word. */
-const SUBCOMMANDED = new Set(['tasks', 'instances', 'rerun', 'workers']);
+const SUBCOMMANDED = new Set(['tasks', 'instances', 'rerun', 'workers', 'teams']);
 
 function mainHelp(): string[] {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -126,7 +128,8 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<nu
       return EXIT.interrupted;
     }
     if (err instanceof ApiRequestError) {
-      const hint = err.status === 401 ? '; check AX_TOKEN or --token' : err.status === 403 ? '; the token needs a higher role' : '';
+      const everyTeam = Array.isArray(err.details['required']) && (err.details['required'] as unknown[]).includes('*');
+      const hint = err.status === 401 ? '; check AX_TOKEN or --token' : err.status === 403 ? (everyTeam ? '; the token must cover every team ("*")' : '; the token needs a higher role') : '';
       io.err(`axctl: ${where}${err.message}${hint}`);
     } else if (err instanceof NetworkError) {
       io.err(`axctl: ${oneLine(err.message)}`);

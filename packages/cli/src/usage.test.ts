@@ -112,7 +112,7 @@ describe('help', () => {
       expect(out[0]).toBe(`usage: axctl ${c.name}${c.synopsis === '' ? '' : ` ${c.synopsis}`}`);
       for (const option of Object.keys(c.options)) expect(out.join('\n'), `${c.name} --${option}`).toContain(`--${option}`);
     }
-    for (const group of ['tasks', 'instances', 'rerun']) {
+    for (const group of ['tasks', 'instances', 'rerun', 'teams']) {
       const out: string[] = [];
       expect(await run([group, '-h'], { env: {}, io: { out: (l) => out.push(l), err: () => undefined } })).toBe(0);
       expect(out[0]).toBe(`usage: axctl ${group} <command> [options]`);

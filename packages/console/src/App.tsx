@@ -2,6 +2,7 @@
 import { Link, Route, Switch, useLocation } from 'wouter';
 import { can } from './roles';
 import { SessionProvider, useSession, useSignIn } from './session';
+import { teamsText } from './teams';
 import { AuditPage } from './pages/Audit';
 import { DagPage } from './pages/Dag';
 import { DashboardPage } from './pages/Dashboard';
@@ -26,6 +27,7 @@ function NavLink({ href, children }: { href: string; children: string }) {
 
 function Shell() {
   const { principal, signOut } = useSession();
+  const teams = teamsText(principal);
   return (
     <>
       <header className="container-fluid topbar">
@@ -49,6 +51,11 @@ function Shell() {
             <li className="who" data-testid="who">
               {principal.name} <small>({principal.role})</small>
             </li>
+            {teams !== null && (
+              <li className="who-teams" data-testid="who-teams" title={teams}>
+                <small>{teams}</small>
+              </li>
+            )}
             <li>
               <button type="button" className="secondary outline small" onClick={() => signOut()}>
                 Sign out

@@ -1,6 +1,6 @@
 /**
  * Sign-in state: the token lives in `sessionStorage` (gone when the tab closes, never in
- * localStorage or a cookie) together with the role `GET /api/v1/whoami` reported for it.
+ * localStorage or a cookie) together with the role and teams `GET /api/v1/whoami` reported for it.
  * A 401 on any later request (token revoked) signs out with the API's message.
  */
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
@@ -16,14 +16,22 @@ interface Stored {
   principal: Principal;
 }
 
+/** What is kept of a whoami answer (or of a stored copy): name, role and, when given, teams. */
+function principalOf(value: unknown): Principal | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { name, role, teams } = value as { name?: unknown; role?: unknown; teams?: unknown };
+  if (typeof name !== 'string' || !isRole(role)) return null;
+  const teamList = Array.isArray(teams) && teams.every((t) => typeof t === 'string') ? teams : undefined;
+  return teamList === undefined ? { name, role } : { name, role, teams: teamList };
+}
+
 function readStored(): Stored | null {
   const token = sessionStorage.getItem(TOKEN_KEY);
   const raw = sessionStorage.getItem(PRINCIPAL_KEY);
   if (token === null || raw === null) return null;
   try {
-    const principal = JSON.parse(raw) as { name?: unknown; role?: unknown };
-    if (typeof principal.name !== 'string' || !isRole(principal.role)) return null;
-    return { token, principal: { name: principal.name, role: principal.role } };
+    const principal = principalOf(JSON.parse(raw));
+    return principal === null ? null : { token, principal };
   } catch (_corrupt) {
     return null;
   }
@@ -57,11 +65,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const signIn = useCallback(async (token: string) => {
-    const principal = await request<Principal>(token, 'GET', '/api/v1/whoami');
+    const principal = principalOf(await request<unknown>(token, 'GET', '/api/v1/whoami'));
+    if (principal === null) throw new Error('the admin API did not say who the token is');
     sessionStorage.setItem(TOKEN_KEY, token);
-    sessionStorage.setItem(PRINCIPAL_KEY, JSON.stringify({ name: principal.name, role: principal.role }));
+    sessionStorage.setItem(PRINCIPAL_KEY, JSON.stringify(principal));
     setNotice(null);
-    setStored({ token, principal: { name: principal.name, role: principal.role } });
+    setStored({ token, principal });
   }, []);
 
   const session = useMemo<Session | null>(() => {

@@ -63,6 +63,18 @@ export interface Instance {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  /** The team of its task (null: the task was deleted). */
+  team: string | null;
+}
+
+/** A team (`GET /api/v1/teams` lists those the token covers). */
+export interface Team {
+  name: string;
+  description: string;
+  maxRunning: number | null;
+  keyVersion: number;
+  createdAt: string;
+  updatedAt: string;
 }
 
 export interface Execution {

@@ -3,6 +3,7 @@ import type { InstanceState } from '@ax/core';
 import { bizDate, instant, integer, positionals, stringOption } from '../args.js';
 import { printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
 import { formatDuration, formatKeyValues, formatTable } from '../table.js';
+import { teamName } from './teams.js';
 
 /** The instance resource (ADMIN-API.md). */
 export interface Instance {
@@ -23,6 +24,8 @@ export interface Instance {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  /** The team of its task (null: the task was deleted). */
+  team?: string | null;
 }
 
 /** An event of an instance. */
@@ -65,6 +68,7 @@ export function instanceFields(i: Instance): Array<readonly [string, unknown]> {
   return [
     ['id', i.id],
     ['task', i.taskName],
+    ['team', i.team],
     ['state', i.reason === null ? i.state : `${i.state} (${i.reason})`],
     ['biz date', i.bizDate],
     ['expected', i.expectedTime],
@@ -87,9 +91,10 @@ export function printInstanceSummary(ctx: Ctx, i: Instance): void {
 
 const list: CommandSpec = {
   name: 'instances list',
-  synopsis: '[--task T] [--state S] [--biz-date D] [--from T] [--to T] [--limit N] [--cursor C]',
+  synopsis: '[--team NAME] [--task T] [--state S] [--biz-date D] [--from T] [--to T] [--limit N] [--cursor C]',
   summary: 'List instances, newest first.',
   options: {
+    team: { type: 'string', value: 'NAME', help: "only instances of this team's tasks (of those the token covers)" },
     task: { type: 'string', value: 'T', help: 'only instances of this task' },
     state: { type: 'string', value: 'S', help: 'only this state (or a comma list), e.g. FAILED,CANCELED' },
     'biz-date': { type: 'string', value: 'D', help: 'only this business date YYYY-MM-DD' },
@@ -104,7 +109,9 @@ const list: CommandSpec = {
     const from = stringOption(args, 'from');
     const to = stringOption(args, 'to');
     const limit = stringOption(args, 'limit');
+    const team = stringOption(args, 'team');
     const { body } = await ctx.client.get<{ items: Instance[]; nextCursor: string | null }>('/api/v1/instances', {
+      team: team === undefined ? undefined : teamName('--team', team),
       task: stringOption(args, 'task'),
       state: stringOption(args, 'state')?.toUpperCase(),
       bizDate: date === undefined ? undefined : bizDate('biz-date', date),
@@ -118,6 +125,7 @@ const list: CommandSpec = {
       [
         { header: 'id', value: (i) => i.id, align: 'right' },
         { header: 'task', value: (i) => i.taskName },
+        { header: 'team', value: (i) => i.team },
         { header: 'biz date', value: (i) => i.bizDate },
         { header: 'expected', value: (i) => i.expectedTime },
         { header: 'state', value: (i) => i.state },

@@ -5,10 +5,13 @@ import { ApiRequestError, oneLine } from '../client.js';
 import { CommandFailed, printJson, printMore, type CommandSpec } from '../command.js';
 import { describeExec, describeSchedule, formatKeyValues, formatTable } from '../table.js';
 import { printInstanceSummary, type Instance } from './instances.js';
+import { withTeam } from './team-yaml.js';
+import { teamName } from './teams.js';
 
 /** The fields of a task resource the tables show. */
 interface Task {
   name: string;
+  team?: string;
   description?: string;
   owner?: string;
   schedule?: unknown;
@@ -40,9 +43,10 @@ const taskPath = (name: string): string => `/api/v1/tasks/${encodeURIComponent(n
 
 const list: CommandSpec = {
   name: 'tasks list',
-  synopsis: '[--enabled true|false] [--tag T] [--q TEXT] [--limit N] [--cursor C]',
+  synopsis: '[--team NAME] [--enabled true|false] [--tag T] [--q TEXT] [--limit N] [--cursor C]',
   summary: 'List tasks by name.',
   options: {
+    team: { type: 'string', value: 'NAME', help: 'only tasks of this team (of those the token covers)' },
     enabled: { type: 'string', value: 'true|false', help: 'only enabled (true) or disabled (false) tasks' },
     tag: { type: 'string', value: 'T', help: 'only tasks carrying this tag' },
     q: { type: 'string', value: 'TEXT', help: 'substring of the name or description' },
@@ -54,7 +58,9 @@ const list: CommandSpec = {
     const enabled = stringOption(args, 'enabled');
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw new UsageError(`--enabled: expected true or false, got ${JSON.stringify(enabled)}`);
     const limit = stringOption(args, 'limit');
+    const team = stringOption(args, 'team');
     const { body } = await ctx.client.get<Page<Task>>('/api/v1/tasks', {
+      team: team === undefined ? undefined : teamName('--team', team),
       enabled,
       tag: stringOption(args, 'tag'),
       q: stringOption(args, 'q'),
@@ -65,6 +71,7 @@ const list: CommandSpec = {
     const lines = formatTable<Task>(
       [
         { header: 'name', value: (t) => t.name },
+        { header: 'team', value: (t) => t.team },
         { header: 'enabled', value: (t) => (t.enabled === false ? 'no' : 'yes') },
         { header: 'schedule', value: (t) => describeSchedule(t.schedule), maxWidth: 40 },
         { header: 'exec', value: (t) => describeExec(t.exec), maxWidth: 50 },
@@ -92,6 +99,7 @@ const get: CommandSpec = {
     const misfire = t.misfire === undefined ? undefined : `${t.misfire.policy ?? '-'}${t.misfire.max === undefined ? '' : ` (max ${t.misfire.max})`}`;
     formatKeyValues([
       ['name', t.name],
+      ['team', t.team],
       ['description', t.description],
       ['owner', t.owner],
       ['enabled', t.enabled === false ? 'no' : 'yes'],
@@ -126,10 +134,16 @@ async function readYaml(file: string): Promise<string> {
 
 const apply: CommandSpec = {
   name: 'tasks apply',
-  synopsis: '-f FILE',
+  synopsis: '-f FILE [--team NAME]',
   summary: 'Create or update the tasks of a YAML file (one or more `---` documents; all or nothing).',
-  options: { file: { type: 'string', short: 'f', value: 'FILE', help: 'YAML file of task definitions (- = stdin)' } },
-  notes: ['Prints each task as created, updated or unchanged. An invalid file changes nothing: every problem is printed with its document and line.'],
+  options: {
+    file: { type: 'string', short: 'f', value: 'FILE', help: 'YAML file of task definitions (- = stdin)' },
+    team: { type: 'string', value: 'NAME', help: 'the team of every task that names none; a task naming another team is an error' },
+  },
+  notes: [
+    'Prints each task as created, updated or unchanged. An invalid file changes nothing: every problem is printed with its document and line.',
+    'Without --team (and without `team:` in a document) a task belongs to team "default".',
+  ],
   run: async (ctx, args) => {
     positionals(args, [], ctx.command);
     const file = requiredOption(args, 'file', ctx.command);
@@ -140,6 +154,12 @@ const apply: CommandSpec = {
       const e = err as { code?: unknown; message?: unknown };
       const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : oneLine(String(e.message));
       throw new CommandFailed(`${ctx.command}: cannot read ${file}: ${why}`);
+    }
+    const team = stringOption(args, 'team');
+    if (team !== undefined) {
+      const placed = withTeam(yaml, teamName('--team', team));
+      if (!placed.ok) throw new CommandFailed(`${ctx.command}: ${file === '-' ? 'standard input' : file}: ${placed.message}; nothing was applied`);
+      yaml = placed.yaml;
     }
     let body: { created: string[]; updated: string[]; unchanged: string[] };
     try {

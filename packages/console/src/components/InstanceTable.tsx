@@ -4,6 +4,7 @@ import { between, duration, utc } from '../format';
 import type { Instance } from '../types';
 import { StateBadge } from './StateBadge';
 
+/** `showTask` also shows the team column: a list of one task (its detail page) shows neither. */
 export function InstanceTable({ instances, showTask = true }: { instances: readonly Instance[]; showTask?: boolean }) {
   if (instances.length === 0) return <p>No instances.</p>;
   return (
@@ -13,6 +14,7 @@ export function InstanceTable({ instances, showTask = true }: { instances: reado
           <tr>
             <th>id</th>
             {showTask && <th>task</th>}
+            {showTask && <th className="hide-sm">team</th>}
             <th>state</th>
             <th>slot (UTC)</th>
             <th>biz date</th>
@@ -33,6 +35,7 @@ export function InstanceTable({ instances, showTask = true }: { instances: reado
                   <Link href={`/tasks/${encodeURIComponent(i.taskName)}`}>{i.taskName}</Link>
                 </td>
               )}
+              {showTask && <td className="hide-sm" data-column="team">{i.team ?? '—'}</td>}
               <td>
                 <StateBadge state={i.state} />
                 {i.reason !== null && <small className="muted block">{i.reason}</small>}

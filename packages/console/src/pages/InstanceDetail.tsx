@@ -80,6 +80,7 @@ export function InstanceDetailPage() {
 
   const facts: Array<[string, ReactNode]> = [
     ['task', <Link href={`/tasks/${encodeURIComponent(i.taskName)}`}>{i.taskName}</Link>],
+    ['team', i.team ?? '—'],
     ['slot', utc(i.expectedTime)],
     ['biz date', i.bizDate],
     ['trigger', `${i.trigger} (run ${i.runNo})`],

@@ -1,10 +1,11 @@
-/** Instances, newest first, filtered by task, state and business date (kept in the URL so a view can be shared). */
+/** Instances, newest first, filtered by team, task, state and business date (kept in the URL so a view can be shared). */
 import { useState, type FormEvent } from 'react';
 import { useLocation, useSearch } from 'wouter';
 import type { Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { InstanceTable } from '../components/InstanceTable';
 import { Loading } from '../components/Loading';
+import { TeamSelect } from '../components/TeamSelect';
 import { useApi } from '../use-api';
 import type { Instance } from '../types';
 
@@ -13,7 +14,7 @@ const STATES = ['', 'WAITING', 'PENDING', 'DISPATCHED', 'RUNNING', 'RETRY_WAIT',
 export function InstancesPage() {
   const search = new URLSearchParams(useSearch());
   const [, navigate] = useLocation();
-  const filters = { task: search.get('task') ?? '', state: search.get('state') ?? '', bizDate: search.get('bizDate') ?? '' };
+  const filters = { team: search.get('team') ?? '', task: search.get('task') ?? '', state: search.get('state') ?? '', bizDate: search.get('bizDate') ?? '' };
   const [form, setForm] = useState(filters);
   const [cursors, setCursors] = useState<string[]>([]);
   const list = useApi<Page<Instance>>('/api/v1/instances', { ...filters, limit: 50, cursor: cursors[cursors.length - 1] }, { refreshMs: 5_000 });
@@ -29,6 +30,7 @@ export function InstancesPage() {
     <>
       <h2>Instances</h2>
       <form className="filters" onSubmit={apply}>
+        <TeamSelect value={form.team} onChange={(team) => setForm({ ...form, team })} />
         <input name="task" placeholder="task name" aria-label="Task" value={form.task} onChange={(e) => setForm({ ...form, task: e.target.value })} />
         <select name="state" aria-label="State" value={form.state} onChange={(e) => setForm({ ...form, state: e.target.value })}>
           {STATES.map((s) => (

@@ -20,6 +20,7 @@ import type { Instance, Task } from '../types';
 function Definition({ task }: { task: Task }) {
   const zone = task.schedule.timezone ?? 'UTC';
   const rows: Array<[string, string]> = [
+    ['team', task.team],
     ['schedule', scheduleText(task.schedule)],
     ['time zone', zone],
     ['exec', task.exec.type],
@@ -99,6 +100,9 @@ export function TaskDetailPage() {
       </hgroup>
       <div className="actions">
         <span className={t.enabled ? 'pill pill-on' : 'pill pill-off'}>{t.enabled ? 'enabled' : 'disabled'}</span>
+        <span className="pill" data-testid="task-team" title="the team that owns this task">
+          team {t.team}
+        </span>
         <Link href={`/dag?root=${encodeURIComponent(t.name)}`}>DAG from here</Link>
         {operator && (
           <>

@@ -1,10 +1,11 @@
-/** Tasks by name: search (name or description), tag filter, enable/disable and "run now" for operators. */
+/** Tasks by name: search (name or description), team filter, enable/disable and "run now" for operators. */
 import { useState } from 'react';
-import { Link } from 'wouter';
+import { Link, useLocation, useSearch } from 'wouter';
 import { errorText, type Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
 import { Notice } from '../components/Notice';
+import { TeamSelect } from '../components/TeamSelect';
 import { age, scheduleText, utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
@@ -16,11 +17,14 @@ const PAGE_SIZE = 100;
 
 export function TasksPage() {
   const { client, principal } = useSession();
+  // The team filter is in the URL (`/tasks?team=payments`), so a view can be shared.
+  const team = new URLSearchParams(useSearch()).get('team') ?? '';
+  const [, navigate] = useLocation();
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
-  const tasks = useApi<Page<Task>>('/api/v1/tasks', { q: search, limit: PAGE_SIZE, cursor }, { refreshMs: 15_000 });
+  const tasks = useApi<Page<Task>>('/api/v1/tasks', { q: search, team, limit: PAGE_SIZE, cursor }, { refreshMs: 15_000 });
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<{ task: string; instanceId: string } | null>(null);
@@ -53,6 +57,15 @@ export function TasksPage() {
         <input type="search" name="q" placeholder="Search name or description" aria-label="Search tasks" value={q} onChange={(e) => setQ(e.target.value)} />
         <input type="submit" value="Search" />
       </form>
+      <div className="filters">
+        <TeamSelect
+          value={team}
+          onChange={(next) => {
+            setCursors([]);
+            navigate(next === '' ? '/tasks' : `/tasks?team=${encodeURIComponent(next)}`);
+          }}
+        />
+      </div>
       {done !== null && (
         <Notice onClose={() => setDone(null)}>
           Triggered {done.task}: <Link href={`/instances/${done.instanceId}`}>instance #{done.instanceId}</Link>
@@ -62,13 +75,16 @@ export function TasksPage() {
       {tasks.data === undefined ? (
         tasks.error === null && <Loading what="tasks" />
       ) : tasks.data.items.length === 0 ? (
-        <p>{search === '' ? 'No tasks yet: import job files with axctl tasks apply -f jobs.yaml.' : `No task matches “${search}”.`}</p>
+        <p>
+          {search !== '' ? `No task matches “${search}”${team === '' ? '' : ` in team ${team}`}.` : team !== '' ? `No tasks in team ${team}.` : 'No tasks yet: import job files with axctl tasks apply -f jobs.yaml.'}
+        </p>
       ) : (
         <div className="table-scroll">
           <table className="striped" data-testid="task-table">
             <thead>
               <tr>
                 <th>name</th>
+                <th className="hide-sm">team</th>
                 <th className="hide-sm">schedule</th>
                 <th className="hide-sm">tags</th>
                 <th>next fire (UTC)</th>
@@ -84,6 +100,7 @@ export function TasksPage() {
                     <Link href={`/tasks/${encodeURIComponent(t.name)}`}>{t.name}</Link>
                     {t.description !== '' && <small className="muted block">{t.description}</small>}
                   </td>
+                  <td className="hide-sm" data-column="team">{t.team}</td>
                   <td className="hide-sm">{scheduleText(t.schedule)}</td>
                   <td className="hide-sm">{t.tags.length === 0 ? '—' : t.tags.map((tag) => <kbd key={tag}>{tag}</kbd>)}</td>
                   <td>{utc(t.nextFireTime)}</td>

@@ -1,6 +1,6 @@
 /** Instance endpoints: list, detail (executions, events, output tail), cancel, and manual triggers. */
 import { z } from 'zod';
-import { INSTANCE_STATES, bizDateOf, encodeMessage, toError } from '@ax/core';
+import { INSTANCE_STATES, bizDateOf, encodeMessage, teamNameSchema, toError } from '@ax/core';
 import {
   bindIdempotencyKey,
   cancelInstance,
@@ -20,7 +20,8 @@ import { defineRoute, type RouteSpec } from '../route.js';
 import { bizDateSchema, eventSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
-import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
+import { mustSeeInstance, mustSeeTask } from '../team-scope.js';
+import { listedTeams } from './tasks.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -41,7 +42,7 @@ async function sendCancel(deps: AppDeps, workerId: string, executionId: string):
 }
 
 export const instanceRoutes: RouteSpec[] = [
-  defineRoute<unknown, { task?: string; state?: string; bizDate?: string; from?: string; to?: string; limit: number; cursor?: string }>({
+  defineRoute<unknown, { task?: string; team?: string; state?: string; bizDate?: string; from?: string; to?: string; limit: number; cursor?: string }>({
     method: 'get',
     path: '/api/v1/instances',
     access: 'viewer',
@@ -49,6 +50,7 @@ export const instanceRoutes: RouteSpec[] = [
     summary: 'List instances, newest first',
     query: z.object({
       task: z.string().max(128).optional(),
+      team: teamNameSchema.optional().describe("extension: only instances of this team's tasks (none if the token does not cover it)"),
       state: z
         .string()
         .max(200)
@@ -74,7 +76,7 @@ export const instanceRoutes: RouteSpec[] = [
         ...(query.from === undefined ? {} : { from: new Date(query.from) }),
         ...(query.to === undefined ? {} : { to: new Date(query.to) }),
         ...(before === undefined ? {} : { beforeId: before }),
-        teams: visibleTeams(principal),
+        teams: listedTeams(principal, query.team),
         limit: query.limit + 1,
       });
       return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, instanceResource) };

@@ -1,6 +1,6 @@
 /** Task endpoints: create, replace, list, get, preview, delete, enable/disable, YAML import. */
 import { z } from 'zod';
-import { compileSchedule, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, type Issue, type TaskDefinition } from '@ax/core';
+import { compileSchedule, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
 import {
   bumpDagVersion,
   deleteTask,
@@ -66,6 +66,15 @@ async function assertTeamUsable(tx: Tx, principal: Principal | null, team: strin
   if ((await getTeam(tx, team)) === null) throw notFound(`team ${JSON.stringify(team)}`);
 }
 
+/**
+ * The teams a list shows: the caller's, narrowed to `team` when the query names one; a team
+ * the caller does not cover gives an empty list, the same answer as a team that does not exist.
+ */
+export function listedTeams(principal: Principal | null, team: string | undefined): readonly string[] | null {
+  if (team === undefined) return visibleTeams(principal);
+  return coversTeam(principal, team) ? [team] : [];
+}
+
 const YAML_ISSUE = z.object({ path: z.string(), message: z.string(), document: z.int().optional(), line: z.int().optional() });
 
 export const taskRoutes: RouteSpec[] = [
@@ -121,7 +130,7 @@ export const taskRoutes: RouteSpec[] = [
       return { status: 200, body: taskResource(updated, { redact: redactFor(principal?.role) }) };
     },
   }),
-  defineRoute<unknown, { enabled?: boolean; tag?: string; q?: string; limit: number; cursor?: string }>({
+  defineRoute<unknown, { enabled?: boolean; tag?: string; q?: string; team?: string; limit: number; cursor?: string }>({
     method: 'get',
     path: '/api/v1/tasks',
     access: 'viewer',
@@ -134,6 +143,7 @@ export const taskRoutes: RouteSpec[] = [
         .optional(),
       tag: z.string().max(64).optional(),
       q: z.string().max(200).optional().describe('substring of the name or description'),
+      team: teamNameSchema.optional().describe("extension: only tasks of this team (none if the token does not cover it)"),
       ...pageQueryShape,
     }),
     responses: { 200: { description: 'a page of tasks', schema: listOf(taskResourceSchema) } },
@@ -145,7 +155,7 @@ export const taskRoutes: RouteSpec[] = [
         ...(query.tag === undefined ? {} : { tag: query.tag }),
         ...(query.q === undefined ? {} : { q: query.q }),
         ...(after === undefined ? {} : { afterName: after }),
-        teams: visibleTeams(principal),
+        teams: listedTeams(principal, query.team),
         limit: query.limit + 1,
       });
       const redact = redactFor(principal?.role);
