@@ -4,7 +4,7 @@ import { httpExecSchema, pluginExecSchema, secretRefSchema, shellExecSchema } fr
 import { parseMessage, parseMessageStrict } from './codec.js';
 import { bizDateSchema, idSchema, instantSchema, OUTPUT_TAIL_MAX_BYTES } from './envelope.js';
 import { fastAcceptMessage } from './fast-accept.js';
-import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN, PLUGIN_NAME_PATTERN } from '../task/exec-schema.js';
+import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN, PLUGIN_NAME_PATTERN, SECRET_NAME_PATTERN } from '../task/exec-schema.js';
 import { ID_MAX_LENGTH } from './envelope.js';
 import { BIZ_DATE_PATTERN, INSTANT_PATTERN } from './fast-fields.js';
 
@@ -187,7 +187,7 @@ describe('fastAcceptMessage', () => {
     expect(idSchema.maxLength).toBe(ID_MAX_LENGTH);
     expect(INSTANT_PATTERN.source).toBe(instantSchema._zod.pattern.source);
     expect(BIZ_DATE_PATTERN.source).toBe(bizDateSchema._zod.pattern.source);
-    expect(patternsOf(secretRefSchema.shape.secretRef)).toEqual([ENV_NAME_PATTERN.source]);
+    expect(patternsOf(secretRefSchema.shape.secretRef)).toEqual([SECRET_NAME_PATTERN.source]);
     expect(patternsOf(shellExecSchema.shape.env.unwrap().keyType)).toEqual([ENV_NAME_PATTERN.source]);
     expect(patternsOf(httpExecSchema.shape.headers.unwrap().keyType)).toEqual([HEADER_NAME_PATTERN.source]);
     expect(patternsOf(pluginExecSchema.shape.name)).toEqual([PLUGIN_NAME_PATTERN.source]);

@@ -4,7 +4,7 @@
  * Exec objects are strict, so any field not listed here declines.
  */
 import type { Exec, HttpExec, PluginExec, SecretableValue, ShellExec } from '../task/exec-schema.js';
-import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN, HTTP_METHODS, PLUGIN_NAME_PATTERN, RESERVED_HEADER_NAMES } from '../task/exec-schema.js';
+import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN, HTTP_METHODS, PLUGIN_NAME_PATTERN, RESERVED_HEADER_NAMES, SECRET_NAME_PATTERN } from '../task/exec-schema.js';
 import { templateProblems } from '../task/template.js';
 import { isNonEmptyString, isObject, isOneOf } from './fast-fields.js';
 
@@ -99,7 +99,7 @@ function acceptSecretableRecord(value: unknown, isKey: (key: string) => boolean)
     if (!isKey(key)) return undefined;
     const item = value[key];
     if (typeof item === 'string') out[key] = item;
-    else if (isObject(item) && hasOnlyKeys(item, SECRET_REF_KEYS) && typeof item.secretRef === 'string' && isEnvName(item.secretRef)) {
+    else if (isObject(item) && hasOnlyKeys(item, SECRET_REF_KEYS) && typeof item.secretRef === 'string' && SECRET_NAME_PATTERN.test(item.secretRef)) {
       out[key] = { secretRef: item.secretRef };
     } else return undefined;
   }

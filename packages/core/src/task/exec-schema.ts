@@ -1,14 +1,17 @@
 /**
  * The `exec` field of a task definition (ADMIN-API.md): `shell`, `http` or `plugin`.
- * Header and env values are either a literal string or `{"secretRef":"ENV_NAME"}`, resolved on
- * the worker from its environment and never stored in clear.
+ * Header and env values are either a literal string or `{"secretRef":"NAME"}`, resolved on
+ * the worker from the file `AX_SECRETS_DIR/<team>/<NAME>` of the task's team (ADMIN-API.md
+ * "Secrets") and never stored in clear.
  */
 import { z } from 'zod';
 import { describeValue } from './issues.js';
 import { shellTemplateProblems, templateProblems, templateProblemsIn } from './template.js';
 
-/** Env names and `secretRef` values. */
+/** Env names. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `secretRef` names: a file name in the team's secrets folder (never `.` or `..`, no separator). */
+export const SECRET_NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,128}$/;
 /** RFC 9110 token characters: what an HTTP header name may contain. */
 export const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Plugin module names: no path separators, so a name can never leave the plugin directory. */
@@ -20,22 +23,25 @@ export const RESERVED_HEADER_NAMES: readonly string[] = [
   'idempotency-key',
   'x-ax-timestamp',
   'x-ax-signature',
+  'x-ax-previous-signature',
+  'x-ax-team',
+  'x-ax-key-version',
   'x-ax-worker',
 ];
 
 /** HTTP methods an `http` task may use. */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** `{"secretRef":"ENV_NAME"}`: the value of that environment variable on the worker. */
+/** `{"secretRef":"NAME"}`: the secret file NAME of the task's team, read on the worker. */
 export const secretRefSchema = z.strictObject({
-  secretRef: z.string().regex(ENV_NAME_PATTERN, {
-    error: (iss) => `must be an environment variable name (letters, digits, _), got ${describeValue(iss.input)}`,
+  secretRef: z.string().regex(SECRET_NAME_PATTERN, {
+    error: (iss) => `must be a secret name (1-128 letters, digits, "_", ".", "-"; not "." or ".."), got ${describeValue(iss.input)}`,
   }),
 });
 
 /** A header or env value: a literal string or a secret reference. */
 export const secretableValueSchema = z.union([z.string(), secretRefSchema], {
-  error: (iss) => `must be a string or {"secretRef":"ENV_NAME"}, got ${describeValue(iss.input)}`,
+  error: (iss) => `must be a string or {"secretRef":"NAME"}, got ${describeValue(iss.input)}`,
 });
 
 const envNameSchema = z.string().regex(ENV_NAME_PATTERN, {
@@ -119,7 +125,7 @@ export const EXEC_FIELDS: Readonly<Record<string, readonly string[]>> = {
 
 /** A header or env value as stored: literal or secret reference. */
 export type SecretableValue = z.output<typeof secretableValueSchema>;
-/** `{"secretRef":"ENV_NAME"}`. */
+/** `{"secretRef":"NAME"}`. */
 export type SecretRef = z.output<typeof secretRefSchema>;
 /** A `shell` executor after defaults. */
 export type ShellExec = z.output<typeof shellExecSchema>;

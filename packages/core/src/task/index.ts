@@ -35,6 +35,7 @@ export {
   EXEC_FIELDS,
   HTTP_METHODS,
   RESERVED_HEADER_NAMES,
+  SECRET_NAME_PATTERN,
   execSchema,
   httpExecSchema,
   pluginExecSchema,

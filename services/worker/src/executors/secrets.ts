@@ -15,11 +15,12 @@
 import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { TEAM_NAME_PATTERN, type SecretableValue } from '@ax/core';
+import { SECRET_NAME_PATTERN, TEAM_NAME_PATTERN, type SecretableValue } from '@ax/core';
 import { MIN_MASKED_LENGTH } from './secret-mask.js';
 
-/** What a secret name may be: one file name, no separator. */
-export const SECRET_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+// What a secret name may be (one file name, no separator, never . or ..): @ax/core's
+// SECRET_NAME_PATTERN, the same the task schema checks at save time; checked again here.
+export { SECRET_NAME_PATTERN };
 /** Bytes a secret file may hold at most. */
 export const SECRET_FILE_LIMIT_BYTES = 65_536;
 
