@@ -123,6 +123,8 @@ export interface Worker {
   state: 'active' | 'draining';
   version?: string;
   clockOffsetMs?: number | null;
+  /** The teams it serves (`["*"]` = every team); absent from older APIs. */
+  teams?: string[];
 }
 
 export interface TodayStats {
@@ -153,7 +155,8 @@ export interface Dag {
 export interface AuditEntry {
   id: string;
   at: string;
-  actor: string;
+  /** Who did it: the token's id (null for HMAC callers `executor:<team>`) and its name then. */
+  actor: { tokenId: string | null; name: string };
   /** The actor token's id (null: an HMAC caller or an older entry). */
   actorTokenId: string | null;
   action: string;

@@ -407,7 +407,7 @@ describe('operations', () => {
     expect(res.status).toBe(200);
     const actions = new Set(res.body.items.map((e: { action: string }) => e.action));
     for (const a of ['task.create', 'task.replace', 'task.disable', 'edge.create', 'edge.delete', 'task.trigger', 'instance.cancel', 'worker.drain']) expect(actions).toContain(a);
-    expect(res.body.items.every((e: { actor: string }) => e.actor === 'operator-user')).toBe(true);
+    expect(res.body.items.every((e: { actor: { name: string; tokenId: string | null } }) => e.actor.name === 'operator-user' && e.actor.tokenId !== null)).toBe(true);
     const none = await t.call('GET', '/api/v1/audit?to=2000-01-01T00:00:00.000Z');
     expect(none.body.items).toEqual([]);
     expect((await t.call('GET', '/api/v1/audit?from=never')).status).toBe(400);

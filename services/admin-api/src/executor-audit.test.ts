@@ -51,7 +51,7 @@ describe('HMAC writes are audited with the team of the execution', () => {
     expect(again.body).toEqual({ duplicate: true });
     const entries = await entriesFor(`execution:${reported}`);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ action: 'execution.report', actor: 'executor:a', actorTokenId: null, team: 'a', after: { outcome: 'FAILED' } });
+    expect(entries[0]).toMatchObject({ action: 'execution.report', actor: { tokenId: null, name: 'executor:a' }, team: 'a', after: { outcome: 'FAILED' } });
     expect(await entriesFor(`execution:${reported}`, adminA)).toHaveLength(1);
     expect(await entriesFor(`execution:${reported}`, adminB)).toEqual([]);
   });
@@ -64,7 +64,7 @@ describe('HMAC writes are audited with the team of the execution', () => {
     expect(granted.body).toEqual({ granted: true });
     const entries = await entriesFor(`execution:${claimed}`);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ action: 'execution.claim', actor: 'executor:a', actorTokenId: null, team: 'a', after: { granted: true } });
+    expect(entries[0]).toMatchObject({ action: 'execution.claim', actor: { tokenId: null, name: 'executor:a' }, team: 'a', after: { granted: true } });
     expect(await entriesFor(`execution:${claimed}`, adminA)).toHaveLength(1);
     expect(await entriesFor(`execution:${claimed}`, adminB)).toEqual([]);
   });

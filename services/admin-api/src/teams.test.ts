@@ -5,6 +5,8 @@
  * operator token; everything of the other team answers 404 and is left out of lists and stats.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisKeys } from '@ax/kit';
+import { publishRegistration } from '@ax/redis';
 import { addToken, insertInstance, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
 
 let t: TestApp;
@@ -239,6 +241,26 @@ describe('tokens and teams', () => {
     expect((await t.call('GET', '/api/v1/workers', { token: opA })).status).toBe(200);
   });
 
+  it('#18 placement: GET /workers shows the teams a worker serves; a worker of team b only is not listed for team a', async () => {
+    const now = new Date().toISOString();
+    const entry = (workerId: string, teams?: string[]) => ({
+      workerId, host: 'h', tags: [], cores: 2, slots: 8, running: 0, runningExecutionIds: [], avgDurationMs5m: 0, draining: false, version: '1', startedAt: now, at: now,
+      ...(teams === undefined ? {} : { teams }),
+    });
+    await publishRegistration(t.redis.redis, redisKeys(t.namespace), entry('w-shared'), 15_000);
+    await publishRegistration(t.redis.redis, redisKeys(t.namespace), entry('w-of-b', ['b']), 15_000);
+    const ids = async (token?: string): Promise<string[]> => {
+      const res = await t.call('GET', '/api/v1/workers', token === undefined ? {} : { token });
+      expect(res.status).toBe(200);
+      return res.body.items.map((w: { id: string }) => w.id).filter((id: string) => id.startsWith('w-')).sort();
+    };
+    expect(await ids(opA)).toEqual(['w-shared']);
+    expect(await ids()).toEqual(['w-of-b', 'w-shared']);
+    const all = await t.call('GET', '/api/v1/workers');
+    expect(all.body.items.find((w: { id: string }) => w.id === 'w-of-b')?.teams).toEqual(['b']);
+    expect(all.body.items.find((w: { id: string }) => w.id === 'w-shared')?.teams).toEqual(['*']);
+  });
+
   it("audit entries carry the actor's token id and name and are filtered to the token's teams", async () => {
     const who = await t.call('GET', '/api/v1/whoami', { token: opA });
     const mine = await t.call('GET', '/api/v1/audit?limit=500', { token: adminA });
@@ -246,7 +268,7 @@ describe('tokens and teams', () => {
     expect(mine.body.items.length).toBeGreaterThan(0);
     expect(mine.body.items.every((e: any) => e.team === 'a')).toBe(true);
     const trigger = mine.body.items.find((e: any) => e.action === 'task.trigger');
-    expect(trigger).toMatchObject({ actor: 'op-a', actorTokenId: who.body.tokenId, target: 'task:a_job', team: 'a' });
+    expect(trigger).toMatchObject({ actor: { tokenId: who.body.tokenId, name: 'op-a' }, target: 'task:a_job', team: 'a' });
     const all = await t.call('GET', '/api/v1/audit?limit=500');
     expect(all.body.items.some((e: any) => e.team === 'b')).toBe(true);
     expect(all.body.items.some((e: any) => e.action === 'team.create' && e.target === 'team:b')).toBe(true);

@@ -62,7 +62,7 @@ export function AuditPage() {
               {audit.data.items.map((a) => (
                 <tr key={a.id} data-action={a.action}>
                   <td>{utc(a.at)}</td>
-                  <td>{a.actor}</td>
+                  <td title={a.actor.tokenId === null ? undefined : `token #${a.actor.tokenId}`}>{a.actor.name}</td>
                   <td>
                     <code>{a.action}</code>
                   </td>

@@ -45,6 +45,7 @@ export function WorkersPage() {
                 <th>worker</th>
                 <th>host</th>
                 <th>tags</th>
+                <th>teams</th>
                 <th>load</th>
                 <th>cores</th>
                 <th>avg duration (5 min)</th>
@@ -63,6 +64,7 @@ export function WorkersPage() {
                   </td>
                   <td>{w.host}</td>
                   <td>{w.tags.length === 0 ? '—' : w.tags.map((t) => <kbd key={t}>{t}</kbd>)}</td>
+                  <td>{w.teams === undefined || w.teams.includes('*') ? 'all' : w.teams.map((t) => <kbd key={t}>{t}</kbd>)}</td>
                   <td className="load">
                     <progress value={w.running} max={Math.max(1, w.slots)} aria-label={`${w.running} of ${w.slots} slots`} />
                     <small>

@@ -13,8 +13,13 @@ import { idParams, instantSchema, listOf } from '../schemas.js';
 const auditEntrySchema = z.object({
   id: z.string(),
   at: z.string(),
-  actor: z.string(),
-  actorTokenId: z.string().nullable().describe('extension: the id of the actor token (null: an HMAC caller or an entry from before ids were recorded)'),
+  actor: z
+    .object({
+      tokenId: z.string().nullable().describe('the id of the actor token (null: an HMAC caller `executor:<team>`, or an entry from before ids were recorded)'),
+      name: z.string().describe('the token name at the time (names are unique among live tokens only: tokenId identifies)'),
+    })
+    .describe('who did it'),
+  actorTokenId: z.string().nullable().describe('deprecated extension, the same as actor.tokenId'),
   action: z.string(),
   target: z.string(),
   team: z.string().optional().describe('the team of the target (absent for global targets, seen by tokens of every team only)'),
@@ -92,7 +97,7 @@ export const adminRoutes: RouteSpec[] = [
         body: pageOf(rows, query.limit, (r) => r.id, (r) => ({
           id: r.id,
           at: r.at.toISOString(),
-          actor: r.actor,
+          actor: { tokenId: r.actorTokenId, name: r.actor },
           actorTokenId: r.actorTokenId,
           action: r.action,
           target: r.target,

@@ -7,7 +7,7 @@ import { notFound, validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, listOf } from '../schemas.js';
-import { assertAllTeams, visibleTeams } from '../team-scope.js';
+import { assertAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 
 const workerSchema = z.object({
   id: z.string(),
@@ -19,6 +19,7 @@ const workerSchema = z.object({
   avgDurationMs: z.number(),
   lastHeartbeat: z.string(),
   state: z.enum(['active', 'draining']),
+  teams: z.array(z.string()).describe('the teams it serves (AX_WORKER_TEAMS); ["*"] = every team'),
 });
 
 const pausedSchema = z.object({ paused: z.boolean() });
@@ -29,11 +30,14 @@ export const opsRoutes: RouteSpec[] = [
     path: '/api/v1/workers',
     access: 'viewer',
     tag: 'workers',
-    summary: 'The worker registry',
-    // Workers serve every team until AX_WORKER_TEAMS exists: every token sees all of them.
+    summary: "The worker registry: workers serving every team, and those serving one of the token's teams",
     responses: { 200: { description: 'live workers', schema: listOf(workerSchema) } },
-    handler: async ({ deps }) => {
-      const workers = await readRegistry(deps.redis, deps.keys);
+    handler: async ({ deps, principal }) => {
+      // A worker of every team is shared: everyone sees it. One started with AX_WORKER_TEAMS is
+      // the machine of those teams: tokens of other teams do not see it.
+      const workers = (await readRegistry(deps.redis, deps.keys)).filter(
+        (w) => w.teams === undefined || w.teams.length === 0 || w.teams.some((team) => coversTeam(principal, team)),
+      );
       return {
         status: 200,
         body: {
@@ -50,6 +54,7 @@ export const opsRoutes: RouteSpec[] = [
             version: w.version,
             startedAt: w.startedAt,
             clockOffsetMs: w.clockOffsetMs ?? null,
+            teams: w.teams === undefined || w.teams.length === 0 ? ['*'] : [...w.teams],
           })),
           nextCursor: null,
         },
