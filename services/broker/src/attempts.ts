@@ -6,6 +6,7 @@
 import { retryDelayMs, type EventType, type InstanceState, type Reason } from '@ax/core';
 import { NOW, nowPlusMs, raiseAlert, transitionInstance, type NewEvent, type Queryable } from '@ax/store';
 import type { BrokerContext } from './context.js';
+import { wakeDelayMs } from './retry-wakeups.js';
 
 /** The instance an attempt failed on. */
 export interface FailingInstance {
@@ -64,6 +65,9 @@ export async function failAttempt(
       { ...base, type: 'RETRY_SCHEDULED', message: `retry in ${delayMs} ms`, data: { delayMs, nextAttempt: failure.redispatch === true ? inst.attempt : inst.attempt + 1 } },
     );
     ctx.metrics.retries.inc({ cause: failure.reason });
+    // on time rather than at the next timers poll; a wake before this transaction commits
+    // finds nothing due and sets the next one from what it reads (runRetriesOnce)
+    ctx.wakeRetriesIn(wakeDelayMs(delayMs));
     return 'retry';
   }
   const won = await transitionInstance(conn, {

@@ -20,7 +20,8 @@ import { createBrokerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createEventsHandler } from './replies.js';
 import { createReservations } from './reservations.js';
-import { runTimersOnce } from './timers.js';
+import { RetryWakeups } from './retry-wakeups.js';
+import { runRetriesOnce, runTimersOnce } from './timers.js';
 import { TeamDirectory } from './team-directory.js';
 import { WorkerDirectory } from './workers.js';
 
@@ -58,6 +59,8 @@ export function createBroker(deps: BrokerDeps): Broker {
   let subscriber: Redis | undefined;
   let dispatchLoop: BackgroundLoop | undefined;
   let definitionsLoop: BackgroundLoop | undefined;
+  let retriesLoop: BackgroundLoop | undefined;
+  const retryWakeups = new RetryWakeups(() => retriesLoop?.wake());
   let stopped = false;
   const links = new LinkMonitor(config.leaseTtlMs);
 
@@ -78,6 +81,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     ackClocks: new AckClocks({ ackTimeoutMs: config.ackTimeoutMs }),
     claimPace: { lastSmallClaimAtMs: Number.NEGATIVE_INFINITY },
     random: deps.random ?? Math.random,
+    wakeRetriesIn: (delayMs) => retryWakeups.in(delayMs),
     wakeDispatch: () => dispatchLoop?.wake(),
     notifyFinished: (taskNames, bizDates) => {
       redis.publish(keys.channels.instancesFinished, JSON.stringify({ taskNames, bizDates })).catch((error: unknown) => {
@@ -137,6 +141,9 @@ export function createBroker(deps: BrokerDeps): Broker {
         startBackgroundLoop({ name: 'ack-clocks', intervalMs: ACK_CLOCKS_POLL_MS, logger, run: guarded('ack-clocks', () => context.ackClocks.flush(pool)) }),
       );
       loops.push(startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) }));
+      // The retries pass on its own, woken when a retry falls due (its poll is the timers pass's).
+      retriesLoop = startBackgroundLoop({ name: 'retries', intervalMs: 3_600_000, logger, run: guarded('retries', () => runRetriesOnce(context)) });
+      loops.push(retriesLoop);
       loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
       const warmState = { overCapacity: false };
@@ -148,6 +155,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     async stop() {
       if (stopped) return;
       stopped = true;
+      retryWakeups.stop();
       await Promise.all(loops.map((loop) => loop.stop()));
       // Deadlines of the last confirms, so other brokers expire them on time.
       await context.ackClocks.flush(pool, { all: true }).catch((error: unknown) => {

@@ -17,6 +17,7 @@ import {
   scanLeaseExpired,
   scanLongRunning,
   scanRetryDue,
+  nextRetryDueInMs,
   setExecutionState,
   transitionInstance,
 
@@ -26,6 +27,7 @@ import {
 import { failAttempt } from './attempts.js';
 import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
+import { wakeDelayMs } from './retry-wakeups.js';
 import { inTransaction } from './transaction.js';
 
 /** Rows handled per scan and transaction. */
@@ -44,7 +46,7 @@ export interface TimersOutcome {
 
 /** One pass over every timed transition. */
 export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> {
-  const retriesDue = await retryDue(ctx);
+  const retriesDue = await runRetriesOnce(ctx);
   const suspended = ctx.links.expirySuspended;
   ctx.metrics.timersSuspended.set(suspended ? 1 : 0);
   let ack = { rerouted: 0, failed: 0 };
@@ -57,6 +59,17 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   await longRunning(ctx);
   ctx.links.setMysql(true);
   return { retriesDue, ackRerouted: ack.rerouted, ackFailed: ack.failed, leasesExtended: lease.extended, lost: lease.lost, asyncTimedOut: lease.asyncTimedOut, suspended };
+}
+
+/**
+ * RETRY_WAIT → PENDING for what is due, then the wake for the next retry due within a poll
+ * period (retry-wakeups.ts): run by the timers pass and, at the moment a retry falls due, alone.
+ */
+export async function runRetriesOnce(ctx: BrokerContext): Promise<number> {
+  const moved = await retryDue(ctx);
+  const next = await nextRetryDueInMs(ctx.pool, ctx.config.timersPollMs);
+  if (next !== null) ctx.wakeRetriesIn(wakeDelayMs(next));
+  return moved;
 }
 
 async function retryDue(ctx: BrokerContext): Promise<number> {

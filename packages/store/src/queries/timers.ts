@@ -60,6 +60,20 @@ export function scanRetryDue(conn: Queryable, limit: number): Promise<TimedInsta
   return scan(conn, `i.state = 'RETRY_WAIT' AND i.due_at <= NOW(3)`, [], limit);
 }
 
+/**
+ * In how many ms (database clock) the earliest RETRY_WAIT instance falls due, looking `withinMs`
+ * ahead; null when none does. 0 = one is due now.
+ */
+export async function nextRetryDueInMs(conn: Queryable, withinMs: number): Promise<number | null> {
+  const [rows] = await conn.query<Array<RowDataPacket & { us: number | string | null }>>(
+    `SELECT GREATEST(0, TIMESTAMPDIFF(MICROSECOND, NOW(3), MIN(due_at))) AS us
+       FROM task_instance WHERE state = 'RETRY_WAIT' AND due_at <= NOW(3) + INTERVAL ? MICROSECOND`,
+    [withinMs * 1000],
+  );
+  const us = rows[0]?.us;
+  return us === null || us === undefined ? null : Number(us) / 1000;
+}
+
 /** DISPATCHED instances whose ACK deadline passed more than `graceMs` ago (R8: 3 s). */
 export function scanAckExpired(conn: Queryable, graceMs: number, limit: number): Promise<TimedInstance[]> {
   return scan(conn, `i.state = 'DISPATCHED' AND i.ack_deadline < NOW(3) - INTERVAL ? MICROSECOND`, [graceMs * 1000], limit);
