@@ -29,7 +29,7 @@ export const brokerEnvFields = {
   dispatchBatchSize: intField({ env: 'AX_DISPATCH_BATCH', unit: 'count', max: 1_000, default: 200 }),
   /** `AX_DISPATCH_POLL_MS` — dispatch polling period (pub/sub wakes it earlier). Default 500. */
   dispatchPollMs: intField({ env: 'AX_DISPATCH_POLL_MS', unit: 'ms', default: 500 }),
-  /** `AX_TIMERS_POLL_MS` — period of the timed-transition scans. Default 1000. */
+  /** `AX_TIMERS_POLL_MS` — period of the timed-transition scans (retries are woken when due; this is their fallback). Default 1000. */
   timersPollMs: intField({ env: 'AX_TIMERS_POLL_MS', unit: 'ms', default: 1_000 }),
   /** `AX_DB_TRANSACTION_TIMEOUT_MS` — most time one MySQL transaction may take. Default 30000. */
   transactionTimeoutMs: intField({ env: 'AX_DB_TRANSACTION_TIMEOUT_MS', unit: 'ms', min: 100, default: 30_000 }),
