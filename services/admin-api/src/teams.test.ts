@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '@ax/kit';
 import { publishRegistration } from '@ax/redis';
+import { waitFor } from '@ax/testing';
 import { addToken, insertInstance, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
 
 let t: TestApp;
@@ -272,5 +273,20 @@ describe('tokens and teams', () => {
     const all = await t.call('GET', '/api/v1/audit?limit=500');
     expect(all.body.items.some((e: any) => e.team === 'b')).toBe(true);
     expect(all.body.items.some((e: any) => e.action === 'team.create' && e.target === 'team:b')).toBe(true);
+  });
+});
+
+describe('team changes reach the brokers', () => {
+  it('#18 quotas: PATCH /teams/{name} publishes task-changed (team:<name>), so brokers reload a new maxRunning at once', async () => {
+    const sub = t.redis.redis.duplicate();
+    const seen: string[] = [];
+    try {
+      await sub.subscribe(redisKeys(t.namespace).channels.taskChanged);
+      sub.on('message', (_channel: string, message: string) => seen.push(message));
+      expect((await t.call('PATCH', '/api/v1/teams/a', { body: { maxRunning: 3 } })).status).toBe(200);
+      await waitFor(() => seen.includes('team:a'), { description: 'task-changed team:a' });
+    } finally {
+      await sub.quit();
+    }
   });
 });

@@ -137,6 +137,8 @@ export const teamRoutes: RouteSpec[] = [
         await audit(tx, principal, { action: 'team.update', target: `team:${params.name}`, team: params.name, before: teamResource(before), after: teamResource(after) });
         return after;
       });
+      // brokers reload their team directory on it: a changed maxRunning applies at once
+      await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 200, body: teamResource(team) };
     },
   }),
