@@ -17,7 +17,7 @@ import {
 } from '@ax/core';
 import { createLogger, createMetrics, redisKeys, silentLogger, type RedisKeys } from '@ax/kit';
 import { publishRegistration, removeRegistration } from '@ax/redis';
-import { insertTask, type TaskRecord } from '@ax/store';
+import { insertTask, withTransaction, type TaskRecord } from '@ax/store';
 import { createTestAmqp, createTestDatabase, createTestRedis, uniqueNamespace, waitFor, type TestAmqp, type TestDatabase, type TestRedis } from '@ax/testing';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { createBroker, type Broker } from './broker.js';
@@ -228,21 +228,25 @@ export async function startBrokerHarness(overrides: Partial<BrokerConfig> = {}, 
     },
     async instance(task, fields = {}) {
       const expected = fields.expectedTime ?? new Date(Date.now() - 10 + taskSeq++);
-      const [result] = await db.pool.query<ResultSetHeader>(
-        `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
-         VALUES (?, ?, ?, ?, ?, 'PENDING', 1, ?, NOW(3), '{}', ?, ?)`,
-        [
-          task.id,
-          task.definition.name,
-          expected,
-          expected.toISOString().slice(0, 10),
-          fields.trigger ?? 'schedule',
-          fields.maxAttempts ?? task.definition.retry.max + 1,
-          fields.priority ?? task.definition.priority,
-          fields.rerunBatchId ?? null,
-        ],
-      );
-      await db.pool.query(`INSERT INTO event_log (instance_id, type) VALUES (?, 'CREATED')`, [result.insertId]);
+      // one transaction: the running broker can claim the instance only once CREATED is written
+      const result = await withTransaction(db.pool, async (tx) => {
+        const [inserted] = await tx.query<ResultSetHeader>(
+          `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
+           VALUES (?, ?, ?, ?, ?, 'PENDING', 1, ?, NOW(3), '{}', ?, ?)`,
+          [
+            task.id,
+            task.definition.name,
+            expected,
+            expected.toISOString().slice(0, 10),
+            fields.trigger ?? 'schedule',
+            fields.maxAttempts ?? task.definition.retry.max + 1,
+            fields.priority ?? task.definition.priority,
+            fields.rerunBatchId ?? null,
+          ],
+        );
+        await tx.query(`INSERT INTO event_log (instance_id, type) VALUES (?, 'CREATED')`, [inserted.insertId]);
+        return inserted;
+      });
       await redis.redis.publish(keys.channels.instancesReady, '{}');
       return String(result.insertId);
     },
