@@ -6,7 +6,7 @@
  * caller is then known as that team; the route checks that the execution is that team's.
  */
 import type { Request } from 'express';
-import { acceptedKeyVersions, deriveExecutorKey, parseSignatureHeaders, signatureMatches } from '@ax/core';
+import { TEAM_NAME_PATTERN, acceptedKeyVersions, deriveExecutorKey, parseSignatureHeaders, signatureMatches } from '@ax/core';
 import { getTeam } from '@ax/store';
 import type { AppDeps } from './deps.js';
 import { ApiError } from './errors.js';
@@ -29,7 +29,7 @@ export async function verifySignedRequest(deps: AppDeps, req: Request, raw: Buff
   const { team: teamName, keyVersion, timestamp, signature } = parsed.value;
   // An unknown team and a wrong key look alike: nothing tells a caller which teams exist.
   const wrong = (): ApiError => new ApiError(401, 'BAD_SIGNATURE', 'the signature does not match (method, path, body, team and key version are signed)', { reason: 'BAD_SIGNATURE' });
-  const team = /^[a-z][a-z0-9_-]{0,63}$/.test(teamName) ? await getTeam(deps.pool, teamName) : null;
+  const team = TEAM_NAME_PATTERN.test(teamName) ? await getTeam(deps.pool, teamName) : null;
   if (team === null) throw wrong();
   if (!acceptedKeyVersions(team, nowMs).includes(keyVersion)) {
     throw new ApiError(401, 'BAD_SIGNATURE', `key version ${keyVersion} of team ${teamName} is not (or no longer) valid`, { reason: 'KEY_VERSION' });

@@ -9,6 +9,7 @@
 import {
   MESSAGE_VERSION,
   TeamQuota,
+  acceptedKeyVersions,
   broadcastTargets,
   canServe,
   encodeTrustedMessage,
@@ -556,7 +557,7 @@ function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem
     taskId: p.instance.taskId,
     team: team.name,
     keyVersion: team.keyVersion,
-    ...(grace !== null && grace.getTime() > p.instance.dbNow.getTime() ? { previousKeyValidUntil: grace.toISOString() } : {}),
+    ...(grace !== null && acceptedKeyVersions(team, p.instance.dbNow.getTime()).length > 1 ? { previousKeyValidUntil: grace.toISOString() } : {}),
     expectedTime,
     bizDate: p.instance.bizDate,
     attempt: p.attempt ?? p.instance.attempt,

@@ -9,7 +9,7 @@
  * is audited like a rotation: it is the credential of that team's service.
  */
 import { z } from 'zod';
-import { DEFAULT_TEAM, deriveExecutorKey, teamNameSchema } from '@ax/core';
+import { DEFAULT_TEAM, acceptedKeyVersions, deriveExecutorKey, teamNameSchema } from '@ax/core';
 import { deleteTeam, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, withTransaction, type TeamRecord } from '@ax/store';
 import { audit } from '../audit.js';
 import type { AppDeps } from '../deps.js';
@@ -56,7 +56,7 @@ function keyResource(secret: string, t: TeamRecord, nowMs: number): z.infer<type
     team: t.name,
     keyVersion: t.keyVersion,
     key: deriveExecutorKey(secret, t.name, t.keyVersion),
-    ...(grace !== null && grace.getTime() > nowMs && t.keyVersion > 1 ? { previousValidUntil: grace.toISOString() } : {}),
+    ...(grace !== null && acceptedKeyVersions(t, nowMs).length > 1 ? { previousValidUntil: grace.toISOString() } : {}),
   };
 }
 
