@@ -18,6 +18,7 @@ import {
   busTopology,
   controlQueueArguments,
   eventsQueueArguments,
+  logsQueueArguments,
   workerQueueArguments,
   type BusTopology,
 } from './topology.js';
@@ -338,6 +339,9 @@ class AmqpBus implements Bus {
     await ch.assertExchange(t.eventsExchange, 'fanout', { durable: true });
     await ch.assertQueue(t.eventsQueue, { durable: true, arguments: eventsQueueArguments(t) });
     await ch.bindQueue(t.eventsQueue, t.eventsExchange, '');
+    await ch.assertExchange(t.logsExchange, 'fanout', { durable: true });
+    await ch.assertQueue(t.logsQueue, { durable: true, arguments: logsQueueArguments(t) });
+    await ch.bindQueue(t.logsQueue, t.logsExchange, '');
   }
 
   private async assertWorker(ch: Channel, workerId: string): Promise<void> {

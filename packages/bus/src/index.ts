@@ -10,6 +10,7 @@ export {
   busTopology,
   controlQueueArguments,
   eventsQueueArguments,
+  logsQueueArguments,
   workerQueueArguments,
 } from './topology.js';
 export type { BusTopology } from './topology.js';

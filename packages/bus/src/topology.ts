@@ -6,6 +6,7 @@
  * <ns>.dispatch  direct  key <workerId>          → <ns>.worker.<id>          (dispatches, R12)
  *                        key <workerId>.control  → <ns>.worker.<id>.control  (cancels, R12)
  * <ns>.events    fanout                          → <ns>.events.single        (ack/refusal/result/heartbeat; one broker at a time)
+ * <ns>.logs      fanout                          → <ns>.logs                 (job output chunks; brokers consume competitively)
  * <ns>.dlx       fanout                          → <ns>.dead                 (dead letters of every queue above)
  * (default exchange)                             → <ns>.dead.parked          (dead letters the dead-letter consumer cannot store)
  * ```
@@ -34,6 +35,13 @@ export interface BusTopology {
    * competitively). Brokers unbind it, drain it and delete it once idle (`legacy-events.ts`).
    */
   readonly legacyEventsQueue: string;
+  /** `<ns>.logs` — fanout; workers publish `log` messages (job output chunks, DESIGN §11) here. */
+  readonly logsExchange: string;
+  /**
+   * `<ns>.logs` — durable queue bound to the logs exchange; brokers consume it competitively
+   * (appends are idempotent by offset, so order between brokers does not matter); DLX `<ns>.dlx`.
+   */
+  readonly logsQueue: string;
   /** `<ns>.dlx` — fanout dead-letter exchange of every ax queue. */
   readonly dlx: string;
   /** `<ns>.dead` — durable queue of dead letters (read by the broker into the `dead_letter` table). */
@@ -71,6 +79,8 @@ export function busTopology(namespace: string): BusTopology {
     eventsExchange: `${ns}.events`,
     eventsQueue: `${ns}.events.single`,
     legacyEventsQueue: `${ns}.events`,
+    logsExchange: `${ns}.logs`,
+    logsQueue: `${ns}.logs`,
     dlx: `${ns}.dlx`,
     deadQueue: `${ns}.dead`,
     parkedQueue: `${ns}.dead.parked`,
@@ -104,6 +114,11 @@ export function controlQueueArguments(topology: BusTopology, expiresMs: number):
  */
 export function eventsQueueArguments(topology: BusTopology): Record<string, unknown> {
   return { 'x-dead-letter-exchange': topology.dlx, 'x-single-active-consumer': true };
+}
+
+/** Arguments of the shared logs queue. */
+export function logsQueueArguments(topology: BusTopology): Record<string, unknown> {
+  return { 'x-dead-letter-exchange': topology.dlx };
 }
 
 /** Header naming why a message was dead-lettered by an ax consumer. */

@@ -92,6 +92,7 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
         return 'ack'; // the Redis registry is the lease (R14); heartbeats on the bus are informational
       case 'dispatch':
       case 'cancel':
+      case 'log':
         ctx.metrics.invalidMessages.inc({ kind: message.kind });
         return { action: 'dead-letter', reason: `a ${message.kind} message does not belong on the events queue` };
       default:

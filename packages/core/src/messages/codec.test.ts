@@ -83,9 +83,28 @@ describe('parseMessage / encodeMessage', () => {
         clockOffsetMs: -12,
       },
       { v: 1, kind: 'cancel', workerId: 'w1', executionIds: ['e1', 'e2'], reason: 'CANCELED_BY_USER' },
+      {
+        v: 1,
+        kind: 'log',
+        workerId: 'w1',
+        items: [
+          { part: 'chunk', executionId: 'e1', instanceId: '1', stream: 'stdout', offset: 0, allOffset: 0, data: Buffer.from('hello\n').toString('base64') },
+          { part: 'chunk', executionId: 'e1', instanceId: '1', stream: 'stderr', offset: 0, allOffset: 6, data: Buffer.from([0xff, 0x00]).toString('base64') },
+          { part: 'end', executionId: 'e1', instanceId: '1', stdoutBytes: 6, stderrBytes: 2, truncated: false },
+        ],
+      },
     ];
     expect(messages.map((m) => m.kind).sort()).toEqual([...MESSAGE_KINDS].sort());
     for (const message of messages) expect(parseMessage(encodeMessage(message))).toEqual({ ok: true, message });
+  });
+
+  it('rejects a log chunk whose data is not base64 or whose offset is negative, naming the field', () => {
+    const chunk = { part: 'chunk', executionId: 'e1', instanceId: '1', stream: 'stdout', offset: 0, allOffset: 0, data: 'aGk=' };
+    const bad = (item: Record<string, unknown>) => parseMessage(JSON.stringify({ v: 1, kind: 'log', workerId: 'w1', items: [{ ...chunk, ...item }] }));
+    expect(bad({})).toMatchObject({ ok: true });
+    expect(bad({ data: 'not base64!' })).toMatchObject({ ok: false, reason: expect.stringContaining('data') });
+    expect(bad({ offset: -1 })).toMatchObject({ ok: false, reason: expect.stringContaining('offset') });
+    expect(bad({ stream: 'stdin' })).toMatchObject({ ok: false, reason: expect.stringContaining('stream') });
   });
 
   it('accepts a string body too', () => {
@@ -111,7 +130,7 @@ describe('parseMessage / encodeMessage', () => {
   });
 
   it('rejects an unknown kind, naming it', () => {
-    expect(reasonOf('{"v":1,"kind":"explode"}')).toBe('unknown message kind "explode" (known: dispatch, ack, refusal, result, heartbeat, cancel)');
+    expect(reasonOf('{"v":1,"kind":"explode"}')).toBe('unknown message kind "explode" (known: dispatch, ack, refusal, result, heartbeat, cancel, log)');
     expect(reasonOf('{"v":1}')).toMatch(/^unknown message kind nothing/);
     expect(reasonOf('{"v":1,"kind":"__proto__"}')).toMatch(/^unknown message kind "__proto__"/);
   });

@@ -10,6 +10,7 @@ import { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
 import { dispatchMessageSchema } from './dispatch.js';
 import { MAX_MESSAGE_BYTES, MESSAGE_VERSION, SUPPORTED_MESSAGE_VERSIONS } from './envelope.js';
 import { fastAcceptMessage } from './fast-accept.js';
+import { logMessageSchema } from './log.js';
 import { ackMessageSchema, refusalMessageSchema, resultMessageSchema } from './worker-replies.js';
 
 /** Schema of each message kind. */
@@ -20,6 +21,7 @@ export const MESSAGE_SCHEMAS = {
   result: resultMessageSchema,
   heartbeat: heartbeatMessageSchema,
   cancel: cancelMessageSchema,
+  log: logMessageSchema,
 } as const;
 
 /** A message kind. */
@@ -36,6 +38,7 @@ export const messageSchema = z.discriminatedUnion('kind', [
   resultMessageSchema,
   heartbeatMessageSchema,
   cancelMessageSchema,
+  logMessageSchema,
 ]);
 
 /** Any message of the catalog. */

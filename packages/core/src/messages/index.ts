@@ -32,6 +32,17 @@ export type {
   ResultOutcome,
 } from './worker-replies.js';
 export { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
+export {
+  DEFAULT_LOG_MAX_BYTES,
+  LOG_CHUNK_MAX_BYTES,
+  LOG_STREAMS,
+  LOG_TAIL_KEPT_BYTES,
+  logChunkItemSchema,
+  logEndItemSchema,
+  logItemSchema,
+  logMessageSchema,
+} from './log.js';
+export type { LogChunkItem, LogEndItem, LogItem, LogMessage, LogStream } from './log.js';
 export type { CancelMessage, HeartbeatMessage } from './control.js';
 export { MESSAGE_KINDS, MESSAGE_SCHEMAS, encodeMessage, encodeTrustedMessage, messageSchema, parseMessage } from './codec.js';
 export type { Message, MessageKind, MessageOf, ParsedMessage } from './codec.js';
