@@ -71,7 +71,7 @@ export async function createAxRound(label) {
       const started = await Promise.all(
         Array.from({ length: count }, async (_, i) => {
           const env = { ...round.env, ...fromEnv(AX_BENCH_ENV[service] ?? {}), ...extraEnv };
-          if (service === 'worker') env.AX_WORKER_ID = `bench-w${i + 1}`;
+          if (service === 'worker') env.AX_WORKER_ID = extraEnv.AX_WORKER_ID ?? `bench-w${i + 1}`;
           const nodeArgs = [];
           if (profileDir) {
             // Node 20 refuses --cpu-prof in NODE_OPTIONS: pass it as an argument.

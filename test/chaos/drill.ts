@@ -12,6 +12,9 @@ import { computeDrillStats, type DrillRow, type DrillStats } from './stats.js';
 /** Recovery goal of every drill, s; the assertions use 5× this. */
 export const GOAL_S = 30;
 export const CEILING_S = GOAL_S * 5;
+/** Goal for a lost worker's jobs to run elsewhere, s (#23: RabbitMQ sees the connection drop); asserted at 5×. */
+export const LOST_WORKER_GOAL_S = 10;
+export const LOST_WORKER_CEILING_S = LOST_WORKER_GOAL_S * 5;
 /** Steady load inside the window before the fault, and after the recovery (the window closes 4 s before its end). */
 const STEADY_MS = 4_000;
 const STEADY_AFTER_MS = 10_000;

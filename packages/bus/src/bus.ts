@@ -160,6 +160,11 @@ export interface Bus {
   /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
   queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null>;
   /**
+   * Consumers of each queue, on one channel: a number, or null when the queue does not exist
+   * or there is no connection (the caller cannot tell "no consumer" from "cannot see").
+   */
+  consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>>;
+  /**
    * Unbinds `queue` from the fanout `exchange` so that it receives nothing new, and tells its
    * depth; null when it does not exist (or no connection). For a queue an older build declared.
    */
@@ -685,6 +690,26 @@ class AmqpBus implements Bus {
       const reply = await channel.checkQueue(queue);
       return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
     });
+  }
+
+  async consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>> {
+    const counts = new Map<string, number | null>();
+    let rest = [...queues];
+    // A missing queue makes the server close the channel: go on with the rest on a new one.
+    while (rest.length > 0) {
+      const first = rest.length;
+      await this.onScratchChannel(async (channel) => {
+        while (rest.length > 0) {
+          const queue = rest[0] as string;
+          counts.set(queue, null);
+          rest = rest.slice(1);
+          counts.set(queue, (await channel.checkQueue(queue)).consumerCount);
+        }
+      });
+      if (!this.isConnected || rest.length === first) break;
+    }
+    for (const queue of rest) counts.set(queue, null);
+    return counts;
   }
 
   unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null> {

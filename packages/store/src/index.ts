@@ -129,7 +129,7 @@ export {
   recordExecutionOutcome,
 } from './queries/results.js';
 export type { ExecutionOutcome, ExecutionWithInstance } from './queries/results.js';
-export { extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue, nextRetryDueInMs } from './queries/timers.js';
+export { extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue, scanRunningOfWorkers, nextRetryDueInMs } from './queries/timers.js';
 export type { LongRunning, TimedInstance } from './queries/timers.js';
 export { waitingPastDependencyTimeout } from './queries/dependency-timeouts.js';
 export type { TimedOutWaiting } from './queries/dependency-timeouts.js';

@@ -11,3 +11,4 @@ export * from './requires.js';
 export * from './wait.js';
 export * from './rabbitmq-server.js';
 export * from './redis-server.js';
+export * from './tcp-proxy.js';

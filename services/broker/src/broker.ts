@@ -22,6 +22,7 @@ import { createEventsHandler } from './replies.js';
 import { createReservations } from './reservations.js';
 import { RetryWakeups } from './retry-wakeups.js';
 import { runRetriesOnce, runTimersOnce } from './timers.js';
+import { WorkerPresence } from './worker-presence.js';
 import { TeamDirectory } from './team-directory.js';
 import { WorkerDirectory } from './workers.js';
 
@@ -76,6 +77,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     rateLimiter: createRateLimiter(redis, keys, config.dispatchRatePerSecond),
     workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs),
     links,
+    presence: new WorkerPresence(config.workerSilenceMs),
     definitions: new TaskDefinitionCache(),
     teams: new TeamDirectory(),
     ackClocks: new AckClocks({ ackTimeoutMs: config.ackTimeoutMs }),

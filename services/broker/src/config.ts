@@ -25,6 +25,12 @@ export interface BrokerConfig {
   readonly leaseTtlMs: number;
   /** `AX_LOST_WORKER_GRACE_MS`: grace after a lease before LOST_WORKER. Default 10000. */
   readonly lostWorkerGraceMs: number;
+  /**
+   * `AX_WORKER_SILENCE_MS`: a worker whose control queue has no consumer (two readings in a row)
+   * and whose registry entry has not changed for this long is lost at once, without waiting for its lease
+   * (worker-presence.ts). Default `AX_HEARTBEAT_INTERVAL_MS` + 2500 (7500).
+   */
+  readonly workerSilenceMs: number;
   /** `AX_MAX_LOST_REDISPATCHES`: automatic re-dispatches after lost workers. Default 3. */
   readonly maxLostRedispatches: number;
   /** `AX_NO_WORKER_ALERT_MS`: wait without an eligible worker before an alert (R11). Default 60000. */
@@ -73,6 +79,7 @@ export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'>
   maxReroutes: 3,
   leaseTtlMs: 15_000,
   lostWorkerGraceMs: 10_000,
+  workerSilenceMs: 7_500,
   maxLostRedispatches: 3,
   noWorkerAlertMs: 60_000,
   backoffCapMs: 3_600_000,

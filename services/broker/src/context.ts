@@ -9,6 +9,7 @@ import type { BrokerMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Reservations } from './reservations.js';
 import type { TeamDirectory } from './team-directory.js';
+import type { WorkerPresence } from './worker-presence.js';
 import type { WorkerDirectory } from './workers.js';
 
 /** The clients, configuration and shared state of one broker. */
@@ -24,6 +25,8 @@ export interface BrokerContext {
   readonly rateLimiter: RateLimiter;
   readonly workers: WorkerDirectory;
   readonly links: LinkMonitor;
+  /** Workers whose AMQP consumer went missing, watched for the fast lost-worker signal (R14). */
+  readonly presence: WorkerPresence;
   /** Validated task definitions by id and version (parsed once per version, not per batch). */
   readonly definitions: TaskDefinitionCache;
   /** Teams' key versions and limits (refreshed with the definitions). */

@@ -18,6 +18,7 @@ export const brokerEnvFields = {
     'maxReroutes',
     'leaseTtlMs',
     'lostWorkerGraceMs',
+    'heartbeatIntervalMs',
     'maxLostRedispatches',
     'noWorkerAlertMs',
     'backoffCapMs',
@@ -31,6 +32,20 @@ export const brokerEnvFields = {
   dispatchPollMs: intField({ env: 'AX_DISPATCH_POLL_MS', unit: 'ms', default: 500 }),
   /** `AX_TIMERS_POLL_MS` — period of the timed-transition scans (retries are woken when due; this is their fallback). Default 1000. */
   timersPollMs: intField({ env: 'AX_TIMERS_POLL_MS', unit: 'ms', default: 1_000 }),
+  /**
+   * `AX_WORKER_SILENCE_MS` — a worker with no consumer on its control queue and no heartbeat for
+   * this long is lost without waiting for its lease. Default `AX_HEARTBEAT_INTERVAL_MS` + 2500.
+   */
+  workerSilenceMs: intField({
+    env: 'AX_WORKER_SILENCE_MS',
+    unit: 'ms',
+    min: 1_000,
+    default: (ctx) => {
+      const raw = ctx.env.AX_HEARTBEAT_INTERVAL_MS;
+      const heartbeatMs = raw !== undefined && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : 5_000;
+      return heartbeatMs + 2_500;
+    },
+  }),
   /** `AX_DB_TRANSACTION_TIMEOUT_MS` — most time one MySQL transaction may take. Default 30000. */
   transactionTimeoutMs: intField({ env: 'AX_DB_TRANSACTION_TIMEOUT_MS', unit: 'ms', min: 100, default: 30_000 }),
 };
@@ -47,6 +62,7 @@ export function toBrokerConfig(env: BrokerEnv): BrokerConfig {
       maxReroutes: env.maxReroutes,
       leaseTtlMs: env.leaseTtlMs,
       lostWorkerGraceMs: env.lostWorkerGraceMs,
+      workerSilenceMs: env.workerSilenceMs,
       maxLostRedispatches: env.maxLostRedispatches,
       noWorkerAlertMs: env.noWorkerAlertMs,
       backoffCapMs: env.backoffCapMs,

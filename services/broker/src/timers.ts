@@ -7,7 +7,7 @@
  * MySQL link is down and for one lease period after it returns (R14).
  */
 import { toError } from '@ax/kit';
-import { readRegistration } from '@ax/redis';
+import { readRegistration, readRegistry } from '@ax/redis';
 import {
   NOW,
   appendEvents,
@@ -17,6 +17,7 @@ import {
   scanLeaseExpired,
   scanLongRunning,
   scanRetryDue,
+  scanRunningOfWorkers,
   nextRetryDueInMs,
   setExecutionState,
   transitionInstance,
@@ -52,8 +53,11 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   let ack = { rerouted: 0, failed: 0 };
   let lease = { extended: 0, lost: 0, asyncTimedOut: 0 };
   if (!suspended) {
+    const gone = await goneWorkers(ctx);
     ack = await ackExpiry(ctx);
-    lease = await leaseExpiry(ctx);
+    lease = await leaseExpiry(ctx, gone);
+  } else {
+    ctx.presence.reset(); // what was seen before this broker's own link broke proves nothing
   }
   await runShardTimers(ctx, !suspended);
   await longRunning(ctx);
@@ -147,12 +151,36 @@ async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed
   return { rerouted: result.rerouted, failed: result.failed };
 }
 
-async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost: number; asyncTimedOut: number }> {
+/**
+ * Workers known gone by the fast signal (worker-presence.ts): their control queue has no
+ * consumer and their registry entry stopped changing. Read fresh (not the routing cache) for
+ * every registered worker — not only those whose entry lists executions: a worker killed before
+ * its next heartbeat listed a job it had just started holds it all the same. Gone workers get no
+ * new dispatches. An unclear reading decides nothing.
+ */
+async function goneWorkers(ctx: BrokerContext): Promise<Set<string>> {
+  try {
+    const registered = await readRegistry(ctx.redis, ctx.keys);
+    const queues = registered.map((w) => ctx.bus.topology.controlQueue(w.workerId));
+    const consumers = registered.length === 0 ? new Map<string, number | null>() : await ctx.bus.consumerCounts(queues);
+    const readings = new Map(registered.map((w, i) => [w.workerId, { consumers: consumers.get(queues[i] ?? '') ?? null, heartbeatAt: w.at }]));
+    const gone = ctx.presence.observe(performance.now(), readings);
+    for (const workerId of gone) ctx.workers.markUnroutable(workerId, ctx.config.leaseTtlMs);
+    return gone;
+  } catch (error) {
+    ctx.logger.warn({ err: toError(error) }, 'worker presence not read; lost workers wait for their lease');
+    return new Set();
+  }
+}
+
+async function leaseExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise<{ extended: number; lost: number; asyncTimedOut: number }> {
   const releases: Array<{ workerId: string; executionId: string }> = [];
   const extensions: Array<{ workerId: string; executionId: string }> = [];
   const finishedRows: TimedInstance[] = [];
   const out = await inTransaction(ctx, async (conn) => {
     const expired = await scanLeaseExpired(conn, ctx.config.lostWorkerGraceMs, SCAN_LIMIT);
+    const seen = new Set(expired.map((inst) => inst.id));
+    for (const inst of await scanRunningOfWorkers(conn, [...gone], SCAN_LIMIT)) if (!seen.has(inst.id)) expired.push(inst);
     const events: NewEvent[] = [];
     let extended = 0;
     let lost = 0;
@@ -179,7 +207,8 @@ async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost
         asyncTimedOut++;
         continue;
       }
-      let registration = registrations.get(inst.workerId ?? '');
+      const isGone = inst.workerId !== null && gone.has(inst.workerId);
+      let registration = isGone ? null : registrations.get(inst.workerId ?? '');
       if (registration === undefined) {
         registration = inst.workerId === null ? null : await registrationOf(ctx, inst.workerId);
         registrations.set(inst.workerId ?? '', registration);
@@ -196,7 +225,11 @@ async function leaseExpiry(ctx: BrokerContext): Promise<{ extended: number; lost
         }
         continue;
       }
-      const why = listed === null ? 'its registry entry is gone' : 'its registry entry no longer lists the execution';
+      const why = isGone
+        ? 'its AMQP connection closed and its heartbeats stopped'
+        : listed === null
+          ? 'its registry entry is gone'
+          : 'its registry entry no longer lists the execution';
       await setExecutionState(conn, [inst.executionId], 'LOST', 'LOST_WORKER', { ended: true });
       // A failed attempt; automatic re-dispatches after lost workers are capped (then final).
       const capped = inst.lostCount >= ctx.config.maxLostRedispatches;

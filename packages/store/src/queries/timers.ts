@@ -85,6 +85,22 @@ export function scanLeaseExpired(conn: Queryable, graceMs: number, limit: number
 }
 
 /**
+ * RUNNING instances of `workerIds` whose current execution is running on its worker (not
+ * accepted-async, R15), whatever their lease: those workers are known gone (the broker's
+ * worker-presence signal, R14).
+ */
+export function scanRunningOfWorkers(conn: Queryable, workerIds: readonly string[], limit: number): Promise<TimedInstance[]> {
+  if (workerIds.length === 0) return Promise.resolve([]);
+  return scan(
+    conn,
+    `i.state = 'RUNNING' AND i.worker_id IN (?)
+     AND EXISTS (SELECT 1 FROM task_execution e WHERE e.execution_id = i.current_execution_id AND e.state = 'RUNNING')`,
+    [workerIds],
+    limit,
+  );
+}
+
+/**
  * Moves the lease (or attempt deadline) of a RUNNING instance to now + `ms`, fenced by its
  * execution. Not a state change; true when the row matched.
  */

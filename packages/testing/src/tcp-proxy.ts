@@ -1,0 +1,53 @@
+/** A TCP proxy a test can cut and restore: an outage of one server for one client. */
+import net from 'node:net';
+
+/** A running proxy. */
+export interface CuttableProxy {
+  readonly port: number;
+  /** Drops every connection and refuses new ones. */
+  cut(): Promise<void>;
+  /** Accepts connections again on the same port. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on a free port of 127.0.0.1 to `host:port`. */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<CuttableProxy> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    sockets.add(client).add(upstream);
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as net.AddressInfo).port;
+  const stopListening = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    });
+  return {
+    port,
+    cut: stopListening,
+    restore: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve())),
+    close: stopListening,
+  };
+}
+
+/** `url` with its host and port replaced by the proxy's (e.g. an AMQP URL through the proxy). */
+export function throughProxy(url: string, proxy: CuttableProxy): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(proxy.port);
+  return u.toString();
+}
