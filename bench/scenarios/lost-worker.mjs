@@ -16,7 +16,7 @@ import { args, log, runScenario, sleep } from '../lib/harness.mjs';
 const a = args();
 const ROUNDS = Number(a.rounds ?? 5);
 const LEASE_TTL_MS = 15_000;
-const TIMINGS = { AX_LEASE_TTL_MS: String(LEASE_TTL_MS), AX_LOST_WORKER_GRACE_MS: '10000', AX_HEARTBEAT_INTERVAL_MS: '5000', AX_WORKER_SLOTS: '4' };
+const TIMINGS = { AX_LEASE_TTL_MS: String(LEASE_TTL_MS), AX_LOST_WORKER_GRACE_MS: '10000', AX_HEARTBEAT_INTERVAL_MS: '5000', AX_WORKER_SLOTS: '16' };
 
 async function poll(what, timeoutMs, fn) {
   const until = Date.now() + timeoutMs;
@@ -82,6 +82,7 @@ await runScenario(async () => {
     const failoverMs = Math.round(Number(startedElsewhere.us) / 1000);
     log(`round ${r + 1}: ${first} killed; started on ${startedElsewhere.worker_id} after ${failoverMs} ms (${lost[0]?.message ?? 'no LOST_WORKER event'})`);
     rounds.push({ victim: first, survivor: startedElsewhere.worker_id, failoverMs, lostEvent: lost[0]?.message ?? null });
+    // Out of the way (the survivor's `sleep` goes on in one of its 16 slots and is fenced when it ends).
     await pool.query(`UPDATE task_instance SET state = 'CANCELED' WHERE id = ?`, [instanceId]);
     await startWorker();
     await sleep(1_000);
