@@ -81,6 +81,27 @@ export const axConfigFields = {
   }),
   /** `AX_REDIS_URL` — Redis for locks, registry, pub/sub. Default `redis://127.0.0.1:6379`. */
   redisUrl: urlField({ env: 'AX_REDIS_URL', protocols: ['redis:', 'rediss:'], default: 'redis://127.0.0.1:6379' }),
+  /**
+   * `AX_REDIS_SENTINELS` — Redis through Sentinel: `host:port` of each sentinel, comma-separated.
+   * Set, the client asks them for the primary of `AX_REDIS_SENTINEL_NAME` and follows a failover
+   * by itself; `AX_REDIS_URL` then gives only the password, database number and TLS. Default:
+   * none (`AX_REDIS_URL` is the server).
+   */
+  redisSentinels: listField({
+    env: 'AX_REDIS_SENTINELS',
+    expected: 'host:port of each sentinel, comma-separated (e.g. "s1:26379,s2:26379,s3:26379")',
+    itemPattern: /^[A-Za-z0-9.-]{1,253}:\d{1,5}$/,
+    default: [],
+  }),
+  /** `AX_REDIS_SENTINEL_NAME` — the monitored primary's name in the sentinels' configuration. Default `mymaster`. */
+  redisSentinelName: stringField({
+    env: 'AX_REDIS_SENTINEL_NAME',
+    expected: 'a Sentinel master name (letters, digits, "_", "-", ".")',
+    pattern: /^[A-Za-z0-9_.-]{1,128}$/,
+    default: 'mymaster',
+  }),
+  /** `AX_REDIS_SENTINEL_PASSWORD` — password of the sentinels themselves (`requirepass` in sentinel.conf). Default: none. Secret. */
+  redisSentinelPassword: stringField({ env: 'AX_REDIS_SENTINEL_PASSWORD', expected: 'a password', sensitivity: 'secret', optional: true }),
   /** `AX_AMQP_URL` — RabbitMQ. Default `amqp://guest:guest@127.0.0.1:5672`. */
   amqpUrl: urlField({ env: 'AX_AMQP_URL', protocols: ['amqp:', 'amqps:'], default: 'amqp://guest:guest@127.0.0.1:5672' }),
   /**

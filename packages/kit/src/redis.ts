@@ -43,11 +43,67 @@ export function redisReconnectDelayMs(times: number, random: () => number = Math
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-/** Creates a client for `url` (`redis://[:password@]host:port[/db]`). */
-export function createRedis(url: string, options: CreateRedisOptions): Redis {
+/**
+ * Where Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS), and
+ * optionally the sentinels that know the current primary (then the URL's host is not used).
+ */
+export interface RedisTarget {
+  readonly url: string;
+  /** `host:port` of each sentinel (`AX_REDIS_SENTINELS`); empty = no Sentinel. */
+  readonly sentinels?: readonly string[];
+  /** The monitored primary's name (`AX_REDIS_SENTINEL_NAME`). Default `mymaster`. */
+  readonly sentinelName?: string;
+  /** Password of the sentinels (`AX_REDIS_SENTINEL_PASSWORD`). */
+  readonly sentinelPassword?: string | undefined;
+}
+
+/** The target of a service's resolved configuration. */
+export function redisTargetOf(config: {
+  readonly redisUrl: string;
+  readonly redisSentinels?: readonly string[];
+  readonly redisSentinelName?: string;
+  readonly redisSentinelPassword?: string | undefined;
+}): RedisTarget {
+  return {
+    url: config.redisUrl,
+    sentinels: config.redisSentinels ?? [],
+    ...(config.redisSentinelName !== undefined ? { sentinelName: config.redisSentinelName } : {}),
+    ...(config.redisSentinelPassword !== undefined ? { sentinelPassword: config.redisSentinelPassword } : {}),
+  };
+}
+
+/**
+ * ioredis options for a Sentinel target: the sentinels and the primary's name; password, user,
+ * database and TLS from the URL. After a failover the old primary answers writes with
+ * `READONLY` until it is reconfigured as a replica: such an error reconnects (ioredis asks the
+ * sentinels again) and resends the command.
+ */
+export function sentinelOptions(target: RedisTarget): RedisOptions {
+  const u = new URL(target.url);
+  const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
+  const tls = u.protocol === 'rediss:';
+  return {
+    sentinels: (target.sentinels ?? []).map((hostPort) => {
+      const at = hostPort.lastIndexOf(':');
+      return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+    }),
+    name: target.sentinelName ?? 'mymaster',
+    ...(target.sentinelPassword !== undefined ? { sentinelPassword: target.sentinelPassword } : {}),
+    ...(u.password !== '' ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.username !== '' ? { username: decodeURIComponent(u.username) } : {}),
+    ...(Number.isInteger(db) && db > 0 ? { db } : {}),
+    ...(tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+    sentinelRetryStrategy: (times: number) => redisReconnectDelayMs(times),
+    reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
+  };
+}
+
+/** Creates a client for a URL (`redis://[:password@]host:port[/db]`) or a target with sentinels. */
+export function createRedis(target: string | RedisTarget, options: CreateRedisOptions): Redis {
   const { logger } = options;
   const log = logger.child({ component: 'redis', ...(options.name ? { client: options.name } : {}) });
-  const redis = new Redis(url, {
+  const resolved: RedisTarget = typeof target === 'string' ? { url: target } : target;
+  const common: RedisOptions = {
     maxRetriesPerRequest: options.maxRetriesPerRequest ?? 1,
     commandTimeout: options.commandTimeoutMs ?? 5_000,
     connectTimeout: 5_000,
@@ -56,8 +112,11 @@ export function createRedis(url: string, options: CreateRedisOptions): Redis {
     lazyConnect: options.lazyConnect ?? false,
     retryStrategy: (times) => redisReconnectDelayMs(times),
     ...(options.name ? { connectionName: options.name } : {}),
-    ...options.ioredis,
-  });
+  };
+  const redis =
+    (resolved.sentinels ?? []).length > 0
+      ? new Redis({ ...common, ...sentinelOptions(resolved), ...options.ioredis })
+      : new Redis(resolved.url, { ...common, ...options.ioredis });
 
   const lastLogged = new Map<string, number>();
   let wasReady = false;

@@ -12,3 +12,4 @@ export * from './wait.js';
 export * from './rabbitmq-server.js';
 export * from './redis-server.js';
 export * from './tcp-proxy.js';
+export * from './redis-sentinel.js';

@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { createBus } from '@ax/bus';
-import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, redisKeys, toError } from '@ax/kit';
+import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, redisKeys, redisTargetOf, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
       logger.info({ tokenId: bootstrap.id, revokedTokenIds: bootstrap.revokedIds }, 'bootstrap admin token from AX_ADMIN_TOKEN is active');
     }
   }
-  const redis = createRedis(config.redisUrl, { logger, name: 'ax-admin-api' });
+  const redis = createRedis(redisTargetOf(config), { logger, name: 'ax-admin-api' });
   shutdown.register('redis', () => closeRedis(redis));
   const bus = createBus({ url: config.amqpUrl, namespace: config.namespace, logger, name: `ax-admin-api-${process.pid}` });
   shutdown.register('rabbitmq', () => bus.close());

@@ -8,6 +8,9 @@ export const brokerEnvFields = {
   ...pickFields(axConfigFields, [
     'mysqlUrl',
     'redisUrl',
+    'redisSentinels',
+    'redisSentinelName',
+    'redisSentinelPassword',
     'amqpUrl',
     'namespace',
     'logLevel',

@@ -4,7 +4,7 @@
  * Redis and RabbitMQ, `/metrics`; AX_HTTP_PORT, default 9102) → stop cleanly on SIGTERM.
  */
 import { createBus } from '@ax/bus';
-import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, startHealthServer, toError } from '@ax/kit';
+import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisTargetOf, startHealthServer, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createBroker } from './broker.js';
 import { brokerEnvFields, toBrokerConfig } from './env.js';
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics({ service: 'broker' });
   const pool = createPool(env.mysqlUrl, { connectionLimit: 10 });
   shutdown.register('mysql', () => pool.end());
-  const redis = createRedis(env.redisUrl, { logger, name: 'ax-broker' });
+  const redis = createRedis(redisTargetOf(env), { logger, name: 'ax-broker' });
   shutdown.register('redis', () => closeRedis(redis));
   const version = await assertSchemaSupported(pool);
   logger.info({ schemaVersion: version, database: pool.databaseName }, 'schema supported');

@@ -14,6 +14,9 @@ export const schedulerEnvFields = {
   ...pickFields(axConfigFields, [
     'mysqlUrl',
     'redisUrl',
+    'redisSentinels',
+    'redisSentinelName',
+    'redisSentinelPassword',
     'namespace',
     'logLevel',
     'shutdownGraceSeconds',

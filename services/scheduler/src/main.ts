@@ -10,6 +10,7 @@ import {
   createRedis,
   createShutdown,
   loadConfigOrExit,
+  redisTargetOf,
   startHealthServer,
   systemClock,
   toError,
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   const metrics = createSchedulerMetrics(createMetrics({ service: 'scheduler' }));
   const pool = createPool(env.mysqlUrl, { connectionLimit: 10 });
   shutdown.register('mysql', () => pool.end());
-  const redis = createRedis(env.redisUrl, { logger, name: 'ax-scheduler' });
+  const redis = createRedis(redisTargetOf(env), { logger, name: 'ax-scheduler' });
   shutdown.register('redis', () => closeRedis(redis));
   const version = await assertSchemaSupported(pool);
   logger.info({ schemaVersion: version, database: pool.databaseName }, 'schema supported');

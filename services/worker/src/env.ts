@@ -41,6 +41,9 @@ function httpExecutorAllowField(): EnvField<readonly string[]> {
 export const workerEnvFields = {
   ...pickFields(axConfigFields, [
     'redisUrl',
+    'redisSentinels',
+    'redisSentinelName',
+    'redisSentinelPassword',
     'amqpUrl',
     'namespace',
     'logLevel',

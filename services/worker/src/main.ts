@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { createBus } from '@ax/bus';
-import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, startHealthServer, toError } from '@ax/kit';
+import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, redisTargetOf, startHealthServer, toError } from '@ax/kit';
 import { createAlertWebhook } from './alert-webhook.js';
 import { outboxFile, workerEnvFields } from './env.js';
 import { hostAllowList } from './executors/host-allow.js';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
 
   const outbox = new Outbox({ file: outboxFile(env) });
   shutdown.register('outbox', () => outbox.close());
-  const redis = createRedis(env.redisUrl, { logger, name: `ax-worker-${env.workerId}` });
+  const redis = createRedis(redisTargetOf(env), { logger, name: `ax-worker-${env.workerId}` });
   shutdown.register('redis', () => closeRedis(redis));
   const bus = createBus({ url: env.amqpUrl, namespace: env.namespace, logger, name: `ax-worker-${env.workerId}` });
   shutdown.register('rabbitmq', () => bus.close());
