@@ -86,6 +86,11 @@ export async function isDrained(redis: Redis, keys: RedisKeys, workerId: string)
   return (await redis.exists(keys.drain(workerId))) === 1;
 }
 
+function isReserve(value: unknown): boolean {
+  const r = value as { slots?: unknown; minPriority?: unknown } | null;
+  return typeof r === 'object' && r !== null && Number.isInteger(r.slots) && (r.slots as number) >= 1 && Number.isInteger(r.minPriority) && (r.minPriority as number) >= 0 && (r.minPriority as number) <= 9;
+}
+
 function parseRegistration(raw: string): WorkerRegistration | null {
   try {
     const value = JSON.parse(raw) as unknown;
@@ -95,6 +100,11 @@ function parseRegistration(raw: string): WorkerRegistration | null {
     // A `teams` that is not a list of names is unreadable, not "every team": routing to such a
     // worker could hand one team's work to a machine meant for another.
     if (r.teams !== undefined && !(Array.isArray(r.teams) && r.teams.every((t) => typeof t === 'string'))) return null;
+    // A reserve that does not read as one is dropped: the worker then lends every slot to all.
+    if (r.reservedSlots !== undefined && !isReserve(r.reservedSlots)) {
+      const { reservedSlots: _dropped, ...rest } = value as WorkerRegistration;
+      return rest as WorkerRegistration;
+    }
     return value as WorkerRegistration;
   } catch {
     // A corrupt entry is treated like a missing one; the worker rewrites it within 5 s.

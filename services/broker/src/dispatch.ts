@@ -14,6 +14,7 @@ import {
   canServe,
   encodeTrustedMessage,
   freeSlots,
+  slotCapFor,
   idempotencyKeyOf,
   parseMessage,
   routeInstance,
@@ -440,10 +441,11 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
     const exclude = instance.rerouteCount > 0 && instance.workerId !== null ? [instance.workerId] : [];
     const strategy = def.route === 'broadcast' ? 'load' : def.route;
     const cursor = strategy === 'round_robin' ? (await c.redis.incr(c.keys.roundRobin(def.name))) - 1 : 0;
-    let decision = routeInstance(strategy, workers, { tags: def.tags, team: def.team, exclude }, { random: c.random, cursor, hashKey: def.name });
+    const priority = instance.priority;
+    let decision = routeInstance(strategy, workers, { tags: def.tags, team: def.team, priority, exclude }, { random: c.random, cursor, hashKey: def.name });
     if (decision.kind === 'none' && exclude.length > 0) {
       // The silent worker is the only one left: better it than waiting forever.
-      decision = routeInstance(strategy, workers, { tags: def.tags, team: def.team }, { random: c.random, cursor, hashKey: def.name });
+      decision = routeInstance(strategy, workers, { tags: def.tags, team: def.team, priority }, { random: c.random, cursor, hashKey: def.name });
     }
     if (decision.kind !== 'single') return null;
     const chosen = decision.worker;
@@ -458,16 +460,20 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
    * remembered in `reserved` so that a failed transaction gives them back.
    */
   async function reserveChosen(c: BrokerContext, workers: WorkerSnapshot[], chosen: readonly Planned[]): Promise<Set<string>> {
-    const byWorker = new Map<string, { slots: number; ids: string[] }>();
+    const byWorker = new Map<string, { workerId: string; slots: number; ids: string[] }>();
+    // One reservation per worker and cap: below a worker's reserve priority the cap leaves its
+    // reserved slots free (`slotCapFor`), so the Lua check holds that line across brokers too.
     for (const p of chosen) {
-      const entry = byWorker.get(p.worker.id) ?? { slots: p.worker.slots, ids: [] };
+      const slots = slotCapFor(p.worker, p.instance.priority);
+      const key = `${p.worker.id}\u0000${slots}`;
+      const entry = byWorker.get(key) ?? { workerId: p.worker.id, slots, ids: [] };
       entry.ids.push(p.executionId);
-      byWorker.set(p.worker.id, entry);
+      byWorker.set(key, entry);
     }
     const ttl = PRE_COMMIT_RESERVATION_MS;
     const refused = new Set<string>();
     await Promise.all(
-      [...byWorker].map(async ([workerId, { slots, ids }]) => {
+      [...byWorker.values()].map(async ({ workerId, slots, ids }) => {
         const granted = await c.reservations.reserve(workerId, slots, ids, ttl);
         for (const id of ids.slice(0, granted)) reserved.push({ workerId, executionId: id });
         for (const id of ids.slice(granted)) refused.add(id);

@@ -53,6 +53,7 @@ export class WorkerDirectory {
       slots: w.slots,
       running: Math.max(w.running, reserved.get(w.workerId) ?? 0),
       avgDurationMs5m: w.avgDurationMs5m,
+      ...(w.reservedSlots !== undefined ? { reservedSlots: w.reservedSlots } : {}),
       draining: w.draining,
       host: w.host,
       version: w.version,

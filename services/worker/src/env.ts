@@ -3,7 +3,7 @@
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
 import path from 'node:path';
-import { axConfigFields, enumField, httpPortField, intField, listField, pathField, pickFields, type ConfigOf, type EnvField } from '@ax/kit';
+import { axConfigFields, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
 import { TEAM_NAME_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
@@ -88,6 +88,16 @@ export const workerEnvFields = {
    * the attempt with SECRET_MISSING. Nothing else (no environment variable) is ever a secret.
    */
   secretsDir: pathField({ env: 'AX_SECRETS_DIR', optional: true }),
+  /**
+   * `AX_WORKER_RESERVED_SLOTS` — `N:P` (or `S%:P`) keeps N slots (S % of them) for instances of
+   * priority ≥ P: lower priority starts here only while more than N slots are free. Default: none.
+   */
+  reservedSlots: stringField({
+    env: 'AX_WORKER_RESERVED_SLOTS',
+    expected: '"N:P" or "S%:P" (N slots or S % of them kept for priority ≥ P, 1..9)',
+    pattern: /^\s*\d{1,5}%?:\d\s*$/,
+    optional: true,
+  }),
   /** `AX_WORKER_KILL_GRACE_MS` — SIGTERM → SIGKILL grace for timed-out or canceled jobs. Default 5000. */
   killGraceMs: intField({ env: 'AX_WORKER_KILL_GRACE_MS', unit: 'ms', min: 0, default: 5_000 }),
 } as const;

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { createBus } from '@ax/bus';
+import { parseReservedSlots } from '@ax/core';
 import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, redisTargetOf, startHealthServer, toError } from '@ax/kit';
 import { createAlertWebhook } from './alert-webhook.js';
 import { outboxFile, workerEnvFields } from './env.js';
@@ -68,12 +69,18 @@ async function main(): Promise<void> {
   if (env.secretsDir === undefined) logger.info('AX_SECRETS_DIR is not set: tasks using {"secretRef":…} will fail with SECRET_MISSING');
   const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, allow: hostAllowList(env.httpExecutorAllow), outputTailBytes, secretsDir: env.secretsDir });
   shutdown.register('http executor', () => http.close());
+  const reserve = env.reservedSlots === undefined ? undefined : parseReservedSlots(env.reservedSlots, env.workerSlots);
+  if (reserve !== undefined && !reserve.ok) {
+    logger.fatal(`AX_WORKER_RESERVED_SLOTS: ${reserve.problem} (AX_WORKER_SLOTS is ${env.workerSlots})`);
+    process.exit(2);
+  }
   const worker = new Worker({
     settings: {
       workerId: env.workerId,
       tags: env.workerTags,
       teams: env.teams,
       slots: env.workerSlots,
+      ...(reserve?.ok === true ? { reservedSlots: reserve.value } : {}),
       heartbeatIntervalMs: env.heartbeatIntervalMs,
       leaseTtlMs: env.leaseTtlMs,
       skewLimitMs: env.workerSkewLimitMs,

@@ -5,7 +5,7 @@
  * registry entry (= lease, R14) and honours cancels from its control queue.
  */
 import os from 'node:os';
-import { parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage } from '@ax/core';
+import { parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type ReservedSlots } from '@ax/core';
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
@@ -32,6 +32,8 @@ export interface WorkerSettings {
   readonly teams?: readonly string[];
   /** `AX_WORKER_SLOTS`. */
   readonly slots: number;
+  /** `AX_WORKER_RESERVED_SLOTS`: slots kept for high priority, advertised in the registry. Default: none. */
+  readonly reservedSlots?: ReservedSlots;
   /** `AX_HEARTBEAT_INTERVAL_MS` (5000). */
   readonly heartbeatIntervalMs: number;
   /** `AX_LEASE_TTL_MS` (15000). */
@@ -411,6 +413,7 @@ export class Worker {
       host: os.hostname(),
       tags: [...settings.tags],
       teams: [...(settings.teams ?? [])],
+      ...(settings.reservedSlots !== undefined ? { reservedSlots: settings.reservedSlots } : {}),
       cores: Math.max(1, os.availableParallelism()),
       // A skewed worker keeps only the lease of what it still runs: no capacity to route to.
       slots: skewed ? 0 : settings.slots,

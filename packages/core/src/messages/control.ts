@@ -24,6 +24,8 @@ export const heartbeatMessageSchema = z.object({
   at: instantSchema,
   /** Last measured offset of the worker's clock against Redis `TIME`, ms. */
   clockOffsetMs: z.number().optional(),
+  /** Slots kept for priority ≥ `minPriority` (`AX_WORKER_RESERVED_SLOTS`); absent = none. */
+  reservedSlots: z.object({ slots: z.int().min(1), minPriority: z.int().min(0).max(9) }).optional(),
 });
 
 /** `cancel`: stop these executions (kill them if running; drop them if not started). */

@@ -1,6 +1,7 @@
 // Worker selection: eligibility, load score, strategies.
-export { canServe, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam } from './worker-snapshot.js';
-export type { Ineligibility, RouteRequest, WorkerSnapshot } from './worker-snapshot.js';
+export { canServe, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam, slotCapFor } from './worker-snapshot.js';
+export { parseReservedSlots } from './reserved-slots.js';
+export type { Ineligibility, ReservedSlots, RouteRequest, WorkerSnapshot } from './worker-snapshot.js';
 export { DURATION_WEIGHT, OCCUPANCY_WEIGHT, loadScore } from './load-score.js';
 export { hash53, rankByRendezvous, rendezvousWeight } from './rendezvous-hash.js';
 export { broadcastTargets, pickByHash, pickByLoad, pickRoundRobin } from './strategies.js';

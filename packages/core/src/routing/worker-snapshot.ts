@@ -1,5 +1,17 @@
 /** What the broker knows about a worker when routing (from the Redis registry, R9, R14). */
 
+/**
+ * Slots a worker keeps for urgent work (`AX_WORKER_RESERVED_SLOTS`, issue #22): an instance of
+ * priority below `minPriority` is started there only while more than `slots` of its slots are
+ * free, so a hung low-priority report never holds the slots order-status sync needs.
+ */
+export interface ReservedSlots {
+  /** Slots kept free for priority ≥ `minPriority` (at least 1, below the worker's slots). */
+  readonly slots: number;
+  /** Lowest priority (0..9) that may use them. */
+  readonly minPriority: number;
+}
+
 /** A worker as the router sees it. */
 export interface WorkerSnapshot {
   /** Worker id (`AX_WORKER_ID`); also its queue name suffix. */
@@ -19,6 +31,8 @@ export interface WorkerSnapshot {
   running: number;
   /** Average execution duration over the last 5 minutes, milliseconds (0 when none ran). */
   avgDurationMs5m: number;
+  /** Slots kept for high priority; absent = none. */
+  reservedSlots?: ReservedSlots;
   /** True once drained (admin API) or shutting down: no new work. */
   draining: boolean;
   /** Host name, for display. */
@@ -33,6 +47,8 @@ export interface RouteRequest {
   tags: readonly string[];
   /** The task's team; the worker must serve it (see `servesTeam`). Absent = any worker. */
   team?: string;
+  /** The instance's priority (0..9); absent = as if the highest (reserved slots are open to it). */
+  priority?: number;
   /** Workers not to use: e.g. the one that stayed silent on the previous dispatch (§4). */
   exclude?: ReadonlySet<string> | readonly string[];
 }
@@ -45,9 +61,27 @@ function isExcluded(id: string, exclude: RouteRequest['exclude']): boolean {
   return exclude instanceof Set ? exclude.has(id) : (exclude as readonly string[]).includes(id);
 }
 
-/** Free slots of a worker (never negative). */
-export function freeSlots(worker: WorkerSnapshot): number {
-  return Math.max(0, worker.slots - worker.running);
+/** True when `priority` may not use the worker's reserved slots. */
+function isBelowReserve(worker: Pick<WorkerSnapshot, 'reservedSlots'>, priority: number | undefined): boolean {
+  const reserve = worker.reservedSlots;
+  return priority !== undefined && reserve !== undefined && priority < reserve.minPriority;
+}
+
+/**
+ * Free slots of a worker (never negative) for an instance of `priority`: below the worker's
+ * reserve priority, the reserved slots do not count as free (absent priority: all count).
+ */
+export function freeSlots(worker: WorkerSnapshot, priority?: number): number {
+  const free = Math.max(0, worker.slots - worker.running);
+  return isBelowReserve(worker, priority) ? Math.max(0, free - (worker.reservedSlots?.slots ?? 0)) : free;
+}
+
+/**
+ * Most executions the worker may hold once one of `priority` is added — the cap of its slot
+ * reservation (R9): its slots, less the reserved ones below the reserve priority.
+ */
+export function slotCapFor(worker: Pick<WorkerSnapshot, 'slots' | 'reservedSlots'>, priority: number | undefined): number {
+  return isBelowReserve(worker, priority) ? Math.max(0, worker.slots - (worker.reservedSlots?.slots ?? 0)) : worker.slots;
 }
 
 /** True when `worker` takes work of `team`: it serves every team (none listed) or lists it. */
@@ -70,7 +104,7 @@ export function ineligibility(worker: WorkerSnapshot, request: RouteRequest): In
   if (worker.draining) return 'DRAINING';
   if (!servesTeam(worker, request.team)) return 'OTHER_TEAMS';
   if (!request.tags.every((tag) => worker.tags.includes(tag))) return 'MISSING_TAGS';
-  if (freeSlots(worker) <= 0) return 'NO_FREE_SLOT';
+  if (freeSlots(worker, request.priority) <= 0) return 'NO_FREE_SLOT';
   return null;
 }
 
