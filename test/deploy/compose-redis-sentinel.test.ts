@@ -29,7 +29,7 @@ describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMP
   const env = (name: string): Record<string, string> => obj(services[name]?.environment ?? {}, `${name}.environment`) as Record<string, string>;
 
   it('adds a replica of the primary and three sentinels monitoring it under one name with quorum 2', () => {
-    expect(String(obj(services, 'services')['redis-replica']?.command)).toContain('--replicaof,redis,6379');
+    expect(String(services['redis-replica']?.command)).toContain('--replicaof,redis,6379');
     for (const n of [1, 2, 3]) {
       const script = (services[`redis-sentinel-${n}`]?.entrypoint as string[] | undefined)?.join(' ') ?? '';
       expect(script, `redis-sentinel-${n}`).toContain('sentinel monitor axredis redis 6379 2');

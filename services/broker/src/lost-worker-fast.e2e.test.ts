@@ -28,7 +28,7 @@ import {
   type TestDatabase,
   type TestRedis,
 } from '@ax/testing';
-import type { RowDataPacket } from 'mysql2';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 
 const namespace = uniqueNamespace('axbfast');
 let db: TestDatabase;
@@ -77,7 +77,7 @@ async function addInstance(taskName: string, command: string[], tag: string): Pr
     db.pool,
     parseTaskDefinitionOrThrow({ name: taskName, schedule: { type: 'none' }, exec: { type: 'shell', command }, tags: [tag], timeoutSeconds: 120 }),
   );
-  const [r] = await db.pool.query<import('mysql2').ResultSetHeader>(
+  const [r] = await db.pool.query<ResultSetHeader>(
     `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
      VALUES (?, ?, NOW(3), CURDATE(), 'manual', 'PENDING', 1, 1, NOW(3), '{}', 5)`,
     [task.id, taskName],

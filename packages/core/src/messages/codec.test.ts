@@ -101,10 +101,14 @@ describe('parseMessage / encodeMessage', () => {
   it('rejects a log chunk whose data is not base64 or whose offset is negative, naming the field', () => {
     const chunk = { part: 'chunk', executionId: 'e1', instanceId: '1', stream: 'stdout', offset: 0, allOffset: 0, data: 'aGk=' };
     const bad = (item: Record<string, unknown>) => parseMessage(JSON.stringify({ v: 1, kind: 'log', workerId: 'w1', items: [{ ...chunk, ...item }] }));
-    expect(bad({})).toMatchObject({ ok: true });
-    expect(bad({ data: 'not base64!' })).toMatchObject({ ok: false, reason: expect.stringContaining('data') });
-    expect(bad({ offset: -1 })).toMatchObject({ ok: false, reason: expect.stringContaining('offset') });
-    expect(bad({ stream: 'stdin' })).toMatchObject({ ok: false, reason: expect.stringContaining('stream') });
+    const reason = (item: Record<string, unknown>): string => {
+      const parsed = bad(item);
+      return parsed.ok ? '(accepted)' : parsed.reason;
+    };
+    expect(bad({}).ok).toBe(true);
+    expect(reason({ data: 'not base64!' })).toContain('data');
+    expect(reason({ offset: -1 })).toContain('offset');
+    expect(reason({ stream: 'stdin' })).toContain('stream');
   });
 
   it('accepts a string body too', () => {
