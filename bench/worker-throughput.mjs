@@ -9,7 +9,13 @@
 // the number to cut when the dispatch bench (#4) shows the worker as the largest share.
 //
 // `--profile dir` runs the worker with `--cpu-prof` into dir (the worker is alone on its core
-// most of the time, so the profile's self times are close to CPU time).
+// most of the time, so the profile's self times are close to CPU time). `--worker file` runs
+// another build's `main.js` (e.g. a copy of the previous `dist/` inside services/worker, so
+// that its imports resolve), to compare builds on the same machine.
+//
+// HTTP jobs print (the request line, the status line, the body: DESIGN §11), so their output
+// is shipped to `<ns>.logs` too; the figure includes that. `logMessages` and `logBytesPerJob` count
+// what the worker published there (a queue the driver drains).
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { encodeMessage } from '../packages/core/dist/index.js';
@@ -23,6 +29,7 @@ const JOBS = Number(arg('jobs', 20_000));
 const BATCH = Number(arg('batch', 64));
 const WINDOW = Number(arg('window', 256));
 const PROFILE_DIR = arg('profile', undefined);
+const WORKER_MAIN = arg('worker', undefined);
 const WORKER_ID = 'bench-tput';
 const TIME_LIMIT_MS = 120_000;
 
@@ -37,6 +44,21 @@ const driver = await openWorkerDriver((message) => {
   }
   onProgress();
 });
+
+// Job output: drained (as the brokers would) and counted, not parsed: the driver shares the
+// machine (and its process with the endpoint), and validating every chunk would slow the
+// endpoint, hence the worker's batches, and so inflate the worker's figure.
+let logMessages = 0;
+let logBytes = 0;
+const logsConsumer = await driver.bus.consume(
+  driver.topology.logsQueue,
+  (message) => {
+    logMessages += 1;
+    logBytes += message.body.length;
+    return Promise.resolve('ack');
+  },
+  { prefetch: 200 },
+);
 
 const endpoint = createServer((req, res) => {
   req.resume();
@@ -65,6 +87,7 @@ try {
     WORKER_ID,
     { AX_WORKER_SLOTS: String(WINDOW), AX_WORKER_PREFETCH: '64', AX_HTTP_EXECUTOR_ALLOW: '127.0.0.1' },
     PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [],
+    ...(WORKER_MAIN ? [WORKER_MAIN] : []),
   );
   const publishBatch = () => {
     const n = Math.min(BATCH, JOBS - counter);
@@ -109,8 +132,11 @@ try {
     workerCpuMsPerJob: +(cpuMs / JOBS).toFixed(3),
     readCallsPerJob: +((ioAfter.reads - ioBefore.reads) / JOBS).toFixed(2),
     writeCallsPerJob: +((ioAfter.writes - ioBefore.writes) / JOBS).toFixed(2),
+    logMessages,
+    logBytesPerJob: Math.round(logBytes / JOBS),
   };
 } finally {
+  await logsConsumer.cancel();
   await driver.close();
   await new Promise((resolve) => endpoint.close(resolve));
 }

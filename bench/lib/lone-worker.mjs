@@ -41,10 +41,14 @@ export async function openWorkerDriver(onMessage) {
     namespace,
     bus,
     topology,
-    /** Starts a worker (`env` adds to the defaults) and resolves once it is ready. */
-    async startWorker(workerId, env = {}, nodeArgs = []) {
+    /**
+     * Starts a worker (`env` adds to the defaults) and resolves once it is ready. `main`: the
+     * worker's entry point, default this checkout's `services/worker/dist/main.js` (another
+     * build, to compare).
+     */
+    async startWorker(workerId, env = {}, nodeArgs = [], main = path.join(root, 'services/worker/dist/main.js')) {
       const port = await freePort();
-      const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'services/worker/dist/main.js')], {
+      const child = spawn(process.execPath, [...nodeArgs, main], {
         env: {
           ...process.env,
           AX_NAMESPACE: namespace,

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { axConfigFields, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
-import { TEAM_NAME_PATTERN } from '@ax/core';
+import { DEFAULT_LOG_MAX_BYTES, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
 
@@ -100,6 +100,20 @@ export const workerEnvFields = {
   }),
   /** `AX_WORKER_KILL_GRACE_MS` — SIGTERM → SIGKILL grace for timed-out or canceled jobs. Default 5000. */
   killGraceMs: intField({ env: 'AX_WORKER_KILL_GRACE_MS', unit: 'ms', min: 0, default: 5_000 }),
+  /**
+   * `AX_LOG_MAX_BYTES` — job output shipped per execution, stdout and stderr together (DESIGN
+   * §11). Past it the head is kept, the rest is dropped except each stream's last 64 KiB, and the
+   * log says truncated. Default 16777216 (16 MiB).
+   */
+  logMaxBytes: intField({ env: 'AX_LOG_MAX_BYTES', unit: 'bytes', min: LOG_TAIL_KEPT_BYTES, default: DEFAULT_LOG_MAX_BYTES }),
+  /** `AX_LOG_FLUSH_MS` — longest wait of printed output before the worker writes and sends it. Default 250. */
+  logFlushMs: intField({ env: 'AX_LOG_FLUSH_MS', unit: 'ms', min: 10, max: 10_000, default: 250 }),
+  /**
+   * `AX_LOG_OUTBOX_MAX_BYTES` — job output the outbox may hold unshipped (a RabbitMQ outage);
+   * past it running jobs keep only their streams' tails (their logs say truncated) instead of
+   * filling the disk. Default 268435456 (256 MiB).
+   */
+  logOutboxMaxBytes: intField({ env: 'AX_LOG_OUTBOX_MAX_BYTES', unit: 'bytes', min: 1_048_576, default: 268_435_456 }),
 } as const;
 
 /** The worker's parsed environment. */

@@ -108,6 +108,12 @@ const EXPECTED_PLANS: Record<keyof typeof OUTBOX_SQL, RegExp[] | null> = {
     /^SEARCH dispatch USING INDEX dispatch_finished \(updated_at_ms<\?\)/,
     /SEARCH o USING INDEX sqlite_autoindex_outgoing_1 \(kind=\? AND execution_id=\?\)$/,
   ],
+  insertLog: [],
+  // Replay of unshipped job output, a page at a time in id order.
+  logsAfter: [/^SEARCH log_outgoing USING INTEGER PRIMARY KEY \(rowid>\?\)$/],
+  deleteLog: [/^SEARCH log_outgoing USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
+  // At start and while flushing at shutdown; the table holds only unshipped rows (deleted once confirmed).
+  logBacklog: [/^SCAN log_outgoing$/],
 };
 
 function expectIndexedPlans(file: string): void {
@@ -239,6 +245,36 @@ describe('outbox layout', () => {
     const results = new Map(again.due(Number.MAX_SAFE_INTEGER, 100).filter((r) => r.kind === 'result').map((r) => [r.executionId, r.item]));
     for (const name of ['received', 'acked', 'running']) expect(results.get(ids[name]!)).toMatchObject({ outcome: 'WORKER_RESTART' });
     expect(again.unconfirmedCount()).toBe(8);
+    again.close();
+  });
+
+  it('DESIGN §11 a file of layout 1 (before job output) gets the log table on open; its rows and the new table work', () => {
+    const file = tempFile();
+    const outbox = new Outbox({ file });
+    const item = dispatchItem();
+    expect(outbox.recordDispatch(item, 1_000, 'running')).toBe(true);
+    expect(outbox.enqueue('result', item.executionId, { executionId: item.executionId }, 1_000)).toBe(true);
+    outbox.close();
+    // What a layout-1 build left: no log_outgoing, user_version 1.
+    const db = new Database(file);
+    db.exec('DROP TABLE log_outgoing');
+    db.pragma('user_version = 1');
+    db.close();
+
+    const again = new Outbox({ file });
+    expect(indexesOf(file)).toEqual({ names: NEW_INDEXES, userVersion: OUTBOX_LAYOUT_VERSION });
+    expect(OUTBOX_LAYOUT_VERSION).toBe(2);
+    expectIndexedPlans(file);
+    expect(again.dispatch(item.executionId)?.state).toBe('running');
+    expect(again.unconfirmedResultIds()).toEqual([item.executionId]);
+    expect(again.logBacklog()).toEqual({ rows: 0, bytes: 0 });
+    const row = again.enqueueLog(['{"part":"end"}', '{"part":"end"}'], 0, 2_000);
+    const big = again.enqueueLog(['{"part":"chunk"}'], 300, 2_000);
+    expect(again.logsAfter(0, 10)).toEqual([row, big]);
+    expect(again.logsAfter(row.id, 10)).toEqual([big]);
+    expect(again.logBacklog()).toEqual({ rows: 2, bytes: 300 });
+    again.deleteLogs([row.id, big.id]);
+    expect(again.logBacklog()).toEqual({ rows: 0, bytes: 0 });
     again.close();
   });
 

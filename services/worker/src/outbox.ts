@@ -9,6 +9,10 @@
  *   until the publish was confirmed by RabbitMQ; the replay loop (`publisher.ts`) resends what
  *   is unconfirmed across RabbitMQ outages and worker restarts. `(kind, execution_id)` is
  *   unique: an execution has at most one ack, one refusal and one result.
+ * - `log_outgoing` (layout 2): job output not yet confirmed by RabbitMQ (DESIGN §11), one row per
+ *   write of the log shipper — the comma-joined `log` items of many executions, ready to be put
+ *   into a message. A row is deleted once its publish is confirmed (`logs/log-publisher.ts`), so
+ *   the table holds only what a RabbitMQ outage or a restart left unshipped.
  *
  * All calls are synchronous (better-sqlite3): a write has reached the WAL when the call returns.
  *
@@ -62,6 +66,16 @@ export interface OutgoingRow {
   readonly createdAtMs: number;
 }
 
+/** A row of unshipped job output: `log` items (JSON texts, comma-joined) of one shipper write. */
+export interface LogRow {
+  readonly id: number;
+  /** Item texts joined by commas: the inside of a message's `items` array. */
+  readonly itemsJson: string;
+  readonly items: number;
+  /** Decoded bytes of the chunks' `data`. */
+  readonly dataBytes: number;
+}
+
 /**
  * `next_attempt_ms` of an item the publisher sends from memory: never due by itself, and not a
  * retry to wait for (`nextDueMs`); a restart makes it due (`releaseHolds`).
@@ -75,7 +89,7 @@ export interface OutboxOptions {
 }
 
 /** The layout this build writes (`PRAGMA user_version`). Files written before layouts were numbered read 0. */
-export const OUTBOX_LAYOUT_VERSION = 1;
+export const OUTBOX_LAYOUT_VERSION = 2;
 
 // Partial-index conditions are written as OR chains, not `state IN (...)`: SQLite evaluates them
 // on every write of the row, and an IN list there is built as a temporary b-tree each time (in
@@ -111,6 +125,13 @@ CREATE TABLE IF NOT EXISTS outgoing (
   next_attempt_ms INTEGER NOT NULL DEFAULT 0,
   UNIQUE (kind, execution_id)
 );
+CREATE TABLE IF NOT EXISTS log_outgoing (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  items_json    TEXT NOT NULL,
+  items         INTEGER NOT NULL,
+  data_bytes    INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL
+);
 `;
 
 /**
@@ -135,8 +156,10 @@ CREATE INDEX IF NOT EXISTS outgoing_confirmed ON outgoing (confirmed_at_ms) WHER
 
 /**
  * Brings a file of any earlier layout to this one in one transaction (all or nothing), and does
- * nothing to a file already there: the tables are unchanged since layout 0, the steps are
- * idempotent DDL. `user_version` only ever rises, so a file a newer build wrote keeps its number.
+ * nothing to a file already there: every step is idempotent DDL (layout 1 changed indexes,
+ * layout 2 added `log_outgoing`; the older tables are unchanged since layout 0). `user_version`
+ * only ever rises, so a file a newer build wrote keeps its number. An older build opening a
+ * layout-2 file ignores `log_outgoing` (the output it holds waits for a newer build).
  */
 function migrate(db: Database.Database): void {
   db.transaction(() => {
@@ -178,6 +201,10 @@ export const OUTBOX_SQL = {
   pruneDispatch: `DELETE FROM dispatch WHERE ${FINISHED} AND updated_at_ms < ?
     AND NOT EXISTS (SELECT 1 FROM outgoing o WHERE o.kind IN ('ack', 'refusal', 'result') AND o.execution_id = dispatch.execution_id
       AND o.confirmed_at_ms IS NULL)`,
+  insertLog: 'INSERT INTO log_outgoing (items_json, items, data_bytes, created_at_ms) VALUES (?, ?, ?, ?)',
+  logsAfter: 'SELECT id, items_json, items, data_bytes FROM log_outgoing WHERE id > ? ORDER BY id LIMIT ?',
+  deleteLog: 'DELETE FROM log_outgoing WHERE id = ?',
+  logBacklog: 'SELECT COUNT(*) AS n, COALESCE(SUM(data_bytes), 0) AS bytes FROM log_outgoing',
 } as const;
 
 interface DispatchRecord {
@@ -398,6 +425,38 @@ export class Outbox {
       outgoing: this.stmts.pruneOutgoing.run(beforeMs).changes,
       dispatch: this.stmts.pruneDispatch.run(beforeMs).changes,
     }));
+  }
+
+  // ---- job output (log_outgoing) --------------------------------------------------------------
+
+  /** Writes one row of `log` items (their JSON texts, comma-joined) and returns it. */
+  enqueueLog(items: readonly string[], dataBytes: number, nowMs: number): LogRow {
+    const itemsJson = items.join(',');
+    const info = this.stmts.insertLog.run(itemsJson, items.length, dataBytes, nowMs);
+    return { id: Number(info.lastInsertRowid), itemsJson, items: items.length, dataBytes };
+  }
+
+  /** Unshipped rows with an id above `afterId`, oldest first. */
+  logsAfter(afterId: number, limit: number): LogRow[] {
+    return (this.stmts.logsAfter.all(afterId, limit) as Array<{ id: number; items_json: string; items: number; data_bytes: number }>).map((r) => ({
+      id: r.id,
+      itemsJson: r.items_json,
+      items: r.items,
+      dataBytes: r.data_bytes,
+    }));
+  }
+
+  /** Deletes rows whose publish RabbitMQ confirmed. */
+  deleteLogs(ids: readonly number[]): void {
+    this.transaction(() => {
+      for (const id of ids) this.stmts.deleteLog.run(id);
+    });
+  }
+
+  /** Rows not yet shipped, and their data bytes. */
+  logBacklog(): { rows: number; bytes: number } {
+    const r = this.stmts.logBacklog.get() as { n: number; bytes: number };
+    return { rows: r.n, bytes: r.bytes };
   }
 
   close(): void {

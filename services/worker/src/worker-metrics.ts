@@ -12,6 +12,9 @@ export interface WorkerMetrics {
   readonly clockOffset: Gauge;
   readonly alerts: Counter<'kind'>;
   readonly deadLettered: Counter;
+  readonly logBytes: Counter<'stream'>;
+  readonly logTruncated: Counter;
+  readonly logOutboxBytes: Gauge;
 }
 
 /** Registers the worker metrics. */
@@ -30,5 +33,8 @@ export function createWorkerMetrics(metrics: Metrics): WorkerMetrics {
     clockOffset: metrics.gauge({ name: 'ax_worker_clock_offset_ms', help: 'Last measured offset against Redis TIME, ms' }),
     alerts: metrics.counter({ name: 'ax_worker_alerts_total', help: 'Alerts raised by the worker (logged as "ALERT <kind>")', labelNames: ['kind'] }),
     deadLettered: metrics.counter({ name: 'ax_worker_dead_lettered_total', help: 'Invalid messages dead-lettered' }),
+    logBytes: metrics.counter({ name: 'ax_worker_log_bytes_total', help: 'Bytes of job output captured (after masking), by stream', labelNames: ['stream'] }),
+    logTruncated: metrics.counter({ name: 'ax_worker_log_truncated_total', help: 'Executions whose output was truncated (AX_LOG_MAX_BYTES, or the log outbox backed up)' }),
+    logOutboxBytes: metrics.gauge({ name: 'ax_worker_log_outbox_bytes', help: 'Job output in the outbox not yet confirmed by RabbitMQ, bytes' }),
   };
 }

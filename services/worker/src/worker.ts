@@ -2,10 +2,11 @@
  * The worker (§5): consumes its dispatch queue, records every item in the outbox and AMQP-acks
  * it (R12), refuses what it must not run (EXPIRED, CLOCK_SKEW, SHUTTING_DOWN; R8), ACKs and runs
  * the rest within its slots, writes each result to the outbox before publishing it, keeps its
- * registry entry (= lease, R14) and honours cancels from its control queue.
+ * registry entry (= lease, R14) and honours cancels from its control queue. Each attempt's
+ * output goes to `<ns>.logs` through the outbox too (`logs/`, DESIGN §11).
  */
 import os from 'node:os';
-import { parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type ReservedSlots } from '@ax/core';
+import { DEFAULT_LOG_MAX_BYTES, parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type ReservedSlots } from '@ax/core';
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
@@ -14,7 +15,10 @@ import type { WorkerAlert } from './alert-webhook.js';
 import { ClockGuard, measureOffset } from './clock-guard.js';
 import { DurationWindow } from './duration-window.js';
 import { stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
-import { HELD_IN_MEMORY, type DispatchState, type Outbox, type OutgoingRow } from './outbox.js';
+import type { AttemptLog } from './logs/attempt-log.js';
+import { LogPublisher } from './logs/log-publisher.js';
+import { LogShipper } from './logs/log-shipper.js';
+import { HELD_IN_MEMORY, type DispatchState, type LogRow, type Outbox, type OutgoingRow } from './outbox.js';
 import { TickBatch } from './tick-batch.js';
 import { OutboxPublisher } from './publisher.js';
 import { recoverAfterRestart } from './recovery.js';
@@ -48,7 +52,18 @@ export interface WorkerSettings {
   readonly prefetch: number;
   /** Software version reported in the registry. */
   readonly version: string;
+  /** `AX_LOG_MAX_BYTES`: output shipped per execution, both streams; default `DEFAULT_LOG_MAX_BYTES` (16 MiB). */
+  readonly logMaxBytes?: number;
+  /** `AX_LOG_FLUSH_MS`: longest wait of printed output before it is shipped; default 250. */
+  readonly logFlushMs?: number;
+  /** `AX_LOG_OUTBOX_MAX_BYTES`: unshipped output past which running jobs keep only their tails; default 256 MiB. */
+  readonly logOutboxMaxBytes?: number;
 }
+
+/** Default `AX_LOG_FLUSH_MS`. */
+export const DEFAULT_LOG_FLUSH_MS = 250;
+/** Default `AX_LOG_OUTBOX_MAX_BYTES` (256 MiB). */
+export const DEFAULT_LOG_OUTBOX_MAX_BYTES = 256 * 1_048_576;
 
 /** What the worker is built from. */
 export interface WorkerDeps {
@@ -67,6 +82,8 @@ export interface WorkerDeps {
 interface Active {
   readonly item: DispatchItem;
   readonly controller: StopSwitch;
+  /** The attempt's output (ended when its result is reported). */
+  readonly output: AttemptLog;
   started: boolean;
   /** Set once its result went to the outbox, or (the write failed) to `UnwrittenResults`. */
   reported: boolean;
@@ -92,6 +109,8 @@ export class Worker {
   private readonly earlyCancels = new Set<string>();
   private readonly durations = new DurationWindow();
   private readonly publisher: OutboxPublisher;
+  private readonly logPublisher: LogPublisher;
+  private readonly logs: LogShipper;
   /** Results the outbox refused, published from memory until written (#23). */
   private readonly unwritten: UnwrittenResults;
   /** The last unconfirmed result ids read from the outbox: the lease while the outbox cannot be read. */
@@ -117,10 +136,23 @@ export class Worker {
     this.log = logger;
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
     this.finishes = new TickBatch((entries) => {
-      const rows = outbox.transaction(() =>
-        entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, HELD_IN_MEMORY) ?? []),
-      );
+      // The attempts' last output and `end` items are written with their results: a result in
+      // the outbox always has all its output there too (logs/log-shipper.ts).
+      const output = this.logs.takeEnded(entries.map((e) => e.executionId));
+      let logRows: LogRow[] = [];
+      let rows: OutgoingRow[];
+      try {
+        rows = outbox.transaction(() => {
+          const written = entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, HELD_IN_MEMORY) ?? []);
+          if (output !== null) logRows = this.logs.write(output);
+          return written;
+        });
+      } catch (error) {
+        if (output !== null) this.logs.giveBack(output);
+        throw error;
+      }
       this.publisher.push(rows);
+      this.logPublisher.push(logRows);
     });
     this.guard = new ClockGuard(settings.skewLimitMs);
     this.slots = new Slots(settings.slots);
@@ -131,6 +163,22 @@ export class Worker {
       workerId: settings.workerId,
       logger: logger.child({ component: 'outbox' }),
       onConfirmed: (kind, count) => deps.metrics?.published.inc({ kind }, count),
+    });
+    this.logPublisher = new LogPublisher({
+      outbox,
+      bus,
+      exchange: bus.topology.logsExchange,
+      workerId: settings.workerId,
+      logger: logger.child({ component: 'log-outbox' }),
+      onConfirmed: (count) => deps.metrics?.published.inc({ kind: 'log' }, count),
+    });
+    this.logs = new LogShipper({
+      outbox,
+      publisher: this.logPublisher,
+      logger: logger.child({ component: 'log-outbox' }),
+      maxBytes: settings.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES,
+      flushMs: settings.logFlushMs ?? DEFAULT_LOG_FLUSH_MS,
+      outboxMaxBytes: settings.logOutboxMaxBytes ?? DEFAULT_LOG_OUTBOX_MAX_BYTES,
     });
     this.unwritten = new UnwrittenResults({
       outbox,
@@ -168,6 +216,7 @@ export class Worker {
     const recovered = await recoverAfterRestart(outbox, this.log);
     if (recovered > 0) this.log.warn({ executions: recovered }, 'reported executions interrupted by the previous run as WORKER_RESTART');
     this.publisher.replay();
+    this.logPublisher.start();
     await this.checkClock();
     // Queues and consumers first, then the registry entry: a broker only routes to a worker
     // that is already consuming.
@@ -268,7 +317,7 @@ export class Worker {
   }
 
   private execute(accepted: Accepted, nowMs: number): void {
-    const active: Active = { item: accepted.item, controller: new StopSwitch(), started: false, reported: false };
+    const active: Active = { item: accepted.item, controller: new StopSwitch(), output: this.logs.open(accepted.item), started: false, reported: false };
     this.active.set(accepted.item.executionId, active);
     // runOne settles its own failures; the catch is the last guard (#23: never an unhandled rejection).
     this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs }).catch((error: unknown) =>
@@ -279,7 +328,7 @@ export class Worker {
   /** Runs one job; `slot` is the slot taken (and recorded 'running') at accept, if any. */
   private async runOne(active: Active, slot: { release: () => void; startedAtMs: number } | null): Promise<void> {
     const { outbox, executors, metrics } = this.deps;
-    const { item, controller } = active;
+    const { item, controller, output } = active;
     // The child logger is built only when something is logged: at thousands of jobs a second
     // its bindings cost more than the job's own bookkeeping.
     let child: typeof this.log | undefined;
@@ -305,6 +354,7 @@ export class Worker {
             deadlineMs: startAtMs + item.timeoutSeconds * 1000,
             signal: controller.signal,
             onSpawn: (pgid, procStart) => outbox.setProcess(item.executionId, pgid, procStart, Date.now()),
+            output,
           });
         } catch (error) {
           ran = { outcome: 'FAILED', exitCode: null, error: `executor error: ${toError(error).message}` };
@@ -330,6 +380,8 @@ export class Worker {
       }
     }
     const endedAtMs = Date.now();
+    // Every attempt that got this far ends its output (an `end` item), whatever stopped it.
+    this.logs.end(output);
     await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs), endedAtMs);
     this.active.delete(item.executionId);
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
@@ -355,6 +407,7 @@ export class Worker {
     const { item } = active;
     const ids = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
     try {
+      this.logs.end(active.output); // a no-op when ended already; the shipper's timer writes it
       this.log.error({ ...ids, err: toError(error), reported: active.reported }, 'job bookkeeping failed');
       if (!active.reported) {
         const now = Date.now();
@@ -433,6 +486,7 @@ export class Worker {
     if (this.heartbeatRunning) return; // a slow Redis: never two heartbeats at once
     this.heartbeatRunning = true;
     try {
+      this.logMetrics();
       try {
         this.deps.metrics?.outboxUnconfirmed.set(outbox.unconfirmedCount());
       } catch (error) {
@@ -456,6 +510,17 @@ export class Worker {
     } finally {
       this.heartbeatRunning = false;
     }
+  }
+
+  /** Job output metrics, fed once per heartbeat. */
+  private logMetrics(): void {
+    const { metrics } = this.deps;
+    const stats = this.logs.takeStats();
+    if (metrics === undefined) return;
+    metrics.logBytes.inc({ stream: 'stdout' }, stats.stdoutBytes);
+    metrics.logBytes.inc({ stream: 'stderr' }, stats.stderrBytes);
+    metrics.logTruncated.inc(stats.truncated);
+    metrics.logOutboxBytes.set(this.logPublisher.backlogBytes);
   }
 
   /** Drops confirmed items and finished dispatches older than a day (redeliveries come within seconds). */
@@ -519,7 +584,13 @@ export class Worker {
         return false;
       }
     };
-    const [outbox, memory] = await Promise.all([settle(this.publisher.flush(timeoutMs), 'outbox'), settle(this.unwritten.flush(timeoutMs), 'unwritten results')]);
+    this.logs.flushNow();
+    const [outbox, memory, logs] = await Promise.all([
+      settle(this.publisher.flush(timeoutMs), 'outbox'),
+      settle(this.unwritten.flush(timeoutMs), 'unwritten results'),
+      settle(this.logPublisher.flush(timeoutMs), 'job output'),
+    ]);
+    if (!logs) this.log.warn('job output not fully shipped; the outbox is replayed at the next start');
     return outbox && memory;
   }
 
@@ -544,6 +615,8 @@ export class Worker {
     if (!flushed) this.log.warn({ unconfirmed: this.leaseExecutionIds().length }, 'results not fully confirmed; the outbox is replayed at the next start');
     this.publisher.stop();
     this.unwritten.stop();
+    this.logs.stop();
+    this.logPublisher.stop();
     if (!flushed) return; // keep the lease until it expires: unconfirmed results are not lost (R14)
     try {
       await removeRegistration(redis, keys, settings.workerId);

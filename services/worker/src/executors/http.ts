@@ -93,7 +93,7 @@ function exchange(
   body: string | undefined,
   limit: number,
   request: ExecutionRequest,
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -105,7 +105,7 @@ function exchange(
       settled = true;
       clearTimeout(timer);
       request.signal.removeEventListener('abort', onCancel);
-      if (error === null) resolve({ status, text: Buffer.concat(chunks).toString('utf8') });
+      if (error === null) resolve({ status, body: chunks.length === 1 ? (chunks[0] ?? Buffer.alloc(0)) : Buffer.concat(chunks) });
       else reject(error);
     };
     const stop = (error: Error): void => {
@@ -158,6 +158,16 @@ function tailOf(text: string, bytes: number): { outputTail: string; outputTrunca
   return { outputTail: buf.subarray(start).toString('utf8'), outputTruncated: true };
 }
 
+const NEWLINE = Buffer.from('\n');
+
+/** The URL as the log shows it: a password in it as `***`. */
+function displayUrl(url: URL): string {
+  if (url.password === '') return url.href;
+  const shown = new URL(url.href);
+  shown.password = '***';
+  return shown.href;
+}
+
 /** Interprets a 2xx JSON answer. */
 function syncResult(status: number, text: string): ExecutionOutcome {
   let parsed: unknown;
@@ -187,81 +197,107 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64, ...(connect ? { connect } : {}) });
   // Parsed URLs and their allowlist verdict, by URL text: most jobs call a few endpoints, and
   // parsing plus matching per request showed in profiles. Bounded; cleared when full.
-  const urls = new Map<string, { url: URL; allowed: boolean }>();
-  const urlOf = (text: string): { url: URL; allowed: boolean } => {
+  const urls = new Map<string, { url: URL; allowed: boolean; requestLine: string }>();
+  const urlOf = (text: string): { url: URL; allowed: boolean; requestLine: string } => {
     let known = urls.get(text);
     if (known === undefined) {
       if (urls.size >= URL_CACHE_SIZE) urls.clear();
       const url = new URL(text);
-      known = { url, allowed: options.allow.allowsHost(url) };
+      known = { url, allowed: options.allow.allowsHost(url), requestLine: ` ${displayUrl(url)}\n` };
       urls.set(text, known);
     }
     return known;
   };
 
+  const attempt = async (request: ExecutionRequest): Promise<ExecutionOutcome> => {
+    const { item } = request;
+    if (item.exec.type !== 'http') throw new Error(`http executor got a ${item.exec.type} exec`);
+    const exec: HttpExec = item.exec;
+    const { url, allowed, requestLine } = urlOf(exec.url);
+    if (!allowed) {
+      return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in AX_HTTP_EXECUTOR_ALLOW` };
+    }
+    if (keyring === undefined) {
+      return { outcome: 'FAILED', exitCode: null, error: 'AX_EXECUTOR_SECRET is not set on the worker: http jobs cannot be signed' };
+    }
+    const headers: Record<string, string> = {};
+    let mask: SecretMask = NO_SECRETS;
+    try {
+      // No secretRef, no filesystem access (and no await).
+      let values = (exec.headers ?? {}) as Record<string, string>;
+      if (hasSecretRef(exec.headers)) {
+        const resolved = await resolveSecretables(exec.headers ?? {}, { dir: options.secretsDir, team: item.team });
+        values = resolved.values;
+        mask = secretMask(resolved.secrets);
+      }
+      for (const [name, value] of Object.entries(values)) headers[name.toLowerCase()] = value;
+    } catch (error) {
+      return { outcome: 'FAILED', exitCode: null, error: error instanceof SecretMissingError ? error.message : String(error) };
+    }
+    const output = request.output;
+    output?.useMask(mask);
+    output?.write('stdout', `${exec.method}${requestLine}`);
+    const body = exec.method === 'GET' ? '' : httpExecutionBody(request);
+    const nowMs = Date.now();
+    const signed = { timestamp: String(nowMs), method: exec.method, path: `${url.pathname}${url.search}`, body };
+    Object.assign(headers, {
+      'content-type': 'application/json',
+      'x-ax-team': item.team,
+      'x-ax-key-version': String(item.keyVersion),
+      'x-ax-timestamp': signed.timestamp,
+      'x-ax-signature': signV2(keyring.keyOf(item.team, item.keyVersion), signed),
+      'x-ax-worker': options.workerId,
+      'idempotency-key': item.idempotencyKey,
+    });
+    // A rotation's grace: a service still holding only the previous key keeps verifying.
+    if (item.previousKeyValidUntil !== undefined && item.keyVersion > 1 && Date.parse(item.previousKeyValidUntil) > nowMs) {
+      headers['x-ax-previous-signature'] = signV2(keyring.keyOf(item.team, item.keyVersion - 1), signed);
+    }
+    let answer: { status: number; body: Buffer };
+    try {
+      answer = await exchange(agent, url, exec.method, headers, exec.method === 'GET' ? undefined : body, limit, request);
+    } catch (error) {
+      if (error instanceof DeadlineError) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
+      if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
+      if (error instanceof HostRefusedError) return { outcome: 'FAILED', exitCode: null, error: error.message };
+      const message = error instanceof Error ? error.message : String(error);
+      const code = (error as { code?: unknown }).code;
+      return { outcome: 'FAILED', exitCode: null, error: mask.text(`request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}`) };
+    }
+    const { status } = answer;
+    const text = answer.body.toString('utf8');
+    if (output !== undefined) {
+      const { body } = answer;
+      const parts = [Buffer.from(`HTTP ${status}\n`, 'latin1'), body];
+      if (body.length > 0 && body[body.length - 1] !== 0x0a) parts.push(NEWLINE);
+      output.write('stdout', Buffer.concat(parts));
+    }
+    // The whole body is masked before the cut, so no value is split by it.
+    const tail = tailOf(mask.text(text), options.outputTailBytes);
+    if (status === 202) return { outcome: 'SUCCESS', exitCode: 202, async: true, ...tail };
+    if (status >= 200 && status < 300) return { ...maskOutcome(mask, syncResult(status, text)), ...tail };
+    if (status >= 300 && status < 400) {
+      return { outcome: 'FAILED', exitCode: status, error: `answered ${status} (redirects are not followed)`, ...tail };
+    }
+    return { outcome: 'FAILED', exitCode: status, error: `answered HTTP ${status}`, ...tail };
+  };
+
+  /**
+   * One attempt. Its log (stdout): the request line (method and URL, a password in it shown as
+   * `***`, resolved secrets masked by the log), the status line and the answer's body (at most
+   * `responseLimitBytes`, 1 MiB); a failure's error goes to stderr.
+   */
+  const run = (request: ExecutionRequest): Promise<ExecutionOutcome> => {
+    const output = request.output;
+    if (output === undefined) return attempt(request);
+    return attempt(request).then((outcome) => {
+      if (outcome.error !== undefined) output.write('stderr', `${outcome.error}\n`);
+      return outcome;
+    });
+  };
+
   return {
-    async run(request: ExecutionRequest): Promise<ExecutionOutcome> {
-      const { item } = request;
-      if (item.exec.type !== 'http') throw new Error(`http executor got a ${item.exec.type} exec`);
-      const exec: HttpExec = item.exec;
-      const { url, allowed } = urlOf(exec.url);
-      if (!allowed) {
-        return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in AX_HTTP_EXECUTOR_ALLOW` };
-      }
-      if (keyring === undefined) {
-        return { outcome: 'FAILED', exitCode: null, error: 'AX_EXECUTOR_SECRET is not set on the worker: http jobs cannot be signed' };
-      }
-      const headers: Record<string, string> = {};
-      let mask: SecretMask = NO_SECRETS;
-      try {
-        // No secretRef, no filesystem access (and no await).
-        let values = (exec.headers ?? {}) as Record<string, string>;
-        if (hasSecretRef(exec.headers)) {
-          const resolved = await resolveSecretables(exec.headers ?? {}, { dir: options.secretsDir, team: item.team });
-          values = resolved.values;
-          mask = secretMask(resolved.secrets);
-        }
-        for (const [name, value] of Object.entries(values)) headers[name.toLowerCase()] = value;
-      } catch (error) {
-        return { outcome: 'FAILED', exitCode: null, error: error instanceof SecretMissingError ? error.message : String(error) };
-      }
-      const body = exec.method === 'GET' ? '' : httpExecutionBody(request);
-      const nowMs = Date.now();
-      const signed = { timestamp: String(nowMs), method: exec.method, path: `${url.pathname}${url.search}`, body };
-      Object.assign(headers, {
-        'content-type': 'application/json',
-        'x-ax-team': item.team,
-        'x-ax-key-version': String(item.keyVersion),
-        'x-ax-timestamp': signed.timestamp,
-        'x-ax-signature': signV2(keyring.keyOf(item.team, item.keyVersion), signed),
-        'x-ax-worker': options.workerId,
-        'idempotency-key': item.idempotencyKey,
-      });
-      // A rotation's grace: a service still holding only the previous key keeps verifying.
-      if (item.previousKeyValidUntil !== undefined && item.keyVersion > 1 && Date.parse(item.previousKeyValidUntil) > nowMs) {
-        headers['x-ax-previous-signature'] = signV2(keyring.keyOf(item.team, item.keyVersion - 1), signed);
-      }
-      let answer: { status: number; text: string };
-      try {
-        answer = await exchange(agent, url, exec.method, headers, exec.method === 'GET' ? undefined : body, limit, request);
-      } catch (error) {
-        if (error instanceof DeadlineError) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
-        if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
-        if (error instanceof HostRefusedError) return { outcome: 'FAILED', exitCode: null, error: error.message };
-        const message = error instanceof Error ? error.message : String(error);
-        const code = (error as { code?: unknown }).code;
-        return { outcome: 'FAILED', exitCode: null, error: mask.text(`request to ${url.host} failed: ${typeof code === 'string' ? `${code} ` : ''}${message}`) };
-      }
-      const { status, text } = answer;
-      // The whole body is masked before the cut, so no value is split by it.
-      const tail = tailOf(mask.text(text), options.outputTailBytes);
-      if (status === 202) return { outcome: 'SUCCESS', exitCode: 202, async: true, ...tail };
-      if (status >= 200 && status < 300) return { ...maskOutcome(mask, syncResult(status, text)), ...tail };
-      if (status >= 300 && status < 400) {
-        return { outcome: 'FAILED', exitCode: status, error: `answered ${status} (redirects are not followed)`, ...tail };
-      }
-      return { outcome: 'FAILED', exitCode: status, error: `answered HTTP ${status}`, ...tail };
-    },
+    run,
     async close(): Promise<void> {
       await agent.close();
     },

@@ -27,6 +27,12 @@ export const MIN_MASKED_LENGTH = 4;
 export interface SecretMask {
   /** True when there is nothing to mask (no secretRef in the run). */
   readonly empty: boolean;
+  /**
+   * What is looked for, longest first: the values, their lines and their JSON-escaped forms
+   * (at least `MIN_MASKED_LENGTH` characters each). The log shipper masks bytes with them
+   * (`logs/stream-mask.ts`).
+   */
+  readonly patterns: readonly string[];
   /** `text` with every occurrence of every value replaced by `***`. */
   text(text: string): string;
   /** `text()`, plus a leading piece of a value when `cut` (the tail's start was dropped). */
@@ -60,6 +66,7 @@ function leadingPieceLength(text: string, pattern: string): number {
 
 const EMPTY: SecretMask = {
   empty: true,
+  patterns: [],
   text: (text) => text,
   tail: (text) => text,
   deep: (value) => value,
@@ -86,6 +93,7 @@ export function secretMask(values: Iterable<string>): SecretMask {
   };
   return {
     empty: false,
+    patterns,
     text,
     tail(input: string, cut: boolean): string {
       const masked = text(input);

@@ -92,6 +92,7 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
           mask = secretMask(resolved.secrets);
         }
         env = jobEnv(item, taskEnv, source);
+        request.output?.useMask(mask);
       } catch (error) {
         const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;
         return { outcome: 'FAILED', exitCode: null, error: message };
@@ -138,8 +139,16 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
           },
           Math.max(0, request.deadlineMs - started),
         );
-        child.stdout.on('data', (chunk: Buffer) => tail.push(chunk));
-        child.stderr.on('data', (chunk: Buffer) => tail.push(chunk));
+        // The tail mixes both streams (the result's quick view); the log keeps them apart.
+        const output = request.output;
+        child.stdout.on('data', (chunk: Buffer) => {
+          tail.push(chunk);
+          output?.write('stdout', chunk);
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          tail.push(chunk);
+          output?.write('stderr', chunk);
+        });
         child.stdin.on('error', () => undefined); // EPIPE when the job exits without reading stdin
         child.on('error', (error: NodeJS.ErrnoException) => {
           finish({ outcome: 'FAILED', exitCode: null, error: `cannot start the command: ${error.message}` });

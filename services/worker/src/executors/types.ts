@@ -1,6 +1,19 @@
 /** What every executor (shell, http, plugin) takes and gives back. */
-import type { DispatchItem, ResultOutcome } from '@ax/core';
+import type { DispatchItem, LogStream, ResultOutcome } from '@ax/core';
 import type { StopSignal } from '../stop-switch.js';
+import type { SecretMask } from './secret-mask.js';
+
+/**
+ * Where an executor writes the attempt's output (DESIGN §11 "Job output"): the worker ships it,
+ * stdout and stderr apart, in chunks with their byte offsets (`logs/attempt-log.ts`). Writes
+ * never block and never throw; past `AX_LOG_MAX_BYTES` they are kept only as each stream's tail.
+ */
+export interface OutputSink {
+  /** The secret values the run resolved; called before the first write that could hold one. */
+  useMask(mask: SecretMask): void;
+  /** Bytes the job wrote to `stream` (a string is written as UTF-8). */
+  write(stream: LogStream, data: Buffer | string): void;
+}
 
 /** Why a run was stopped from outside. */
 export type StopReason = 'cancel' | 'shutdown';
@@ -17,6 +30,8 @@ export interface ExecutionRequest {
    * BEFORE the job itself starts (R13): the caller records them in the outbox.
    */
   readonly onSpawn?: (pgid: number, procStart: string) => void;
+  /** The attempt's output goes here as well as into the result's tail; default: the tail only. */
+  readonly output?: OutputSink;
 }
 
 /** How a run ended (the executor-specific part of a result item). */

@@ -31,8 +31,10 @@ export interface PluginContext {
   readonly deadline: string;
   /** Aborted at the deadline or on a cancel. */
   readonly signal: AbortSignal;
-  /** Writes a line to the run's output (kept in the result's output tail). */
+  /** Writes a line to the run's stdout (the attempt's log, and the result's output tail). */
   log(...parts: unknown[]): void;
+  /** Writes a line to the run's stderr (the attempt's log, and the result's output tail). */
+  error(...parts: unknown[]): void;
 }
 
 /** What `run` may return. */
@@ -61,7 +63,7 @@ export interface PluginModule {
 export interface RunnerStart {
   readonly type: 'start';
   readonly file: string;
-  readonly context: Omit<PluginContext, 'signal' | 'log'>;
+  readonly context: Omit<PluginContext, 'signal' | 'log' | 'error'>;
 }
 
 /** Parent → runner: stop (deadline or cancel); the runner aborts `ctx.signal`. */

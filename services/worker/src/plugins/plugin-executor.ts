@@ -110,8 +110,16 @@ export function createPluginExecutor(options: PluginExecutorOptions): Executor {
           },
           Math.max(0, request.deadlineMs - Date.now()),
         );
-        child.stdout?.on('data', (chunk: Buffer) => tail.push(chunk));
-        child.stderr?.on('data', (chunk: Buffer) => tail.push(chunk));
+        // `ctx.log` writes stdout, `ctx.error` stderr (plugin-runner.ts); the log keeps them apart.
+        const output = request.output;
+        child.stdout?.on('data', (chunk: Buffer) => {
+          tail.push(chunk);
+          output?.write('stdout', chunk);
+        });
+        child.stderr?.on('data', (chunk: Buffer) => {
+          tail.push(chunk);
+          output?.write('stderr', chunk);
+        });
         child.on('message', (message: RunnerResult) => {
           if (message.type === 'result') result = message;
         });

@@ -24,6 +24,7 @@ async function runPlugin(start: RunnerStart): Promise<RunnerResult> {
     ...start.context,
     signal: controller.signal,
     log: (...parts: unknown[]) => void process.stdout.write(`${format(...parts)}\n`),
+    error: (...parts: unknown[]) => void process.stderr.write(`${format(...parts)}\n`),
   };
   await mod.init?.(ctx);
   await mod.prepare?.(ctx);

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createBus, type Bus } from '@ax/bus';
-import { encodeMessage, parseMessage, type AckItem, type DispatchItem, type RefusalItem, type ResultItem } from '@ax/core';
+import { encodeMessage, parseMessage, type AckItem, type DispatchItem, type LogItem, type RefusalItem, type ResultItem } from '@ax/core';
 import { redisKeys, silentLogger, type Logger } from '@ax/kit';
 import { createTestAmqp, createTestRedis, testAmqpUrl, type TestAmqp, type TestRedis } from '@ax/testing';
 import { hostAllowList } from '../executors/host-allow.js';
@@ -23,6 +23,8 @@ export interface Collected {
   readonly acks: AckItem[];
   readonly refusals: RefusalItem[];
   readonly results: ResultItem[];
+  /** Items of `log` messages consumed from `<ns>.logs`, in arrival order (duplicates kept). */
+  readonly logs: LogItem[];
 }
 
 /** The stand-in broker of one namespace. */
@@ -48,7 +50,7 @@ export async function startDriver(namespace: string, logger: Logger = silentLogg
   const queue = `${namespace}.test-events`;
   await amqp.channel.assertQueue(queue, { durable: false, autoDelete: false });
   await amqp.channel.bindQueue(queue, bus.topology.eventsExchange, '');
-  const collected: Collected = { acks: [], refusals: [], results: [] };
+  const collected: Collected = { acks: [], refusals: [], results: [], logs: [] };
   await amqp.channel.consume(queue, (msg) => {
     if (msg === null) return;
     const parsed = parseMessage(msg.content);
@@ -58,6 +60,13 @@ export async function startDriver(namespace: string, logger: Logger = silentLogg
       else if (m.kind === 'refusal') collected.refusals.push(...m.items);
       else if (m.kind === 'result') collected.results.push(...m.items);
     }
+    amqp.channel.ack(msg);
+  });
+  // Job output, as the brokers' consumer sees it (a message that does not parse is kept out).
+  await amqp.channel.consume(bus.topology.logsQueue, (msg) => {
+    if (msg === null) return;
+    const parsed = parseMessage(msg.content);
+    if (parsed.ok && parsed.message.kind === 'log') collected.logs.push(...parsed.message.items);
     amqp.channel.ack(msg);
   });
   const t = bus.topology;
