@@ -20,6 +20,7 @@ import type { TestDatabase } from '../../testing/src/database.js';
 // eslint-disable-next-line import-x/no-relative-packages
 import { findFreePort } from '../../testing/src/mariadb-server.js';
 import { loadMigrations } from './migrate.js';
+import { SCHEMA_VERSION_MAX, SCHEMA_VERSION_MIN } from './schema-version.js';
 import { createPool } from './pool.js';
 import { showCreateTables } from './queries/schema.js';
 import { withDatabase } from './url.js';
@@ -115,12 +116,11 @@ describe('cli migrate from two processes at once', () => {
     expect(a, a.stderr).toMatchObject({ code: 0, stderr: '' });
     expect(b, b.stderr).toMatchObject({ code: 0, stderr: '' });
     const lines = `${a.stdout}${b.stdout}`.split('\n').filter((l) => l !== '');
-    expect(lines.filter((l) => l.startsWith('applied ')).map((l) => l.replace(/ \(\d+ ms\)$/, ''))).toEqual([
-      'applied 0001_init',
-      'applied 0002_lean_instance_indexes',
-      'applied 0003_teams',
-    ]);
-    expect(lines).toContain(`database ${name} is up to date at schema version 3`);
+    const files = await loadMigrations();
+    expect(lines.filter((l) => l.startsWith('applied ')).map((l) => l.replace(/ \(\d+ ms\)$/, ''))).toEqual(
+      files.map((f) => `applied ${f.fileName.replace(/\.sql$/, '')}`),
+    );
+    expect(lines).toContain(`database ${name} is up to date at schema version ${SCHEMA_VERSION_MAX}`);
     expect(lines.filter((l) => l === `created database ${name}`)).toHaveLength(1);
 
     const pool = createPool(url, { connectionLimit: 1 });
@@ -136,10 +136,10 @@ describe('cli migrate from two processes at once', () => {
   it('status reports the applied migration and exits 0', async () => {
     const run = await runCli(['status'], url);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain('schema version 3 (this build supports 1–3)');
-    expect(run.stdout).toMatch(/^applied 0001_init at \d{4}-\d\d-\d\dT[\d:.]+Z/m);
-    expect(run.stdout).toMatch(/^applied 0002_lean_instance_indexes at \d{4}-\d\d-\d\dT[\d:.]+Z/m);
-    expect(run.stdout).toMatch(/^applied 0003_teams at \d{4}-\d\d-\d\dT[\d:.]+Z/m);
+    expect(run.stdout).toContain(`schema version ${SCHEMA_VERSION_MAX} (this build supports ${SCHEMA_VERSION_MIN}–${SCHEMA_VERSION_MAX})`);
+    for (const f of await loadMigrations()) {
+      expect(run.stdout).toMatch(new RegExp(`^applied ${f.fileName.replace(/\.sql$/, '')} at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z`, 'm'));
+    }
     expect(run.stdout).not.toContain('pending');
   });
 });
@@ -173,10 +173,8 @@ describe('cli errors', () => {
     try {
       const run = await runCli(['status'], db.url);
       expect(run.code, run.stderr).toBe(1);
-      expect(run.stdout).toContain('schema version none (this build supports 1–3): outside the supported range');
-      expect(run.stdout).toContain('pending 0001_init.sql');
-      expect(run.stdout).toContain('pending 0002_lean_instance_indexes.sql');
-      expect(run.stdout).toContain('pending 0003_teams.sql');
+      expect(run.stdout).toContain(`schema version none (this build supports ${SCHEMA_VERSION_MIN}–${SCHEMA_VERSION_MAX}): outside the supported range`);
+      for (const f of await loadMigrations()) expect(run.stdout).toContain(`pending ${f.fileName}`);
     } finally {
       await db.drop();
     }

@@ -129,13 +129,31 @@ export {
   recordExecutionOutcome,
 } from './queries/results.js';
 export type { ExecutionOutcome, ExecutionWithInstance } from './queries/results.js';
-export { extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue, scanRunningOfWorkers, nextRetryDueInMs } from './queries/timers.js';
-export type { LongRunning, TimedInstance } from './queries/timers.js';
+export { extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue, scanRunningOfWorkers, scanSlaMissed, nextRetryDueInMs } from './queries/timers.js';
+export type { LongRunning, SlaMiss, SlaMissed, TimedInstance } from './queries/timers.js';
 export { waitingPastDependencyTimeout } from './queries/dependency-timeouts.js';
 export type { TimedOutWaiting } from './queries/dependency-timeouts.js';
-export { lockEndedInstances } from './queries/retention.js';
-export type { EndedInstance } from './queries/retention.js';
+export { LOG_PURGE_BATCH_ROWS, lockEndedInstances, purgeLogsOfInstances } from './queries/retention.js';
+export type { EndedInstance, LogPurgeOutcome } from './queries/retention.js';
+export { LOG_PAGE_MAX_BYTES, appendLogItems, logSizesOfExecutions, logViewState, readLogEnd, readLogLayout, readLogPage } from './queries/logs.js';
+export type { AppendOutcome, LogEnd, LogLayout, LogPage, LogView, LogViewState, NewLogChunk, ReadLogPageOptions } from './queries/logs.js';
+export { assemblePage, contiguousEnd, mergeSpans, storedBytes, streamComplete } from './queries/log-spans.js';
+export type { AssembledPage, LogPiece, LogRun, LogSpan } from './queries/log-spans.js';
 export { listUndeliveredAlerts, markAlertDelivered } from './queries/alerts-delivery.js';
+export { PAUSED_BY_FAILURES, pauseTaskAfterFailures } from './queries/task-pause.js';
+export { earliestWaitingSlots } from './queries/block-queue.js';
+export {
+  CalendarInUseError,
+  deleteCalendar,
+  getCalendar,
+  getCalendars,
+  listCalendars,
+  putCalendar,
+  recordCalendarSkips,
+  tasksUsingCalendar,
+} from './queries/calendars.js';
+export type { CalendarRecord, CalendarSkip } from './queries/calendars.js';
+export type { PausedTask } from './queries/task-pause.js';
 export type { PendingAlert } from './queries/alerts-delivery.js';
 
 // Admin API queries (tokens, audit, edges, instances, reruns, claims, stats, dead letters, flags).

@@ -56,17 +56,19 @@ describe('the shipped migrations', () => {
 
   it('apply to an empty database once; a second run applies nothing and changes nothing', async () => {
     const first = await migrate(db.pool);
-    expect(first.applied.map((m) => m.fileName)).toEqual(['0001_init.sql', '0002_lean_instance_indexes.sql', '0003_teams.sql']);
-    expect(first.version).toBe(3);
+    const shipped = (await loadMigrations()).map((m) => m.fileName);
+    expect(shipped.slice(0, 3)).toEqual(['0001_init.sql', '0002_lean_instance_indexes.sql', '0003_teams.sql']);
+    expect(first.applied.map((m) => m.fileName)).toEqual(shipped);
+    expect(first.version).toBe(SCHEMA_VERSION_MAX);
     const rowsAfterFirst = await migrationRows(db.pool);
     const schemaAfterFirst = await schemaSnapshot(db.pool);
 
     const second = await migrate(db.pool);
     expect(second.applied).toEqual([]);
-    expect(second.version).toBe(3);
+    expect(second.version).toBe(SCHEMA_VERSION_MAX);
     expect(await migrationRows(db.pool)).toEqual(rowsAfterFirst);
     expect(await schemaSnapshot(db.pool)).toEqual(schemaAfterFirst);
-    expect(rowsAfterFirst).toHaveLength(3);
+    expect(rowsAfterFirst).toHaveLength(shipped.length);
   });
 
   it('create every table of DESIGN §2/§10 with the guard indexes', async () => {
@@ -75,14 +77,18 @@ describe('the shipped migrations', () => {
       'alert_log',
       'api_token',
       'audit_log',
+      'calendar',
       'dag_lock',
       'dead_letter',
       'event_log',
       'execution_claim',
+      'job_log_chunk',
+      'job_log_end',
       'rerun_batch',
       'schema_migrations',
       'system_flag',
       'task',
+      'task_calendar_skip',
       'task_daily_stats',
       'task_edge',
       'task_execution',
@@ -94,6 +100,9 @@ describe('the shipped migrations', () => {
     expect(snapshot['task_instance']).toMatch(/KEY `idx_instance_claim` \(`state`,`priority` DESC,`due_at`\)/);
     expect(snapshot['task_execution']).toContain('UNIQUE KEY `uk_execution_id` (`execution_id`)');
     expect(snapshot['execution_claim']).toContain('PRIMARY KEY (`instance_id`,`run_no`,`shard_index`)');
+    expect(snapshot['job_log_chunk']).toContain('PRIMARY KEY (`execution_id`,`stream`,`byte_offset`)');
+    expect(snapshot['task_instance']).toContain('KEY `idx_instance_task_ended` (`task_id`,`ended_at`)');
+    expect(snapshot['task_calendar_skip']).toContain('PRIMARY KEY (`task_id`,`expected_time`)');
     expect(snapshot['#seed']).toContain('dispatch_paused');
   });
 
@@ -201,23 +210,23 @@ describe('assertSchemaSupported (R22)', () => {
 
   it('refuses a database without schema, accepts the supported version, refuses one outside the range', async () => {
     await expect(assertSchemaSupported(db.pool)).rejects.toThrow(
-      'database has no ax schema (no applied migrations); this build supports versions 1–3; run `pnpm migrate`',
+      `database has no ax schema (no applied migrations); this build supports versions 1–${SCHEMA_VERSION_MAX}; run \`pnpm migrate\``,
     );
     await migrate(db.pool);
-    await expect(assertSchemaSupported(db.pool)).resolves.toBe(3);
+    await expect(assertSchemaSupported(db.pool)).resolves.toBe(SCHEMA_VERSION_MAX);
 
     await db.pool.query(
-      "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (7, 'future', REPEAT('0', 64), NOW(3))",
+      "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (70, 'future', REPEAT('0', 64), NOW(3))",
     );
     const refused = assertSchemaSupported(db.pool);
     await expect(refused).rejects.toBeInstanceOf(SchemaVersionError);
     await expect(refused).rejects.toThrow(
-      'database schema version 7 is outside the range 1–3 this build supports; run `pnpm migrate` or upgrade',
+      `database schema version 70 is outside the range 1–${SCHEMA_VERSION_MAX} this build supports; run \`pnpm migrate\` or upgrade`,
     );
-    await expect(refused).rejects.toMatchObject({ version: 7 });
+    await expect(refused).rejects.toMatchObject({ version: 70 });
     // A newer build's migration does not make this build's migrate fail (expand-then-contract).
-    await expect(migrate(db.pool)).resolves.toMatchObject({ applied: [], version: 7 });
-    await db.pool.query('DELETE FROM schema_migrations WHERE version = 7');
-    expect(await readSchemaVersion(db.pool)).toBe(3);
+    await expect(migrate(db.pool)).resolves.toMatchObject({ applied: [], version: 70 });
+    await db.pool.query('DELETE FROM schema_migrations WHERE version = 70');
+    expect(await readSchemaVersion(db.pool)).toBe(SCHEMA_VERSION_MAX);
   });
 });

@@ -10,7 +10,7 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 /** Oldest schema version this build works with. */
 export const SCHEMA_VERSION_MIN = 1;
 /** Newest schema version this build works with (= its highest migration). */
-export const SCHEMA_VERSION_MAX = 3;
+export const SCHEMA_VERSION_MAX = 5;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

@@ -13,9 +13,11 @@ import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationF
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
 import { adminRoutes } from './routes/admin.js';
+import { calendarRoutes } from './routes/calendars.js';
 import { edgeRoutes } from './routes/edges.js';
 import { executionRoutes } from './routes/executions.js';
 import { instanceRoutes } from './routes/instances.js';
+import { logRoutes } from './routes/logs.js';
 import { opsRoutes } from './routes/ops.js';
 import { rerunRoutes } from './routes/reruns.js';
 import { sessionRoutes } from './routes/session.js';
@@ -28,6 +30,7 @@ import type { AppDeps } from './deps.js';
 /** Every API route (without the system routes). */
 export const API_ROUTES: readonly RouteSpec[] = [
   ...taskRoutes,
+  ...calendarRoutes,
   ...edgeRoutes,
   ...instanceRoutes,
   ...rerunRoutes,
@@ -37,6 +40,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...adminRoutes,
   ...teamRoutes,
   ...executionRoutes,
+  ...logRoutes,
 ];
 
 const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml']);
@@ -177,6 +181,7 @@ function cors(origins: readonly string[]): RequestHandler {
       res.setHeader('vary', 'Origin');
       res.setHeader('access-control-allow-headers', 'authorization, content-type, idempotency-key');
       res.setHeader('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE');
+      res.setHeader('access-control-expose-headers', 'x-ax-log-size, x-ax-log-complete, x-ax-log-truncated, x-ax-log-offset, x-ax-log-next-offset, x-ax-execution-id');
       res.setHeader('access-control-max-age', '600');
       if (req.method === 'OPTIONS') {
         res.status(204).end();

@@ -3,6 +3,7 @@ import type { Bus } from '@ax/bus';
 import type { Logger, Metrics, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool } from '@ax/store';
 import type { TrustedProxies } from './client-address.js';
+import type { LogStreamTimings } from './log-stream.js';
 import type { ApiMetrics } from './metrics.js';
 
 /** The part of `@ax/bus` the admin API uses. */
@@ -40,6 +41,8 @@ export interface AppDeps {
    * paths answer 503); omitted = no console at all (unknown paths are JSON 404s). main.ts sets it.
    */
   readonly consoleDir?: string | null;
+  /** Poll, heartbeat and give-up timings of log streams (SSE); default `DEFAULT_LOG_STREAM_TIMINGS` (400 ms, 15 s, 60 s). */
+  readonly logStream?: LogStreamTimings;
   /** Milliseconds now (default `Date.now`). */
   readonly now: () => number;
 }

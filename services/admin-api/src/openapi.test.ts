@@ -45,6 +45,10 @@ const CONTRACT: Array<[string, string, string]> = [
   ['post', '/api/v1/teams', 'admin'],
   ['patch', '/api/v1/teams/{name}', 'admin'],
   ['delete', '/api/v1/teams/{name}', 'admin'],
+  ['get', '/api/v1/calendars', 'viewer'],
+  ['get', '/api/v1/calendars/{name}', 'viewer'],
+  ['put', '/api/v1/calendars/{name}', 'operator'],
+  ['delete', '/api/v1/calendars/{name}', 'admin'],
 ];
 
 type Op = { 'x-ax-access': string; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: Array<{ name: string; in: string }> };
@@ -90,5 +94,26 @@ describe('OpenAPI document', () => {
     expect(Object.keys(response('post', '/api/v1/tokens', '201').properties ?? {})).toContain('teams');
     expect(Object.keys((document['paths'] as Record<string, Record<string, { responses: Record<string, unknown> }>>)['/api/v1/tokens']?.['post']?.responses ?? {})).toContain('409');
     expect(Object.keys(response('post', '/api/v1/teams', '201').properties ?? {})).toEqual(expect.arrayContaining(['name', 'maxRunning', 'keyVersion']));
+  });
+
+  it('documents the scheduling fields of issue #22 from the same zod schema that validates them', () => {
+    type Schema = { properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; type?: string; maximum?: number; minimum?: number; default?: unknown };
+    const create = op('post', '/api/v1/tasks')?.requestBody?.content['application/json']?.schema as Schema;
+    const replace = op('put', '/api/v1/tasks/{name}')?.requestBody?.content['application/json']?.schema as Schema;
+    for (const body of [create, replace]) {
+      expect(Object.keys(body.properties ?? {})).toEqual(expect.arrayContaining(['calendar', 'jitterSeconds', 'pauseAfterFailures', 'sla', 'block']));
+      expect(body.required).not.toContain('sla');
+    }
+    expect(create.properties?.['jitterSeconds']).toMatchObject({ type: 'integer', minimum: 0, maximum: 3600, default: 0 });
+    const sla = JSON.stringify(create.properties?.['sla']);
+    expect(sla).toContain('startWithinSeconds');
+    expect(sla).toContain('finishWithinSeconds');
+    const resource = (document['paths'] as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>)['/api/v1/tasks/{name}']?.['get']
+      ?.responses['200']?.content?.['application/json']?.schema;
+    expect(Object.keys(resource?.properties ?? {})).toEqual(expect.arrayContaining(['calendar', 'jitterSeconds', 'pauseAfterFailures', 'sla', 'pausedReason', 'calendarSkippedCount']));
+    expect(JSON.stringify(create.properties?.['block'])).toContain('"queue"');
+    const calendarBody = op('put', '/api/v1/calendars/{name}')?.requestBody?.content['application/json']?.schema as Schema;
+    expect(Object.keys(calendarBody.properties ?? {})).toEqual(['team', 'timezone', 'dates']);
+    expect(calendarBody.required).toEqual(['dates']);
   });
 });

@@ -55,9 +55,10 @@ function operation(route: RouteSpec): Json {
       responses[status] = errorResponse(spec.description);
       continue;
     }
+    const headers = spec.headers === undefined ? {} : { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) };
     responses[status] = spec.schema === undefined
-      ? { description: spec.description }
-      : { description: spec.description, content: { [spec.contentType ?? 'application/json']: { schema: jsonSchema(spec.schema, 'output') } } };
+      ? { description: spec.description, ...headers }
+      : { description: spec.description, ...headers, content: { [spec.contentType ?? 'application/json']: { schema: jsonSchema(spec.schema, 'output') } } };
   }
   const add = (code: number): void => {
     if (responses[String(code)] === undefined) responses[String(code)] = errorResponse(STANDARD_ERRORS[code] ?? 'error');

@@ -16,6 +16,8 @@ export function taskResource(task: TaskRecord, opts: { redact: boolean }): Recor
     lastFireTime: iso(task.lastFireTime),
     skippedCount: task.skippedCount,
     coalescedCount: task.coalescedCount,
+    pausedReason: task.pausedReason,
+    calendarSkippedCount: task.calendarSkippedCount,
   };
   return opts.redact ? redactTaskSecrets(resource) : resource;
 }

@@ -39,6 +39,8 @@ export interface ResponseSpec {
   readonly schema?: z.ZodType;
   /** Content type of the schema; default `application/json`. */
   readonly contentType?: string;
+  /** Response headers documented (name → description). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** What a handler sees. */

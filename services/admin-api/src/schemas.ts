@@ -46,6 +46,8 @@ export const taskResourceSchema = z.object({
   lastFireTime: z.string().nullable(),
   skippedCount: z.int().describe('extension: slots dropped by the misfire policy'),
   coalescedCount: z.int().describe('extension: slots folded into a waiting instance'),
+  calendarSkippedCount: z.int().describe("extension: fires not created because the task's calendar listed their date"),
+  pausedReason: z.enum(['FAILURES']).nullable().describe('"FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise'),
 });
 
 /** The task body of PUT: the definition plus the current `version`. */

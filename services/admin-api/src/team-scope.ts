@@ -6,7 +6,7 @@
  * only a token of every team may do (teams, global pause, dead letters, tokens of other teams)
  * answers 403 `FORBIDDEN`: those are not objects of one team.
  */
-import { getInstance, getTask, type InstanceRecord, type Queryable, type TaskRecord } from '@ax/store';
+import { getExecution, getInstance, getTask, type ExecutionRecord, type InstanceRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Principal } from './auth.js';
 import { ApiError, notFound } from './errors.js';
 
@@ -67,4 +67,15 @@ export function uncoveredTeams(principal: Principal | null, teams: Iterable<stri
   const out = new Set<string>();
   for (const team of teams) if (!coversTeam(principal, team)) out.add(team ?? '(deleted task)');
   return [...out].sort();
+}
+
+/**
+ * The execution if it exists and the caller covers its instance's task's team; 404 otherwise
+ * (an execution whose instance is gone is visible to `*` tokens only, like such an instance).
+ */
+export async function mustSeeExecution(db: Queryable, principal: Principal | null, executionId: string): Promise<{ execution: ExecutionRecord; instance: InstanceRecord | null }> {
+  const execution = await getExecution(db, executionId);
+  const instance = execution === null ? null : await getInstance(db, execution.instanceId);
+  if (execution === null || !coversTeam(principal, instance?.team ?? null)) throw notFound(`execution ${JSON.stringify(executionId)}`);
+  return { execution, instance };
 }

@@ -21,6 +21,7 @@ export function genericAlertBody(alert: PendingAlert): Record<string, unknown> {
     ...(alert.taskName !== null ? { taskName: alert.taskName } : {}),
     ...(alert.instanceId !== null ? { instanceId: alert.instanceId } : {}),
     ...(alert.workerId !== null ? { workerId: alert.workerId } : {}),
+    ...(alert.reason != null ? { reason: alert.reason } : {}),
     message: alert.message,
     at: alert.at.toISOString(),
   };

@@ -1,11 +1,13 @@
 /**
  * A failed attempt (DESIGN §4): with attempts left → RETRY_WAIT with `due_at` = now + backoff
- * with jitter (on the database clock); otherwise FAILED and a FINAL_FAILURE alert. Shared by
+ * with jitter (on the database clock); otherwise FAILED and a FINAL_FAILURE alert (and the
+ * task's `pauseAfterFailures` check, pause-on-failures.ts). Shared by
  * results, lease expiry (LOST_WORKER) and async attempt deadlines.
  */
 import { retryDelayMs, type EventType, type InstanceState, type Reason } from '@ax/core';
 import { NOW, nowPlusMs, raiseAlert, transitionInstance, type NewEvent, type Queryable } from '@ax/store';
 import type { BrokerContext } from './context.js';
+import { pauseOnFinalFailure } from './pause-on-failures.js';
 import { wakeDelayMs } from './retry-wakeups.js';
 
 /** The instance an attempt failed on. */
@@ -87,5 +89,6 @@ export async function failAttempt(
     workerId: inst.workerId,
     message: `${inst.taskName} instance ${inst.instanceId} failed for good after attempt ${inst.attempt}/${inst.maxAttempts} (${failure.reason}): ${failure.message}`.slice(0, 2_000),
   });
+  await pauseOnFinalFailure(ctx, conn, inst.instanceId);
   return 'final';
 }

@@ -14,6 +14,7 @@ import {
   NOW,
   loadTasksById,
   markExecutionAcked,
+  pauseTaskAfterFailures,
   raiseAlert,
   setExecutionState,
   transitionInstance,
@@ -200,6 +201,8 @@ export async function failBroadcast(
     taskName: inst.taskName,
     message: `${inst.taskName} instance ${inst.instanceId} (broadcast) failed (${reason}): ${message}`.slice(0, 2_000),
   });
+  // pauseAfterFailures (#22); schedulers learn of a pause through the version guard (R3).
+  await pauseTaskAfterFailures(conn, inst.instanceId);
   return true;
 }
 

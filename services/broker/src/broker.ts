@@ -15,6 +15,7 @@ import { DEFINITIONS_WARM_MS, warmDefinitionsOnce } from './definitions-warm.js'
 import { dispatchOnce, handleReturned } from './dispatch.js';
 import { LinkMonitor } from './links.js';
 import { LEGACY_EVENTS_POLL_MS, LegacyEventsQueue } from './legacy-events.js';
+import { LOGS_PREFETCH, createLogChunkHandler } from './log-chunks.js';
 import { isLockConflict } from './lock-conflict.js';
 import { createBrokerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -124,6 +125,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       const legacyEvents = new LegacyEventsQueue(bus, eventsHandler, config.eventsPrefetch, logger);
       consumers.push({ cancel: () => legacyEvents.stopConsuming() });
       consumers.push(await bus.consume(bus.topology.deadQueue, createDeadLetterHandler(context), { prefetch: 10 }));
+      consumers.push(await bus.consume(bus.topology.logsQueue, createLogChunkHandler(context, deps.metrics), { prefetch: LOGS_PREFETCH }));
 
       subscriber = redis.duplicate();
       subscriber.on('error', (error: Error) => logger.warn({ err: error }, 'redis subscriber error'));

@@ -16,6 +16,7 @@ import {
   freeSlots,
   slotCapFor,
   idempotencyKeyOf,
+  isQueueBlock,
   parseMessage,
   routeInstance,
   teamsAtLimit,
@@ -31,6 +32,7 @@ import {
   anyDuePending,
   appendEvents,
   claimDuePending,
+  earliestWaitingSlots,
   insertExecutions,
   isDispatchPaused,
   loadTasksById,
@@ -145,6 +147,8 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       for (const run of await activeRunsOfTasks(conn, blockNames)) {
         activeByTask.set(run.taskName, [...(activeByTask.get(run.taskName) ?? []), run]);
       }
+      // block {queue: N}: only the earliest waiting slot of the task may start (slot order).
+      const queueHeads = await earliestWaitingSlots(conn, blocking.filter((t) => isQueueBlock(t.definition.block)).map((t) => t.definition.name));
       const batches = await rerunBatchLoads(conn, claimed.flatMap((c) => (c.rerunBatchId === null ? [] : [c.rerunBatchId])));
       const picked = new Set<string>();
       const events: NewEvent[] = [];
@@ -187,6 +191,10 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
           const running = activeByTask.get(def.name) ?? [];
           const busy = running.length > 0 || picked.has(def.name);
           if (def.block === 'serial' && busy) {
+            deferred++;
+            continue;
+          }
+          if (isQueueBlock(def.block) && (busy || instance.expectedTime.getTime() > (queueHeads.get(def.name) ?? Number.POSITIVE_INFINITY))) {
             deferred++;
             continue;
           }

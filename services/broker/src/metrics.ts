@@ -18,6 +18,8 @@ export interface BrokerMetrics {
   readonly invalidMessages: Counter<'kind'>;
   readonly queueDepth: Gauge<'worker'>;
   readonly alertsDelivered: Counter<'outcome'>;
+  /** SLA_MISSED alerts raised by this broker, by the limit missed (`START` | `FINISH`). */
+  readonly slaMissed: Counter<'miss'>;
   readonly timersSuspended: Gauge;
 }
 
@@ -39,6 +41,7 @@ export function createBrokerMetrics(metrics: Metrics): BrokerMetrics {
     invalidMessages: metrics.counter({ name: 'ax_invalid_messages_total', help: 'Event messages that failed validation', labelNames: ['kind'] }),
     queueDepth: metrics.gauge({ name: 'ax_worker_queue_depth', help: 'Ready messages in a worker queue', labelNames: ['worker'] }),
     alertsDelivered: metrics.counter({ name: 'ax_alert_deliveries_total', help: 'Alert webhook deliveries', labelNames: ['outcome'] }),
+    slaMissed: metrics.counter({ name: 'ax_sla_missed_total', help: "Instances past their task's sla (SLA_MISSED alerts raised)", labelNames: ['miss'] }),
     timersSuspended: metrics.gauge({ name: 'ax_broker_expiry_suspended', help: '1 while ACK and lease expiry are suspended (R14)' }),
   };
 }

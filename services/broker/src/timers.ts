@@ -3,7 +3,8 @@
  * UPDATEs: RETRY_WAIT → PENDING; ACK expiry (R8: `ack_deadline + 3 s`) → re-route excluding the
  * silent worker, capped, then FAILED/ACK_TIMEOUT; lease expiry (R14) → extend while the
  * worker's registry entry lists the execution, else LOST_WORKER; and the attempt deadline of
- * async executions (R15). ACK and lease expiry are suspended while this broker's own AMQP or
+ * async executions (R15); alerts found on the same clock: LONG_RUNNING and SLA_MISSED (a task's
+ * `sla`). ACK and lease expiry are suspended while this broker's own AMQP or
  * MySQL link is down and for one lease period after it returns (R14).
  */
 import { toError } from '@ax/kit';
@@ -18,6 +19,7 @@ import {
   scanLongRunning,
   scanRetryDue,
   scanRunningOfWorkers,
+  scanSlaMissed,
   nextRetryDueInMs,
   setExecutionState,
   transitionInstance,
@@ -28,6 +30,7 @@ import {
 import { failAttempt } from './attempts.js';
 import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
+import { pauseOnFinalFailure } from './pause-on-failures.js';
 import { wakeDelayMs } from './retry-wakeups.js';
 import { inTransaction } from './transaction.js';
 
@@ -61,6 +64,7 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   }
   await runShardTimers(ctx, !suspended);
   await longRunning(ctx);
+  await slaMissed(ctx);
   ctx.links.setMysql(true);
   return { retriesDue, ackRerouted: ack.rerouted, ackFailed: ack.failed, leasesExtended: lease.extended, lost: lease.lost, asyncTimedOut: lease.asyncTimedOut, suspended };
 }
@@ -136,6 +140,7 @@ async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed
           workerId: inst.workerId,
           message: `${inst.taskName} instance ${inst.id} failed: no worker ACKed it after ${ctx.config.maxReroutes} re-routes (ACK_TIMEOUT)`,
         });
+        await pauseOnFinalFailure(ctx, conn, inst.id);
         ctx.metrics.ackTimeouts.inc({ outcome: 'failed' });
         failed++;
       }
@@ -282,6 +287,30 @@ async function longRunning(ctx: BrokerContext): Promise<void> {
       await appendEvents(ctx.pool, [
         { instanceId: run.id, type: 'LONG_RUNNING', executionId: run.executionId, workerId: run.workerId, message: `past 80 % of ${run.timeoutSeconds} s` },
       ]);
+    }
+  }
+}
+
+/**
+ * SLA_MISSED: an instance not started / not finished `sla.*WithinSeconds` after its slot gets
+ * one warning and one event (the unique alert key makes it once per instance, whichever broker
+ * finds it; the event follows the alert that won).
+ */
+async function slaMissed(ctx: BrokerContext): Promise<void> {
+  for (const miss of await scanSlaMissed(ctx.pool, SCAN_LIMIT)) {
+    const what = miss.miss === 'START' ? 'started' : 'finished';
+    const message = `${miss.taskName} instance ${miss.id} had not ${what} ${miss.withinSeconds} s after its slot ${miss.expectedTime.toISOString()} (sla.${miss.miss === 'START' ? 'startWithinSeconds' : 'finishWithinSeconds'})`;
+    const raised = await raiseAlert(ctx.pool, {
+      kind: 'SLA_MISSED',
+      severity: 'warning',
+      instanceId: miss.id,
+      taskName: miss.taskName,
+      reason: miss.miss,
+      message,
+    });
+    if (raised) {
+      ctx.metrics.slaMissed.inc({ miss: miss.miss });
+      await appendEvents(ctx.pool, [{ instanceId: miss.id, type: 'SLA_MISSED', message, data: { reason: miss.miss, withinSeconds: miss.withinSeconds } }]);
     }
   }
 }

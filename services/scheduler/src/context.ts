@@ -1,6 +1,6 @@
 /** What the engine's parts share: dependencies, configuration and the in-memory state. */
 import type { Pool } from 'mysql2/promise';
-import { bizDateOf, type Clock } from '@ax/core';
+import { bizDateOf, maxWaitingOf, slotJitterMs, type Clock } from '@ax/core';
 import type { Logger, Redis, RedisKeys } from '@ax/kit';
 import { createSlotInstances, isRetryableMysqlError, slotKey, withTransaction, type SlotOutcome, type SlotToCreate } from '@ax/store';
 import type { SchedulerConfig } from './config.js';
@@ -34,6 +34,8 @@ export interface EngineState {
   readonly precreatedDueMs: Set<number>;
   /** MySQL's clock minus ours, ms, as last measured (clock-skew.ts); 0 until then. */
   dbOffsetMs: number;
+  /** Per `<task>@<version>`: calendar-skipped fires up to here were offered for counting (refill.ts). */
+  readonly calendarSkipsUntil: Map<string, number>;
 }
 
 export interface EngineContext {
@@ -66,7 +68,10 @@ const CHUNK = 500;
 /** Transactions run at once for a large batch of non-serial slots. */
 const PARALLEL_TRANSACTIONS = 2;
 
-/** The slot of `task` at `expectedMs` (R1 fields: biz_date, state, attempts). */
+/**
+ * The slot of `task` at `expectedMs` (R1 fields: biz_date, state, attempts), with `due_at` =
+ * the slot plus the task's stable jitter offset (`jitterSeconds`; the same on every scheduler).
+ */
 export function slotOf(task: CachedTask, expectedMs: number, trigger: 'schedule' | 'dependency' = 'schedule'): SlotToCreate {
   const def = task.definition;
   return {
@@ -74,11 +79,13 @@ export function slotOf(task: CachedTask, expectedMs: number, trigger: 'schedule'
     taskName: task.name,
     version: task.version,
     expectedMs,
+    dueMs: expectedMs + slotJitterMs(task.name, expectedMs, def.jitterSeconds),
     bizDate: bizDateOf(expectedMs, def.schedule.timezone, def.bizDateOffsetDays),
     trigger,
     state: task.parents.length > 0 && trigger === 'schedule' ? 'WAITING' : 'PENDING',
     maxAttempts: def.retry.max + 1,
-    serial: def.block === 'serial',
+    serial: maxWaitingOf(def.block) !== null,
+    maxWaiting: maxWaitingOf(def.block) ?? 1,
   };
 }
 
@@ -115,7 +122,7 @@ export async function createSlots(ctx: EngineContext, slots: readonly SlotToCrea
         ctx.metrics.fireLag.observe(Math.max(0, committedMs - s.expectedMs) / 1000);
         // A slot created ahead of time is announced when it falls due (fire.ts), not now:
         // a broker woken for it would find nothing to claim.
-        if (s.state === 'PENDING' && s.expectedMs <= committedMs) readyCreated += 1;
+        if (s.state === 'PENDING' && (s.dueMs ?? s.expectedMs) <= committedMs) readyCreated += 1;
       } else if (o.kind === 'coalesced') {
         ctx.metrics.coalesced.inc({ cause: 'serial' });
       } else if (o.kind === 'refused') {

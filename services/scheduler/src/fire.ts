@@ -10,15 +10,16 @@ import { createSlots, slotOf } from './context.js';
 import type { WheelEntry } from './time-wheel.js';
 import type { CachedTask } from './task-cache.js';
 import type { SlotToCreate } from '@ax/store';
+import { maxWaitingOf } from '@ax/core';
 
 /**
  * A task whose slots may be created ahead of time (`precreateMs`): no parents (a child's
- * WAITING slot is created at its time) and not `serial` (a pre-created instance would count as
- * "waiting" and coalesce the run before it, R4). The slot is PENDING with `due_at` = its time,
+ * WAITING slot is created at its time) and not `serial` or `{queue: N}` (a pre-created instance
+ * would count as "waiting" and coalesce the run before it, R4). The slot is PENDING with `due_at` = its time,
  * so brokers claim it only then.
  */
 export function precreatable(task: CachedTask): boolean {
-  return task.parents.length === 0 && task.definition.block !== 'serial';
+  return task.parents.length === 0 && maxWaitingOf(task.definition.block) === null;
 }
 
 /**
@@ -92,7 +93,11 @@ export async function fireEntries(ctx: EngineContext, entries: readonly WheelEnt
   const outcomes = await createSlots(ctx, won, 'schedule');
   let created = 0;
   for (const o of outcomes.values()) if (o.kind === 'created') created += 1;
-  for (const s of won) if (s.expectedMs > nowMs) ctx.state.precreatedDueMs.add(s.expectedMs);
+  // Slots not due yet (created ahead of time, or jittered past now) are announced when due.
+  for (const s of won) {
+    const dueMs = s.dueMs ?? s.expectedMs;
+    if (dueMs > nowMs) ctx.state.precreatedDueMs.add(dueMs);
+  }
   return created;
 }
 

@@ -74,7 +74,7 @@ describe('scheduler loops', () => {
     expect(engine.context.state.firingPaused).toBe(false);
   });
 
-  it('retention purges old final instances with their executions and events, keeping daily aggregates', async () => {
+  it('retention purges old final instances with their executions, events and job output, keeping daily aggregates', async () => {
     const now = Date.now();
     const task = await h.task({ name: 'ret', schedule: { type: 'none' } }, now);
     const old = new Date(now - 40 * 86_400_000);
@@ -92,6 +92,17 @@ describe('scheduler loops', () => {
         [res.insertId, state],
       );
     }
+    // Their job output (#19): a chunk of each stream and the end marker of every execution.
+    const [executions] = await h.db.pool.query<RowDataPacket[]>('SELECT execution_id FROM task_execution');
+    for (const e of executions) {
+      for (const [stream, allOffset] of [['stdout', 0], ['stderr', 3]] as const) {
+        await h.db.pool.query(
+          `INSERT INTO job_log_chunk (execution_id, stream, byte_offset, all_offset, byte_len, data) VALUES (?, ?, 0, ?, 3, 'hi\n')`,
+          [e['execution_id'], stream, allOffset],
+        );
+      }
+      await h.db.pool.query('INSERT INTO job_log_end (execution_id, stdout_bytes, stderr_bytes, truncated) VALUES (?, 3, 3, 0)', [e['execution_id']]);
+    }
     // A final instance that ended recently (its slot is old: it is the end that counts) and an
     // old running one stay.
     await h.db.pool.query(
@@ -108,8 +119,8 @@ describe('scheduler loops', () => {
     expect(Number(stats[0]?.['avg_trigger_delay_ms'])).toBe(100);
     expect(Number(stats[0]?.['max_duration_ms'])).toBe(1000);
     const [orphans] = await h.db.pool.query<RowDataPacket[]>(
-      'SELECT (SELECT COUNT(*) FROM event_log) AS e, (SELECT COUNT(*) FROM task_execution) AS x',
+      'SELECT (SELECT COUNT(*) FROM event_log) AS e, (SELECT COUNT(*) FROM task_execution) AS x, (SELECT COUNT(*) FROM job_log_chunk) AS c, (SELECT COUNT(*) FROM job_log_end) AS n',
     );
-    expect([Number(orphans[0]?.['e']), Number(orphans[0]?.['x'])]).toEqual([0, 0]);
+    expect([Number(orphans[0]?.['e']), Number(orphans[0]?.['x']), Number(orphans[0]?.['c']), Number(orphans[0]?.['n'])]).toEqual([0, 0, 0, 0]);
   });
 });

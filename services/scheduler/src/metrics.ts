@@ -16,6 +16,8 @@ export interface SchedulerMetrics {
   readonly coalesced: Counter<'cause'>;
   /** Slots skipped by the misfire policy. */
   readonly skipped: Counter;
+  /** Fires not created because the task's calendar listed their date (counted once over all schedulers). */
+  readonly calendarSkipped: Counter;
   /** Slots refused by the R3 guard (stale or disabled definition). */
   readonly refused: Counter;
   /** Fires on the time wheel. */
@@ -41,6 +43,7 @@ export function createSchedulerMetrics(metrics: Metrics = createMetrics({ servic
     lockContention: metrics.counter({ name: 'ax_scheduler_fire_lock_contention_total', help: 'Fire locks held by another scheduler' }),
     lockErrors: metrics.counter({ name: 'ax_scheduler_fire_lock_errors_total', help: 'Redis errors on the fire lock (counted as won)' }),
     coalesced: metrics.counter({ name: 'ax_scheduler_coalesced_total', help: 'Slots coalesced', labelNames: ['cause'] }),
+    calendarSkipped: metrics.counter({ name: 'ax_scheduler_calendar_skipped_total', help: "Fires skipped by their task's calendar" }),
     skipped: metrics.counter({ name: 'ax_scheduler_skipped_total', help: 'Missed slots skipped by the misfire policy' }),
     refused: metrics.counter({ name: 'ax_scheduler_refused_total', help: 'Slots refused by the definition version guard (R3)' }),
     wheelSize: metrics.gauge({ name: 'ax_scheduler_wheel_size', help: 'Fires held by the time wheel' }),

@@ -12,7 +12,8 @@
  *   decided), and `next_fire_time` is set.
  */
 import type { RowDataPacket } from 'mysql2';
-import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordMisfireDecision, slotKey, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type WatermarkMove } from '@ax/store';
+import { isExcludedByCalendar } from '@ax/core';
+import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordCalendarSkips, recordMisfireDecision, slotKey, type CalendarSkip, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type WatermarkMove } from '@ax/store';
 import { createSlots, slotOf, type EngineContext } from './context.js';
 import { precreatable } from './fire.js';
 import { planMisfire, type MisfirePlan } from './misfire.js';
@@ -80,12 +81,14 @@ export async function reconcile(ctx: EngineContext, nowMs: number): Promise<numb
   const works: TaskWork[] = [];
   const ranges: SlotRange[] = [];
   const moves: WatermarkMove[] = [];
+  const skips: CalendarSkip[] = [];
   for (const r of rows) {
     const task = ctx.cache.get(r.name);
     // A definition the cache does not hold at this version is left to the next reload.
     if (task === undefined || task.version !== Number(r.version) || task.compiled === null) continue;
     const rowW = r.last_fire_time === null ? null : r.last_fire_time.getTime();
     const w = rowW ?? task.createdAtMs - 1;
+    skips.push(...calendarSkipsOf(ctx, task, w, nowMs));
     const next = task.compiled.nextAfter(w);
     if (next === null || next > nowMs) {
       // Nothing due: keep next_fire_time (shown by the admin API) current.
@@ -95,6 +98,7 @@ export async function reconcile(ctx: EngineContext, nowMs: number): Promise<numb
     works.push({ task, rowW, w, missed: [], missedTotal: 0, plan: null, holes: [] });
     ranges.push({ taskName: task.name, afterMs: w, untilMs: nowMs });
   }
+  await countCalendarSkips(ctx, skips);
   if (works.length === 0) {
     await advanceWatermarks(ctx.pool, moves);
     return 0;
@@ -209,6 +213,41 @@ export async function reconcile(ctx: EngineContext, nowMs: number): Promise<numb
   await advanceWatermarks(ctx.pool, moves);
   await appendEvents(ctx.pool, events);
   return created;
+}
+
+/** Most skipped fires of one task looked at per pass. */
+const MAX_SKIPS_PER_TASK = 1_000;
+
+/**
+ * The fires of `task`'s own schedule in `(watermark, now]` that its calendar suppressed and
+ * this scheduler has not recorded yet (the watermark only moves over fires, so a skipped fire
+ * stays in that range until the next real one; `calendarSkipsUntil` keeps it from being
+ * offered again at every pass).
+ */
+function calendarSkipsOf(ctx: EngineContext, task: CachedTask, watermarkMs: number, nowMs: number): CalendarSkip[] {
+  const { calendar, raw } = task;
+  if (calendar === null || raw === null) return [];
+  const key = `${task.name}@${task.version}`;
+  const from = Math.max(watermarkMs, ctx.state.calendarSkipsUntil.get(key) ?? Number.NEGATIVE_INFINITY);
+  if (from >= nowMs) return [];
+  const fires = raw.between(from, nowMs, MAX_SKIPS_PER_TASK);
+  ctx.state.calendarSkipsUntil.set(key, fires.length === MAX_SKIPS_PER_TASK ? (fires[fires.length - 1] as number) : nowMs);
+  return fires.filter((t) => isExcludedByCalendar(t, calendar)).map((t) => ({ taskId: task.id, expectedMs: t, calendar: calendar.name }));
+}
+
+/** Records calendar skips (each once, whoever meets it first); a failure is retried by the next pass. */
+async function countCalendarSkips(ctx: EngineContext, skips: readonly CalendarSkip[]): Promise<void> {
+  if (skips.length === 0) return;
+  try {
+    const added = await recordCalendarSkips(ctx.pool, skips);
+    if (added > 0) {
+      ctx.metrics.calendarSkipped.inc(added);
+      ctx.logger.info({ skipped: added }, 'fires skipped by calendars');
+    }
+  } catch (error) {
+    ctx.state.calendarSkipsUntil.clear();
+    ctx.logger.warn({ err: error, skips: skips.length }, 'recording calendar skips failed; the next pass tries again');
+  }
 }
 
 /** The last `count` slots in `(afterMs, untilMs]`, ascending (walking backwards). */

@@ -4,7 +4,7 @@
  * after their per-task daily aggregates were added to `task_daily_stats` (day = UTC date of
  * the slot). One scheduler at a time: a Redis lock `<ns>:lock:retention`.
  */
-import { lockEndedInstances, withTransaction } from '@ax/store';
+import { lockEndedInstances, purgeLogsOfInstances, withTransaction } from '@ax/store';
 import type { EngineContext } from './context.js';
 
 /** Purges up to `maxBatches` batches; returns the instances purged (0 when another scheduler holds the lock). */
@@ -50,6 +50,10 @@ export async function purgeOnce(ctx: EngineContext, maxBatches = 20): Promise<nu
           values.flatMap((s) => [s.day, s.task, s.total, s.ok, s.failed, s.canceled, s.delayN === 0 ? null : Math.round(s.delaySum / s.delayN), s.maxDur]),
         );
         const ids = rows.map((r) => r.id);
+        // Job output first (found through the executions deleted below), on the pool in short
+        // statements of its own: millions of chunks never hold the locks dispatch waits on. A
+        // rollback after it leaves instances past retention without their logs, purged next time.
+        await purgeLogsOfInstances(ctx.pool, ids);
         await conn.query('DELETE FROM event_log WHERE instance_id IN (?)', [ids]);
         await conn.query('DELETE FROM task_execution WHERE instance_id IN (?)', [ids]);
         await conn.query('DELETE FROM execution_claim WHERE instance_id IN (?)', [ids]);

@@ -2,9 +2,9 @@
  * The scheduler's copy of the task definitions with their compiled schedules and DAG parents.
  * Reloaded in full periodically (fallback) and per task on `<ns>:task-changed`.
  */
-import { compileSchedule, type CompiledSchedule, type EdgeRule, type TaskDefinition } from '@ax/core';
+import { compileSchedule, excludeCalendarDates, type CalendarDates, type CompiledSchedule, type EdgeRule, type TaskDefinition } from '@ax/core';
 import type { RowDataPacket } from 'mysql2';
-import { getTask, listEdges, listTasks, type Queryable, type TaskRecord } from '@ax/store';
+import { getCalendars, getTask, listEdges, listTasks, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Logger } from '@ax/kit';
 
 /** One cached task. */
@@ -13,8 +13,15 @@ export interface CachedTask {
   readonly name: string;
   readonly version: number;
   readonly definition: TaskDefinition;
-  /** Null when the schedule could not be compiled (logged once). */
+  /**
+   * The fires of the task: its schedule without the dates of its calendar. Null when the
+   * schedule could not be compiled (logged once).
+   */
   readonly compiled: CompiledSchedule | null;
+  /** The schedule's own fires, calendar dates included (to tell skipped fires apart). */
+  readonly raw: CompiledSchedule | null;
+  /** The task's calendar as read with the definition (its version moves with every calendar change), or null. */
+  readonly calendar: (CalendarDates & { readonly name: string }) | null;
   readonly createdAtMs: number;
   /** Parents (`task_edge`) with their rules. */
   readonly parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>;
@@ -80,7 +87,8 @@ export class TaskCache {
     }
     for (let i = 0; i < changed.length; i += 1_000) {
       const records = await listTasks(db, { names: changed.slice(i, i + 1_000) });
-      for (const r of records) this.#tasks.set(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? []));
+      const calendars = await getCalendars(db, records.flatMap((r) => (r.definition.calendar === null ? [] : [r.definition.calendar])));
+      for (const r of records) this.#tasks.set(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? [], calendars));
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     for (const name of [...this.#tasks.keys()]) {
@@ -107,23 +115,37 @@ export class TaskCache {
       kids.push(e.child);
       this.#children.set(e.parent, kids);
     }
-    this.#tasks.set(name, this.#build(record, p));
+    const calendars = record.definition.calendar === null ? new Map<string, CalendarRecord>() : await getCalendars(db, [record.definition.calendar]);
+    this.#tasks.set(name, this.#build(record, p, calendars));
     return before === undefined || before.version !== record.version || before.id !== record.id;
   }
 
-  #build(r: TaskRecord, parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>): CachedTask {
-    let compiled: CompiledSchedule | null = null;
+  #build(r: TaskRecord, parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>, calendars: ReadonlyMap<string, CalendarRecord>): CachedTask {
+    let raw: CompiledSchedule | null = null;
     try {
-      compiled = compileSchedule(r.definition.schedule, { anchorMs: r.createdAt.getTime() });
+      raw = compileSchedule(r.definition.schedule, { anchorMs: r.createdAt.getTime() });
     } catch (error) {
       this.#logger.error({ err: error, taskName: r.definition.name }, 'task schedule does not compile; task not scheduled');
+    }
+    let calendar: CachedTask['calendar'] = null;
+    const name = r.definition.calendar;
+    if (name !== null) {
+      const c = calendars.get(name);
+      // A task may only name a calendar of its own team (the admin API checks it at write).
+      if (c === undefined || c.team !== r.definition.team) {
+        this.#logger.error({ taskName: r.definition.name, calendar: name }, 'task names a calendar of its team that does not exist; no dates excluded');
+      } else {
+        calendar = { name, timezone: c.timezone, dates: new Set(c.dates) };
+      }
     }
     return {
       id: r.id,
       name: r.definition.name,
       version: r.version,
       definition: r.definition,
-      compiled,
+      compiled: raw === null || calendar === null ? raw : excludeCalendarDates(raw, calendar),
+      raw,
+      calendar,
       createdAtMs: r.createdAt.getTime(),
       parents,
     };

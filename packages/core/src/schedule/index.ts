@@ -8,3 +8,6 @@ export { InvalidScheduleError } from './errors.js';
 export { bizDateOf, startOfBizDate } from './biz-date.js';
 export { formatInZone, formatUtcOffset, isValidTimeZone, localDateTimeParts, utcOffsetMs } from './zone.js';
 export type { LocalDateTimeParts } from './zone.js';
+export { MAX_JITTER_SECONDS, slotJitterMs } from './jitter.js';
+export { dateInZone, excludeCalendarDates, isExcludedByCalendar } from './calendar-filter.js';
+export type { CalendarDates } from './calendar-filter.js';

@@ -30,6 +30,7 @@ export const EVENT_TYPE_DESCRIPTIONS = {
   FENCED: 'a result or ACK of a superseded execution was recorded and not applied (§9, R17)',
   ADOPTED: 'a late SUCCESS of a superseded execution was adopted (R17)',
   LONG_RUNNING: 'the attempt passed 80 % of its timeout',
+  SLA_MISSED: "not started / not finished within its task's sla after its slot (one per instance; data.reason START|FINISH)",
 } as const;
 
 /** An event type. */

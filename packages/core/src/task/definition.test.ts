@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Schedule } from '../schedule/types.js';
 import { ValidationError } from '../errors.js';
-import { parseTaskDefinition, parseTaskDefinitionOrThrow, type TaskDefinition, type TaskDefinitionInput } from './definition.js';
+import { isQueueBlock, maxWaitingOf, parseTaskDefinition, parseTaskDefinitionOrThrow, type TaskDefinition, type TaskDefinitionInput } from './definition.js';
 
 const minimal = {
   name: 'order_stat_daily',
@@ -40,6 +40,10 @@ describe('parseTaskDefinition defaults', () => {
       maxLatenessSeconds: null,
       route: 'load',
       bizDateOffsetDays: 0,
+      calendar: null,
+      jitterSeconds: 0,
+      pauseAfterFailures: null,
+      sla: null,
       enabled: true,
       dependencyTimeoutSeconds: 86400,
     });
@@ -63,6 +67,10 @@ describe('parseTaskDefinition defaults', () => {
       maxLatenessSeconds: null,
       route: 'load',
       bizDateOffsetDays: 0,
+      calendar: null,
+      jitterSeconds: 0,
+      pauseAfterFailures: null,
+      sla: null,
       enabled: true,
       dependencyTimeoutSeconds: 86400,
     };
@@ -158,6 +166,24 @@ describe('parseTaskDefinition defaults', () => {
     expect(ok({ ...minimal, tags: ['etl', 'gpu', 'etl'] }).tags).toEqual(['etl', 'gpu']);
   });
 
+  it('accepts block {"queue": N} next to the named strategies', () => {
+    expect(ok({ ...minimal, block: { queue: 5 } }).block).toEqual({ queue: 5 });
+    expect(ok({ ...minimal, block: 'cover' }).block).toBe('cover');
+    expect(maxWaitingOf({ queue: 5 })).toBe(5);
+    expect(maxWaitingOf('serial')).toBe(1);
+    expect(maxWaitingOf('parallel')).toBeNull();
+    expect(isQueueBlock({ queue: 1 })).toBe(true);
+    expect(isQueueBlock('serial')).toBe(false);
+  });
+
+  it('accepts jitterSeconds, pauseAfterFailures and sla as the contract writes them', () => {
+    const def = ok({ ...minimal, jitterSeconds: 30, pauseAfterFailures: 3, sla: { startWithinSeconds: 60, finishWithinSeconds: 3_600 } });
+    expect(def).toMatchObject({ jitterSeconds: 30, pauseAfterFailures: 3, sla: { startWithinSeconds: 60, finishWithinSeconds: 3_600 } });
+    expect(ok({ ...minimal, sla: { finishWithinSeconds: 5 } }).sla).toEqual({ finishWithinSeconds: 5 });
+    expect(ok({ ...minimal, jitterSeconds: 29, maxLatenessSeconds: 30 }).jitterSeconds).toBe(29);
+    expect(ok({ ...minimal, jitterSeconds: 3_600, pauseAfterFailures: 1_000 }).pauseAfterFailures).toBe(1_000);
+  });
+
   it('accepts the bounds of numeric fields', () => {
     expect(ok({ ...minimal, priority: 0 }).priority).toBe(0);
     expect(ok({ ...minimal, priority: 9 }).priority).toBe(9);
@@ -195,7 +221,11 @@ describe('parseTaskDefinition refusals', () => {
     ['lateness zero', { ...minimal, maxLatenessSeconds: 0 }, 'maxLatenessSeconds: must be at least 1, got 0'],
     ['offset fraction', { ...minimal, bizDateOffsetDays: 0.5 }, 'bizDateOffsetDays: expected an integer, got 0.5'],
     ['enabled', { ...minimal, enabled: 'yes' }, 'enabled: expected true or false, got "yes"'],
-    ['block', { ...minimal, block: 'queue' }, 'block: must be one of "parallel", "serial", "discard", "cover", got "queue"'],
+    ['block', { ...minimal, block: 'queue' }, 'block: must be one of "parallel", "serial", "discard", "cover" or {"queue":N} (N 1..1000), got "queue"'],
+    ['block queue zero', { ...minimal, block: { queue: 0 } }, 'block.queue: must be at least 1, got 0'],
+    ['block queue too long', { ...minimal, block: { queue: 1_001 } }, 'block.queue: must be at most 1000, got 1001'],
+    ['block queue fraction', { ...minimal, block: { queue: 2.5 } }, 'block: must be one of'],
+    ['block queue extra field', { ...minimal, block: { queue: 2, max: 3 } }, 'block.max: unknown field'],
     ['route', { ...minimal, route: 'random' }, 'route: must be one of "load", "round_robin", "consistent_hash", "broadcast", got "random"'],
     ['misfire policy', { ...minimal, misfire: { policy: 'later' } }, 'misfire.policy: must be one of "skip", "fire_once", "catch_up", got "later"'],
     ['catch_up max', { ...minimal, misfire: { policy: 'catch_up', max: 0 } }, 'misfire.max: must be at least 1, got 0'],
@@ -227,6 +257,19 @@ describe('parseTaskDefinition refusals', () => {
     ['unknown template', { ...minimal, exec: { type: 'shell', command: ['run', '{{bizdate}}'] } }, 'exec.command[1]: unknown placeholder "{{bizdate}}"'],
     ['unknown template in plugin config', { ...minimal, exec: { type: 'plugin', name: 'p', config: { a: ['{{nope}}'] } } }, 'exec.config.a[0]: unknown placeholder "{{nope}}"'],
     ['dependency timeout', { ...minimal, dependencyTimeoutSeconds: 0 }, 'dependencyTimeoutSeconds: must be at least 1, got 0'],
+    ['jitter negative', { ...minimal, jitterSeconds: -1 }, 'jitterSeconds: must be at least 0, got -1'],
+    ['jitter fraction', { ...minimal, jitterSeconds: 1.5 }, 'jitterSeconds: expected an integer, got 1.5'],
+    ['jitter over an hour', { ...minimal, jitterSeconds: 3_601 }, 'jitterSeconds: must be at most 3600, got 3601'],
+    ['jitter not below lateness', { ...minimal, jitterSeconds: 30, maxLatenessSeconds: 30 }, 'jitterSeconds: must be less than maxLatenessSeconds (30), got 30'],
+    ['pauseAfterFailures zero', { ...minimal, pauseAfterFailures: 0 }, 'pauseAfterFailures: must be at least 1, got 0'],
+    ['pauseAfterFailures string', { ...minimal, pauseAfterFailures: '3' }, 'pauseAfterFailures: expected a number, got "3"'],
+    ['pauseAfterFailures huge', { ...minimal, pauseAfterFailures: 1_001 }, 'pauseAfterFailures: must be at most 1000, got 1001'],
+    ['sla empty', { ...minimal, sla: {} }, 'sla: must name startWithinSeconds, finishWithinSeconds or both'],
+    ['sla zero', { ...minimal, sla: { finishWithinSeconds: 0 } }, 'sla.finishWithinSeconds: must be at least 1, got 0'],
+    ['sla typo', { ...minimal, sla: { finishWithin: 60 } }, 'sla.finishWithin: unknown field'],
+    ['sla number', { ...minimal, sla: 60 }, 'sla: expected an object, got 60'],
+    ['calendar name', { ...minimal, calendar: 'Bank Holidays' }, 'calendar: must be a calendar name matching ^[a-z0-9][a-z0-9_.-]{0,63}$, got "Bank Holidays"'],
+    ['calendar type', { ...minimal, calendar: 5 }, 'calendar: expected a string, got 5'],
   ])('refuses a bad %s with a message naming field and value', (_label, input, expected) => {
     const issues = issuesOf(input);
     expect(issues.map((i) => i.message).join('\n')).toContain(expected);

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ValidationError, type Issue } from '../errors.js';
 import { EXEC_FIELDS, execSchema } from './exec-schema.js';
 import { convertZodIssue, describeValue, issueAt, type PathSegments } from './issues.js';
+import { MAX_JITTER_SECONDS } from '../schedule/jitter.js';
 import { structureProblems } from './json-guard.js';
 import { SCHEDULE_FIELDS, scheduleSchema } from './schedule-schema.js';
 
@@ -81,8 +82,48 @@ const misfireVariants = [
 /** `misfire`: `skip` | `fire_once` (default) | `catch_up` with `max` (default 10). */
 export const misfireSchema = z.discriminatedUnion('policy', misfireVariants).default(() => ({ policy: 'fire_once' as const }));
 
+/** Largest `pauseAfterFailures`. */
+export const MAX_PAUSE_AFTER_FAILURES = 1_000;
+
+/** Largest `sla.startWithinSeconds` / `sla.finishWithinSeconds` (a year). */
+export const MAX_SLA_SECONDS = 366 * 86_400;
+
+const slaSecondsSchema = z.int().min(1).max(MAX_SLA_SECONDS);
+
+/**
+ * `sla`: `SLA_MISSED` (warning, once per instance) when an instance has not started /
+ * not finished that many seconds after its `expectedTime`. At least one of the two; null = none.
+ */
+export const slaSchema = z
+  .strictObject({
+    /** Seconds after `expectedTime` by which the instance must be RUNNING (or final). */
+    startWithinSeconds: slaSecondsSchema.optional(),
+    /** Seconds after `expectedTime` by which the instance must be final. */
+    finishWithinSeconds: slaSecondsSchema.optional(),
+  })
+  .refine((sla) => sla.startWithinSeconds !== undefined || sla.finishWithinSeconds !== undefined, {
+    error: 'must name startWithinSeconds, finishWithinSeconds or both (or be null for no SLA)',
+  })
+  .nullable()
+  .default(null);
+
 /** What happens when a slot comes due while an earlier instance still runs (DESIGN R4). */
 export const BLOCK_STRATEGIES = ['parallel', 'serial', 'discard', 'cover'] as const;
+
+/** Largest N of `block: {"queue": N}`. */
+export const MAX_BLOCK_QUEUE = 1_000;
+
+/**
+ * `block`: one of {@link BLOCK_STRATEGIES}, or `{"queue": N}` (Temporal's BufferAll): every
+ * fire is kept, at most N waiting, run one after another in slot order; beyond N further fires
+ * are coalesced and counted, as with `serial`.
+ */
+export const blockSchema = z
+  .union([z.enum(BLOCK_STRATEGIES), z.strictObject({ queue: z.int().min(1).max(MAX_BLOCK_QUEUE) })], {
+    error: (iss) =>
+      `must be one of "parallel", "serial", "discard", "cover" or {"queue":N} (N 1..${MAX_BLOCK_QUEUE}), got ${describeValue(iss.input)}`,
+  })
+  .default('serial');
 /** How the broker picks workers (DESIGN §4, R21). */
 export const ROUTE_STRATEGIES = ['load', 'round_robin', 'consistent_hash', 'broadcast'] as const;
 
@@ -107,10 +148,24 @@ export const taskDefinitionSchema = z.strictObject({
   timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).default(3_600),
   retry: retrySchema,
   misfire: misfireSchema,
-  block: z.enum(BLOCK_STRATEGIES).default('serial'),
+  block: blockSchema,
   maxLatenessSeconds: z.int().min(1).nullable().default(null),
   route: z.enum(ROUTE_STRATEGIES).default('load'),
   bizDateOffsetDays: z.int().min(-366).max(366).default(0),
+  /** Name of a calendar of the task's team: fires on its dates are skipped (counted). Default null. */
+  calendar: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, {
+      error: (iss) => `must be a calendar name matching ^[a-z0-9][a-z0-9_.-]{0,63}$, got ${describeValue(iss.input)}`,
+    })
+    .nullable()
+    .default(null),
+  /** Each scheduled slot starts up to this many seconds after its time, by an offset stable per slot. Default 0. */
+  jitterSeconds: z.int().min(0).max(MAX_JITTER_SECONDS).default(0),
+  /** After this many consecutive FAILED runs the task disables itself (`pausedReason: "FAILURES"`). Default null = never. */
+  pauseAfterFailures: z.int().min(1).max(MAX_PAUSE_AFTER_FAILURES).nullable().default(null),
+  /** Start-within / finish-within limits after `expectedTime`; a miss raises `SLA_MISSED`. Default null. */
+  sla: slaSchema,
   enabled: z.boolean().default(true),
   /** Extension (DESIGN R19): seconds a `WAITING` instance waits for its upstream. */
   dependencyTimeoutSeconds: z.int().min(1).max(366 * 86_400).default(DEFAULT_DEPENDENCY_TIMEOUT_SECONDS),
@@ -124,10 +179,26 @@ export type TaskDefinitionInput = z.input<typeof taskDefinitionSchema>;
 export type RetryPolicy = TaskDefinition['retry'];
 /** `misfire` after defaults. */
 export type MisfirePolicy = TaskDefinition['misfire'];
-/** `block` strategy. */
-export type BlockStrategy = (typeof BLOCK_STRATEGIES)[number];
+/** `block` strategy: a named one or `{queue: N}`. */
+export type BlockStrategy = TaskDefinition['block'];
+
+/**
+ * How many instances of a task may wait (WAITING, PENDING, RETRY_WAIT) before a new fire is
+ * coalesced (R4 at slot creation): 1 for `serial`, N for `{queue: N}`, null when unlimited.
+ */
+export function maxWaitingOf(block: BlockStrategy): number | null {
+  if (typeof block === 'object') return block.queue;
+  return block === 'serial' ? 1 : null;
+}
+
+/** True for `{queue: N}`: its instances run one after another in slot order. */
+export function isQueueBlock(block: BlockStrategy): block is { queue: number } {
+  return typeof block === 'object';
+}
 /** `route` strategy. */
 export type RouteStrategy = (typeof ROUTE_STRATEGIES)[number];
+/** `sla` after defaults (null = none). */
+export type TaskSla = TaskDefinition['sla'];
 
 /** Every field a task definition may carry. */
 export const TASK_DEFINITION_FIELDS: readonly string[] = Object.keys(taskDefinitionSchema.shape);
@@ -167,10 +238,25 @@ function knownFieldsAt(input: unknown): (path: PathSegments) => readonly string[
         return Object.keys(DEFAULT_RETRY);
       case 'misfire':
         return ['policy', 'max'];
+      case 'sla':
+        return ['startWithinSeconds', 'finishWithinSeconds'];
       default:
         return [];
     }
   };
+}
+
+/** Rules between fields, checked once every field is valid on its own. */
+function crossFieldIssues(def: TaskDefinition): Issue[] {
+  const issues: Issue[] = [];
+  // R5 counts lateness from the slot time, and the jitter offset is part of it: a slot could
+  // otherwise be canceled TOO_LATE only because of the offset ax chose for it.
+  if (def.maxLatenessSeconds !== null && def.jitterSeconds >= def.maxLatenessSeconds) {
+    issues.push(
+      issueAt(['jitterSeconds'], `must be less than maxLatenessSeconds (${def.maxLatenessSeconds}), got ${def.jitterSeconds}: lateness counts from the slot time, offset included`),
+    );
+  }
+  return issues;
 }
 
 /**
@@ -192,7 +278,10 @@ export function parseTaskDefinition(input: unknown, options: ParseTaskOptions = 
     candidate = Object.fromEntries(Object.entries(candidate).filter(([key]) => !TASK_RESOURCE_FIELDS.includes(key)));
   }
   const parsed = taskDefinitionSchema.safeParse(candidate, { reportInput: true });
-  if (parsed.success) return { ok: true, value: parsed.data };
+  if (parsed.success) {
+    const crossed = crossFieldIssues(parsed.data);
+    return crossed.length === 0 ? { ok: true, value: parsed.data } : { ok: false, issues: crossed };
+  }
   const known = knownFieldsAt(candidate);
   return { ok: false, issues: parsed.error.issues.flatMap((issue) => convertZodIssue(issue, known)) };
 }

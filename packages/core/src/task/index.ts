@@ -4,7 +4,10 @@ export {
   DEFAULT_CATCH_UP_MAX,
   DEFAULT_DEPENDENCY_TIMEOUT_SECONDS,
   DEFAULT_RETRY,
+  MAX_BLOCK_QUEUE,
   MAX_CATCH_UP,
+  MAX_PAUSE_AFTER_FAILURES,
+  MAX_SLA_SECONDS,
   MAX_RETRIES,
   MAX_TIMEOUT_SECONDS,
   ROUTE_STRATEGIES,
@@ -15,10 +18,14 @@ export {
   TEAM_NAME_PATTERN,
   DEFAULT_TEAM,
   teamNameSchema,
+  blockSchema,
+  isQueueBlock,
+  maxWaitingOf,
   misfireSchema,
   parseTaskDefinition,
   parseTaskDefinitionOrThrow,
   retrySchema,
+  slaSchema,
   taskDefinitionSchema,
 } from './definition.js';
 export type {
@@ -29,6 +36,7 @@ export type {
   RouteStrategy,
   TaskDefinition,
   TaskDefinitionInput,
+  TaskSla,
   ValidationResult,
 } from './definition.js';
 export {
@@ -52,3 +60,5 @@ export { expandExecTemplates, expandTemplate, expandTemplateValue, templateProbl
 export type { TemplateContext } from './template.js';
 export { MAX_TASK_YAML_BYTES, TASK_YAML_MAX_ALIAS_COUNT, parseTaskYaml } from './yaml-import.js';
 export type { TaskYamlIssue, TaskYamlResult } from './yaml-import.js';
+export { CALENDAR_NAME_PATTERN, MAX_CALENDAR_DATES, calendarBodySchema, calendarNameSchema, parseCalendarBody } from './calendar-schema.js';
+export type { CalendarBody } from './calendar-schema.js';

@@ -13,6 +13,8 @@ export interface PendingAlert {
   readonly instanceId: string | null;
   readonly taskName: string | null;
   readonly workerId: string | null;
+  /** The alert's reason label, or null (migration 0005). */
+  readonly reason?: string | null;
   readonly message: string;
   readonly at: Date;
 }
@@ -20,7 +22,7 @@ export interface PendingAlert {
 /** Up to `limit` undelivered alerts, oldest first. */
 export async function listUndeliveredAlerts(db: Queryable, limit: number): Promise<PendingAlert[]> {
   const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT id, kind, severity, instance_id, task_name, worker_id, message, at
+    `SELECT id, kind, severity, instance_id, task_name, worker_id, reason, message, at
        FROM alert_log WHERE delivered_at IS NULL ORDER BY id LIMIT ?`,
     [limit],
   );
@@ -31,6 +33,7 @@ export async function listUndeliveredAlerts(db: Queryable, limit: number): Promi
     instanceId: r.instance_id == null ? null : String(r.instance_id),
     taskName: (r.task_name as string | null) ?? null,
     workerId: (r.worker_id as string | null) ?? null,
+    reason: (r.reason as string | null) ?? null,
     message: String(r.message ?? ''),
     at: r.at as Date,
   }));

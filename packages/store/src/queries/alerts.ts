@@ -18,6 +18,8 @@ export type AlertKind =
   | 'LONG_RUNNING'
   | 'UPSTREAM_MISSING'
   | 'ACK_TIMEOUT'
+  | 'SLA_MISSED'
+  | 'TASK_PAUSED'
   | (string & {});
 
 /** An alert to raise. */
@@ -33,6 +35,8 @@ export interface NewAlert {
   instanceId?: string | null;
   taskName?: string | null;
   workerId?: string | null;
+  /** The alert's `reason` label (SLA_MISSED: `START` | `FINISH`; TASK_PAUSED: `FAILURES`). */
+  reason?: string | null;
   /** One human sentence. */
   message: string;
 }
@@ -49,8 +53,8 @@ export function alertDedupKey(alert: NewAlert): string {
 /** Raises an alert; returns false when the same (kind, subject) was raised before. */
 export async function raiseAlert(db: Queryable, alert: NewAlert): Promise<boolean> {
   const [result] = await db.query<ResultSetHeader>(
-    `INSERT IGNORE INTO alert_log (dedup_key, kind, severity, instance_id, task_name, worker_id, message)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT IGNORE INTO alert_log (dedup_key, kind, severity, instance_id, task_name, worker_id, reason, message)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       alertDedupKey(alert),
       alert.kind,
@@ -58,6 +62,7 @@ export async function raiseAlert(db: Queryable, alert: NewAlert): Promise<boolea
       alert.instanceId ?? null,
       alert.taskName ?? null,
       alert.workerId ?? null,
+      alert.reason ?? null,
       alert.message.slice(0, MESSAGE_MAX_CHARS),
     ],
   );

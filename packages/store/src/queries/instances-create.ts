@@ -9,6 +9,7 @@
  * - `block: serial` slots (R4) lock their task rows `FOR UPDATE` (in id order) and are created
  *   only when the task has no *waiting* instance — one in `WAITING`, `PENDING` or `RETRY_WAIT`
  *   (each of those will still start a run; `DISPATCHED`/`RUNNING` are running, not waiting).
+ *   `block: {"queue": N}` slots likewise, while fewer than N wait (`maxWaiting`).
  *   Otherwise the slot is coalesced: `coalesced_count + 1`, a `COALESCED` event on the waiting
  *   instance, and the watermark moves over the slot (a coalesced slot is decided, not missing).
  * - `CREATED` events are appended in the same transaction. Which rows this call created is told
@@ -35,6 +36,11 @@ export interface SlotToCreate {
   readonly version: number;
   /** Epoch ms of the slot (R1). */
   readonly expectedMs: number;
+  /**
+   * Epoch ms of `due_at`: the slot plus the task's stable jitter offset (`jitterSeconds`).
+   * Default `expectedMs`.
+   */
+  readonly dueMs?: number;
   /** `YYYY-MM-DD` (bizDateOf with the task's zone and offset). */
   readonly bizDate: string;
   readonly trigger: 'schedule' | 'dependency';
@@ -42,8 +48,14 @@ export interface SlotToCreate {
   readonly state: 'PENDING' | 'WAITING';
   /** `retry.max + 1`. */
   readonly maxAttempts: number;
-  /** Creation is subject to the `serial` check (R4). */
+  /** Creation is subject to the `serial` / `{queue: N}` check (R4). */
   readonly serial: boolean;
+  /**
+   * With `serial`: how many instances of the task may wait (WAITING, PENDING, RETRY_WAIT)
+   * before a further fire is coalesced: 1 for `serial` (the default), N for `{queue: N}`.
+   * `serial` coalesces into the oldest waiting instance, a queue into the newest.
+   */
+  readonly maxWaiting?: number;
 }
 
 /** What happened to one slot. */
@@ -90,15 +102,15 @@ async function readSlots(
 async function insertGuarded(db: Queryable, slots: readonly SlotToCreate[]): Promise<number> {
   if (slots.length === 0) return 0;
   const derived = slots
-    .map(() => 'SELECT ? AS task_id, ? AS version, ? AS expected_time, ? AS biz_date, ? AS trg, ? AS state, ? AS max_attempts')
+    .map(() => 'SELECT ? AS task_id, ? AS version, ? AS expected_time, ? AS due_at, ? AS biz_date, ? AS trg, ? AS state, ? AS max_attempts')
     .join(' UNION ALL ');
   const [result] = await db.query<ResultSetHeader>(
     `INSERT IGNORE INTO task_instance
        (task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
-     SELECT t.id, t.name, s.expected_time, 1, s.biz_date, s.trg, s.state, 1, s.max_attempts, s.expected_time, t.params, t.priority
+     SELECT t.id, t.name, s.expected_time, 1, s.biz_date, s.trg, s.state, 1, s.max_attempts, s.due_at, t.params, t.priority
        FROM task t JOIN (${derived}) s ON t.id = s.task_id
       WHERE t.version = s.version AND t.enabled = 1`,
-    slots.flatMap((s) => [s.taskId, s.version, new Date(s.expectedMs), s.bizDate, s.trigger, s.state, s.maxAttempts]),
+    slots.flatMap((s) => [s.taskId, s.version, new Date(s.expectedMs), new Date(s.dueMs ?? s.expectedMs), s.bizDate, s.trigger, s.state, s.maxAttempts]),
   );
   return result.affectedRows;
 }
@@ -130,13 +142,15 @@ export async function createSlotInstances(
     );
     const current = new Map(locked.map((t) => [String(t.id), { version: Number(t.version), enabled: Number(t.enabled) === 1 }]));
     const names = [...new Set(serial.map((s) => s.taskName))];
-    const [waiting] = await conn.query<Array<RowDataPacket & { task_name: string; id: string }>>(
-      `SELECT task_name, MIN(id) AS id FROM task_instance
+    const [waiting] = await conn.query<Array<RowDataPacket & { task_name: string; first_id: string; last_id: string; n: number }>>(
+      `SELECT task_name, MIN(id) AS first_id, MAX(id) AS last_id, COUNT(*) AS n FROM task_instance
         WHERE task_name IN (?) AND state IN (?) GROUP BY task_name`,
       [names, SERIAL_WAITING_STATES],
     );
-    const waitingBy = new Map<string, { instanceId: string } | { slotKey: string }>(
-      waiting.map((w) => [w.task_name, { instanceId: String(w.id) }]),
+    const queued = new Set(serial.filter((s) => (s.maxWaiting ?? 1) > 1).map((s) => s.taskName));
+    /** Per task: how many wait now, and the instance (or slot of this batch) a further fire folds into. */
+    const waitingBy = new Map<string, { count: number; into: { instanceId: string } | { slotKey: string } }>(
+      waiting.map((w) => [w.task_name, { count: Number(w.n), into: { instanceId: String(queued.has(w.task_name) ? w.last_id : w.first_id) } }]),
     );
     const existing = await readSlots(conn, serial);
     for (const s of [...serial].sort((a, b) => a.expectedMs - b.expectedMs)) {
@@ -148,13 +162,16 @@ export async function createSlotInstances(
       } else if (task === undefined || task.version !== s.version || !task.enabled) {
         outcomes.set(key, { kind: 'refused' }); // R3, before the waiting check
       } else {
-        const into = waitingBy.get(s.taskName);
-        if (into === undefined) {
+        const w = waitingBy.get(s.taskName);
+        const max = s.maxWaiting ?? 1;
+        if (w === undefined || w.count < max) {
           plain.push(s);
-          // Later slots of the same task in this batch wait behind the one created now.
-          waitingBy.set(s.taskName, { slotKey: key });
+          // Later slots of the same task in this batch wait behind the ones created now: a
+          // serial task's first waiting instance stays the one to fold into, a queue's newest.
+          const into = w === undefined || max > 1 ? { slotKey: key } : w.into;
+          waitingBy.set(s.taskName, { count: (w?.count ?? 0) + 1, into });
         } else {
-          coalesceInto.set(key, { slot: s, into });
+          coalesceInto.set(key, { slot: s, into: w.into });
         }
       }
     }
@@ -174,7 +191,12 @@ export async function createSlotInstances(
         events.push({
           instanceId: row.id,
           type: 'CREATED',
-          data: { trigger: s.trigger, expectedTime: new Date(s.expectedMs).toISOString(), state: s.state },
+          data: {
+            trigger: s.trigger,
+            expectedTime: new Date(s.expectedMs).toISOString(),
+            state: s.state,
+            ...(s.dueMs !== undefined && s.dueMs !== s.expectedMs ? { dueAt: new Date(s.dueMs).toISOString(), jitterMs: s.dueMs - s.expectedMs } : {}),
+          },
         });
       }
     }
@@ -194,7 +216,8 @@ export async function createSlotInstances(
     }
     outcomes.set(key, { kind: 'coalesced', intoInstanceId: target });
     const at = new Date(slot.expectedMs).toISOString();
-    events.push({ instanceId: target, type: 'COALESCED', message: `slot ${at} coalesced (block serial)`, data: { expectedTime: at } });
+    const why = (slot.maxWaiting ?? 1) > 1 ? `block queue: ${slot.maxWaiting} waiting` : 'block serial';
+    events.push({ instanceId: target, type: 'COALESCED', message: `slot ${at} coalesced (${why})`, data: { expectedTime: at } });
     const c = coalesced.get(slot.taskName) ?? { taskId: slot.taskId, count: 0, maxMs: 0 };
     c.count += 1;
     c.maxMs = Math.max(c.maxMs, slot.expectedMs);

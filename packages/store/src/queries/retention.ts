@@ -8,7 +8,7 @@
  * index on `updated_at` was. On schema 1 the same query still works, through a `state` index
  * and a sort.
  */
-import type { RowDataPacket } from 'mysql2';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
 
 /** A final instance the purge may delete, with what the daily aggregates need. */
@@ -51,4 +51,42 @@ export async function lockEndedInstances(conn: Queryable, endedBefore: Date, lim
     startedAt: r.started_at,
     endedAt: r.ended_at,
   }));
+}
+
+/** Chunk rows deleted per statement by {@link purgeLogsOfInstances} (a chunk is at most 256 KiB). */
+export const LOG_PURGE_BATCH_ROWS = 100;
+
+/** What {@link purgeLogsOfInstances} deleted. */
+export interface LogPurgeOutcome {
+  readonly executions: number;
+  readonly chunks: number;
+  readonly statements: number;
+}
+
+/**
+ * Deletes the job output (`job_log_chunk`, `job_log_end`) of every execution of `instanceIds`,
+ * `batchRows` chunks per statement, each statement its own short transaction (call it on the
+ * pool, not inside the purge's transaction): a 16 MiB log never becomes one large delete that
+ * holds locks, fills the undo log or delays the replicas, and dispatch never waits on it.
+ * Call it before the executions are deleted (it finds the output through them); a run cut short
+ * is finished by the next, as the instances are still there.
+ */
+export async function purgeLogsOfInstances(db: Queryable, instanceIds: readonly string[], batchRows = LOG_PURGE_BATCH_ROWS): Promise<LogPurgeOutcome> {
+  if (instanceIds.length === 0) return { executions: 0, chunks: 0, statements: 0 };
+  const [rows] = await db.query<Array<RowDataPacket & { execution_id: string }>>('SELECT execution_id FROM task_execution WHERE instance_id IN (?)', [instanceIds]);
+  const executionIds = rows.map((r) => String(r.execution_id));
+  if (executionIds.length === 0) return { executions: 0, chunks: 0, statements: 1 };
+  let chunks = 0;
+  let statements = 1;
+  for (;;) {
+    const [result] = await db.query<ResultSetHeader>(
+      'DELETE FROM job_log_chunk WHERE execution_id IN (?) ORDER BY execution_id, stream, byte_offset LIMIT ?',
+      [executionIds, batchRows],
+    );
+    statements += 1;
+    chunks += result.affectedRows;
+    if (result.affectedRows < batchRows) break;
+  }
+  await db.query('DELETE FROM job_log_end WHERE execution_id IN (?)', [executionIds]);
+  return { executions: executionIds.length, chunks, statements: statements + 1 };
 }

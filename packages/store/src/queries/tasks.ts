@@ -28,6 +28,10 @@ export interface TaskRecord {
   readonly nextFireTime: Date | null;
   readonly skippedCount: number;
   readonly coalescedCount: number;
+  /** `FAILURES` while disabled by `pauseAfterFailures`; null otherwise. */
+  readonly pausedReason: string | null;
+  /** Fires not created because the task's calendar listed their date. */
+  readonly calendarSkippedCount: number;
 }
 
 /** A replace or delete named a version that is no longer current. */
@@ -69,9 +73,9 @@ export class TaskExistsError extends StoreError {
 
 /** The columns of a task row, in select order. */
 export const TASK_COLUMNS = `id, name, team, description, owner, schedule, timezone, exec, params, tags, priority,
-  timeout_s, retry, misfire, block_strategy, max_lateness_s, route, biz_date_offset_days,
-  dependency_timeout_s, enabled, version, last_fire_time, next_fire_time, skipped_count,
-  coalesced_count, created_at, updated_at`;
+  timeout_s, retry, misfire, block_strategy, block_queue, max_lateness_s, route, biz_date_offset_days,
+  dependency_timeout_s, calendar, calendar_skipped_count, jitter_s, pause_after_failures, sla_start_s, sla_finish_s, paused_reason,
+  enabled, version, last_fire_time, next_fire_time, skipped_count, coalesced_count, created_at, updated_at`;
 
 type TaskRow = RowDataPacket & {
   id: string;
@@ -89,10 +93,18 @@ type TaskRow = RowDataPacket & {
   retry: unknown;
   misfire: unknown;
   block_strategy: string;
+  block_queue: number | null;
   max_lateness_s: number | null;
   route: string;
   biz_date_offset_days: number;
   dependency_timeout_s: number;
+  calendar: string | null;
+  calendar_skipped_count: string;
+  jitter_s: number;
+  pause_after_failures: number | null;
+  sla_start_s: number | null;
+  sla_finish_s: number | null;
+  paused_reason: string | null;
   enabled: number;
   version: number;
   last_fire_time: Date | null;
@@ -138,12 +150,16 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>): TaskRecord {
     timeoutSeconds: Number(r.timeout_s),
     retry: decodeJson(r.retry),
     misfire: decodeJson(r.misfire),
-    block: r.block_strategy,
+    block: r.block_strategy === 'queue' ? { queue: Number(r.block_queue) } : r.block_strategy,
     maxLatenessSeconds: r.max_lateness_s === null ? null : Number(r.max_lateness_s),
     route: r.route,
     bizDateOffsetDays: Number(r.biz_date_offset_days),
     enabled: Number(r.enabled) === 1,
     dependencyTimeoutSeconds: Number(r.dependency_timeout_s),
+    calendar: r.calendar,
+    jitterSeconds: Number(r.jitter_s),
+    pauseAfterFailures: r.pause_after_failures === null ? null : Number(r.pause_after_failures),
+    sla: slaOf(r.sla_start_s, r.sla_finish_s),
   });
   return {
     id: String(r.id),
@@ -155,6 +171,16 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>): TaskRecord {
     nextFireTime: r.next_fire_time,
     skippedCount: Number(r.skipped_count),
     coalescedCount: Number(r.coalesced_count),
+    pausedReason: r.paused_reason ?? null,
+    calendarSkippedCount: Number(r.calendar_skipped_count),
+  };
+}
+
+function slaOf(startS: number | null, finishS: number | null): TaskDefinition['sla'] {
+  if (startS === null && finishS === null) return null;
+  return {
+    ...(startS === null ? {} : { startWithinSeconds: Number(startS) }),
+    ...(finishS === null ? {} : { finishWithinSeconds: Number(finishS) }),
   };
 }
 
@@ -174,11 +200,17 @@ function definitionColumns(def: TaskDefinition): Array<string | number | null> {
     def.timeoutSeconds,
     encodeJson(def.retry),
     encodeJson(def.misfire),
-    def.block,
+    typeof def.block === 'object' ? 'queue' : def.block,
+    typeof def.block === 'object' ? def.block.queue : null,
     def.maxLatenessSeconds,
     def.route,
     def.bizDateOffsetDays,
     def.dependencyTimeoutSeconds,
+    def.calendar,
+    def.jitterSeconds,
+    def.pauseAfterFailures,
+    def.sla?.startWithinSeconds ?? null,
+    def.sla?.finishWithinSeconds ?? null,
     def.enabled ? 1 : 0,
   ];
 }
@@ -198,10 +230,16 @@ const DEFINITION_COLUMN_NAMES = [
   'retry',
   'misfire',
   'block_strategy',
+  'block_queue',
   'max_lateness_s',
   'route',
   'biz_date_offset_days',
   'dependency_timeout_s',
+  'calendar',
+  'jitter_s',
+  'pause_after_failures',
+  'sla_start_s',
+  'sla_finish_s',
   'enabled',
 ] as const;
 
@@ -318,12 +356,16 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
     before !== null &&
     (JSON.stringify(before.definition.schedule) !== JSON.stringify(def.schedule) || (!before.definition.enabled && def.enabled));
   const update = db.query<ResultSetHeader>(
-    `UPDATE task SET ${DEFINITION_COLUMN_NAMES.map((c) => `${c} = ?`).join(', ')},
+    // Enabling (from disabled) clears a pause by pauseAfterFailures and its count; assigned
+    // before `enabled` (SET runs left to right on both engines).
+    `UPDATE task SET paused_reason = CASE WHEN ? = 1 THEN NULL ELSE paused_reason END,
+            failures_reset_at = CASE WHEN enabled = 0 AND ? = 1 THEN CURRENT_TIMESTAMP(3) ELSE failures_reset_at END,
+            ${DEFINITION_COLUMN_NAMES.map((c) => `${c} = ?`).join(', ')},
             version = version + 1, updated_at = CURRENT_TIMESTAMP(3)${restart ? `,
             last_fire_time = CASE WHEN last_fire_time IS NULL OR last_fire_time < CURRENT_TIMESTAMP(3)
                                   THEN CURRENT_TIMESTAMP(3) ELSE last_fire_time END` : ''}
       WHERE name = ? AND version = ?`,
-    [...definitionColumns(def), def.name, expectedVersion],
+    [def.enabled ? 1 : 0, def.enabled ? 1 : 0, ...definitionColumns(def), def.name, expectedVersion],
   );
   const [result] = await update.catch((err: unknown) => {
     throw isMissingParentError(err) ? new TeamMissingError(def.team) : err;
@@ -364,14 +406,18 @@ export async function withdrawPrecreatedSlots(db: Queryable, taskName: string): 
 /**
  * Switches scheduling on or off (bumps the version, so a scheduler holding the old definition
  * can no longer insert its slots, R3). Enabling moves the watermark to now: the slots of the
- * paused period are neither misfires nor holes. Returns the task, or null when it does not exist. A
- * no-op switch (already in that state) changes nothing.
+ * paused period are neither misfires nor holes; it also clears a pause by
+ * `pauseAfterFailures` (`paused_reason`) and restarts its count (`failures_reset_at`).
+ * Returns the task, or null when it does not exist. A no-op switch (already in that state)
+ * changes nothing.
  */
 export async function setTaskEnabled(db: Queryable, name: string, enabled: boolean): Promise<TaskRecord | null> {
   await db.query<ResultSetHeader>(
-    // last_fire_time is assigned before enabled: both engines evaluate SET left to right.
+    // last_fire_time and failures_reset_at are assigned before enabled: both engines evaluate SET left to right.
     `UPDATE task SET last_fire_time = CASE WHEN enabled = 0 AND (last_fire_time IS NULL OR last_fire_time < CURRENT_TIMESTAMP(3))
                                   THEN CURRENT_TIMESTAMP(3) ELSE last_fire_time END,
+            failures_reset_at = CASE WHEN enabled = 0 THEN CURRENT_TIMESTAMP(3) ELSE failures_reset_at END,
+            paused_reason = NULL,
             enabled = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
       WHERE name = ? AND enabled <> ?`,
     [enabled ? 1 : 0, name, enabled ? 1 : 0],

@@ -144,3 +144,57 @@ export async function scanLongRunning(db: Queryable, fraction: number, limit: nu
     timeoutSeconds: Number(r.timeout_s),
   }));
 }
+
+/** Which limit of a task's `sla` an instance missed. */
+export type SlaMiss = 'START' | 'FINISH';
+
+/** An instance past its task's `sla` without an `SLA_MISSED` alert yet. */
+export interface SlaMissed {
+  readonly id: string;
+  readonly taskName: string;
+  readonly expectedTime: Date;
+  readonly miss: SlaMiss;
+  /** The limit it missed, seconds after `expectedTime`. */
+  readonly withinSeconds: number;
+}
+
+/**
+ * `sla` (ADMIN-API.md "Task definition"), on the database clock: instances not final whose task
+ * has `sla.startWithinSeconds` and that have not started (`started_at` NULL, not RUNNING) that
+ * long after `expected_time`, or `sla.finishWithinSeconds` and are still not final that long
+ * after it — and that have no `SLA_MISSED` alert yet (one per instance, whichever limit it
+ * missed first; a start miss is reported as such when both are past). Only the first run of a
+ * slot outside rerun batches counts: a rerun or a backfill of an old slot is late by
+ * construction. Served by `idx_instance_task_state (task_name, state)` per task with an `sla`.
+ */
+export async function scanSlaMissed(db: Queryable, limit: number): Promise<SlaMissed[]> {
+  const [rows] = await db.query<Array<RowDataPacket & { id: string; task_name: string; expected_time: Date; miss: string; within_s: number }>>(
+    `SELECT id, task_name, expected_time, miss, within_s FROM (
+       SELECT i.id, i.task_name, i.expected_time,
+              CASE WHEN t.sla_start_s IS NOT NULL AND i.started_at IS NULL AND i.state <> 'RUNNING'
+                        AND i.expected_time <= NOW(3) - INTERVAL t.sla_start_s SECOND
+                   THEN 'START' ELSE 'FINISH' END AS miss,
+              CASE WHEN t.sla_start_s IS NOT NULL AND i.started_at IS NULL AND i.state <> 'RUNNING'
+                        AND i.expected_time <= NOW(3) - INTERVAL t.sla_start_s SECOND
+                   THEN t.sla_start_s ELSE t.sla_finish_s END AS within_s
+         FROM task t
+         JOIN task_instance i ON i.task_name = t.name AND i.task_id = t.id
+        WHERE (t.sla_start_s IS NOT NULL OR t.sla_finish_s IS NOT NULL)
+          AND i.state IN ('WAITING', 'PENDING', 'DISPATCHED', 'RUNNING', 'RETRY_WAIT')
+          AND i.run_no = 1 AND i.rerun_batch_id IS NULL
+          AND ((t.sla_start_s IS NOT NULL AND i.started_at IS NULL AND i.state <> 'RUNNING'
+                AND i.expected_time <= NOW(3) - INTERVAL t.sla_start_s SECOND)
+            OR (t.sla_finish_s IS NOT NULL AND i.expected_time <= NOW(3) - INTERVAL t.sla_finish_s SECOND))
+          AND NOT EXISTS (SELECT 1 FROM alert_log a WHERE a.dedup_key = CONCAT('SLA_MISSED:instance:', i.id))
+        ORDER BY i.expected_time
+        LIMIT ?) m`,
+    [limit],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    taskName: r.task_name,
+    expectedTime: r.expected_time,
+    miss: r.miss === 'START' ? 'START' : 'FINISH',
+    withinSeconds: Number(r.within_s),
+  }));
+}

@@ -8,6 +8,7 @@ import {
   listExecutions,
   listInstanceEvents,
   listInstances,
+  logSizesOfExecutions,
   reserveIdempotencyKey,
   withTransaction,
 } from '@ax/store';
@@ -103,12 +104,13 @@ export const instanceRoutes: RouteSpec[] = [
     handler: async ({ params, deps, principal }) => {
       const inst = await mustSeeInstance(deps.pool, principal, params.id);
       const [executions, events] = await Promise.all([listExecutions(deps.pool, inst.id), listInstanceEvents(deps.pool, inst.id)]);
+      const logSizes = await logSizesOfExecutions(deps.pool, executions.map((e) => e.executionId));
       const last = executions[executions.length - 1];
       return {
         status: 200,
         body: {
           ...instanceResource(inst),
-          executions: executions.map(executionResource),
+          executions: executions.map((e) => ({ ...executionResource(e), logSize: logSizes.get(e.executionId) ?? 0 })),
           events: events.map(eventResource),
           outputTail: last?.outputTail ?? null,
         },

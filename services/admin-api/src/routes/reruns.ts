@@ -4,7 +4,7 @@
  * The plan is computed in the same transaction that applies it, on rows locked `FOR UPDATE`.
  */
 import { z } from 'zod';
-import { bizDateOf, compileSchedule, downstreamOf, isFinal, startOfBizDate, type Edge } from '@ax/core';
+import { bizDateOf, downstreamOf, isFinal, startOfBizDate, type Edge } from '@ax/core';
 import {
   getTask,
   insertManualInstance,
@@ -18,6 +18,7 @@ import {
   type TaskRecord,
 } from '@ax/store';
 import { audit } from '../audit.js';
+import { compiledWithCalendar } from './calendars.js';
 import { hasRole, type Principal } from '../auth.js';
 import { mustSeeInstance, mustSeeTask, uncoveredTeams, visibleTeams } from '../team-scope.js';
 import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
@@ -156,7 +157,7 @@ async function plan(tx: Tx, body: RerunBody, lock: boolean, principal: Principal
       const tz = def.schedule.timezone;
       const startMs = startOfBizDate(body.from, tz, def.bizDateOffsetDays);
       const endMs = startOfBizDate(nextDate(body.to), tz, def.bizDateOffsetDays);
-      const compiled = compileSchedule(def.schedule, { anchorMs: task.createdAt.getTime() });
+      const compiled = await compiledWithCalendar(tx, task); // a calendar's dates are not slots
       const fires = compiled
         .between(startMs - 1, endMs - 1, MAX_BACKFILL_SLOTS + 1)
         .filter((ms) => {

@@ -1,9 +1,10 @@
 /** Task endpoints: create, replace, list, get, preview, delete, enable/disable, YAML import. */
 import { z } from 'zod';
-import { compileSchedule, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
+import { parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
 import {
   bumpDagVersion,
   deleteTask,
+  getCalendar,
   getTask,
   getTeam,
   insertTask,
@@ -12,9 +13,11 @@ import {
   replaceTask,
   setTaskEnabled,
   withTransaction,
+  type Queryable,
   type TaskRecord,
 } from '@ax/store';
 import { audit } from '../audit.js';
+import { compiledWithCalendar } from './calendars.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
@@ -28,7 +31,21 @@ import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../sc
 const auditView = (t: TaskRecord): Record<string, unknown> => taskResource(t, { redact: true });
 
 /** Resource fields beyond core's `TASK_RESOURCE_FIELDS` that a PUT body may carry back (ignored). */
-const READ_ONLY_COUNTERS: readonly string[] = ['skippedCount', 'coalescedCount'];
+const READ_ONLY_COUNTERS: readonly string[] = ['skippedCount', 'coalescedCount', 'pausedReason', 'calendarSkippedCount'];
+
+/**
+ * 400 on `calendar` unless it names a calendar of the task's own team: a task cannot use (and
+ * so probe, through its preview) another team's calendar; the message is the same whether the
+ * name is free or another team's.
+ */
+async function assertCalendarUsable(db: Queryable, def: TaskDefinition, document?: number): Promise<void> {
+  if (def.calendar === null) return;
+  const calendar = await getCalendar(db, def.calendar);
+  if (calendar === null || calendar.team !== def.team) {
+    const where = document === undefined ? '' : `document ${document}: `;
+    throw validationFailed([{ path: 'calendar', message: `${where}calendar: no calendar ${JSON.stringify(def.calendar)} in team ${JSON.stringify(def.team)} (PUT /api/v1/calendars/{name} first)` }]);
+  }
+}
 
 /** The PUT body: the definition plus the current `version`. */
 function parseReplaceBody(raw: unknown): Parsed<{ definition: TaskDefinition; version: number }> {
@@ -94,6 +111,7 @@ export const taskRoutes: RouteSpec[] = [
       const definition = withStoredSecrets(body, null); // a new task: a "***" has nothing to keep
       const created = await withTransaction(deps.pool, async (tx) => {
         await assertTeamUsable(tx, principal, definition.team);
+        await assertCalendarUsable(tx, definition);
         const task = await insertTask(tx, definition);
         await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, team: task.definition.team, after: auditView(task) });
         return task;
@@ -122,6 +140,7 @@ export const taskRoutes: RouteSpec[] = [
       const updated = await withTransaction(deps.pool, async (tx) => {
         const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         if (body.definition.team !== before.definition.team) await assertTeamUsable(tx, principal, body.definition.team);
+        await assertCalendarUsable(tx, body.definition);
         const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version);
         await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, team: after.definition.team, before: auditView(before), after: auditView(after) });
         return after;
@@ -180,7 +199,7 @@ export const taskRoutes: RouteSpec[] = [
     path: '/api/v1/tasks/{name}/preview',
     access: 'viewer',
     tag: 'tasks',
-    summary: 'The next fire times of a task',
+    summary: 'The next fire times of a task (without the dates of its calendar)',
     params: nameParams,
     query: z.object({
       count: z.coerce.number().int().min(1).max(100).default(5).describe('how many, 1..100, default 5'),
@@ -193,7 +212,7 @@ export const taskRoutes: RouteSpec[] = [
     handler: async ({ params, query, deps, principal }) => {
       const task = await mustSeeTask(deps.pool, principal, params.name);
       const afterMs = query.after === undefined ? deps.now() : Date.parse(query.after);
-      const compiled = compileSchedule(task.definition.schedule, { anchorMs: task.createdAt.getTime() });
+      const compiled = await compiledWithCalendar(deps.pool, task); // a calendar's dates are not fires
       const times = compiled.between(afterMs, Infinity, query.count);
       return { status: 200, body: { fireTimes: times.map((ms) => new Date(ms).toISOString()) } };
     },
@@ -284,6 +303,7 @@ export const taskRoutes: RouteSpec[] = [
             throw new ApiError(409, 'ALREADY_EXISTS', `task ${JSON.stringify(received.name)} already exists`, { name: received.name });
           }
           if (current === null || current.definition.team !== received.team) await assertTeamUsable(tx, principal, received.team);
+          await assertCalendarUsable(tx, received, planned.length + issues.length + 1);
           const restored = restoreRedactedSecrets(received, current?.definition ?? null);
           if (restored.ok) planned.push({ def: restored.value, current });
           else issues.push(...restored.issues);
