@@ -165,6 +165,12 @@ export interface Bus {
    */
   consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>>;
   /**
+   * Takes up to `max` messages out of `queue` (basic.get, no ack: they are gone from it) and
+   * returns their bodies; null when the queue does not exist, the server refused, or there is
+   * no connection. For the queue of a worker that has no consumer (worker-presence).
+   */
+  takeMessages(queue: string, max: number): Promise<Buffer[] | null>;
+  /**
    * Unbinds `queue` from the fanout `exchange` so that it receives nothing new, and tells its
    * depth; null when it does not exist (or no connection). For a queue an older build declared.
    */
@@ -710,6 +716,18 @@ class AmqpBus implements Bus {
     }
     for (const queue of rest) counts.set(queue, null);
     return counts;
+  }
+
+  takeMessages(queue: string, max: number): Promise<Buffer[] | null> {
+    return this.onScratchChannel(async (channel) => {
+      const bodies: Buffer[] = [];
+      while (bodies.length < max) {
+        const message = await channel.get(queue, { noAck: true });
+        if (message === false) break;
+        bodies.push(message.content);
+      }
+      return bodies;
+    });
   }
 
   unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null> {

@@ -3,10 +3,12 @@
  * is lost as soon as RabbitMQ has dropped its consumer and its heartbeats have stopped — within
  * the production lease (15 s) the lease path alone cannot do that — and its job runs again on
  * the other worker, exactly once. A worker whose link to RabbitMQ is cut while it keeps
- * heartbeating Redis is never declared lost: its result is applied when the link returns.
+ * heartbeating Redis is never declared lost: its result is applied when the link returns. A
+ * worker killed by its own job a few ms after it started (ACK still lingering) is accounted as
+ * started: LOST_WORKER, a failed attempt, not "never received" (gone-dispatches.ts).
  * Production lease timings (AX_LEASE_TTL_MS 15000, grace 10000); heartbeat 1 s (silence 2.5 s).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,6 +124,27 @@ describe('R14 fast lost-worker detection with real processes', () => {
     const lost = await events(instanceId, 'LOST_WORKER');
     expect(lost).toHaveLength(1);
     expect(lost[0]).toContain('AMQP connection closed');
+    await survivor.stop();
+  }, 90_000);
+
+  it('#23 a worker killed within milliseconds of starting a job, before its ACK left: the run counts as started (LOST_WORKER), not as never received', async () => {
+    const marker = path.join(dataDir, 'early-kill-marker');
+    // The job itself kills its worker (its parent) the moment it starts: the ACK still lingers.
+    const instanceId = await addInstance('early_kill', ['sh', '-c', `if [ -f ${marker} ]; then echo second; else touch ${marker}; kill -9 $PPID; fi`], 'early');
+    const victim = await worker('early-victim', 'early');
+    await waitFor(async () => (await executions(instanceId)).length > 0 && existsSync(marker), { description: 'the first run started', timeoutMs: 20_000, intervalMs: 20 });
+    await waitFor(async () => victim.exitInfo !== undefined, { description: 'the victim died', timeoutMs: 5_000, intervalMs: 20 });
+    const survivor = await worker('early-survivor', 'early');
+    await waitFor(async () => {
+      const [r] = await db.pool.query<RowDataPacket[]>(`SELECT state FROM task_instance WHERE id = ?`, [instanceId]);
+      return r[0]?.state === 'SUCCESS';
+    }, { description: 'SUCCESS on the survivor', timeoutMs: 40_000 });
+    const lost = await events(instanceId, 'LOST_WORKER');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toContain('counted as started');
+    expect(await events(instanceId, 'ACK_TIMEOUT')).toEqual([]);
+    expect(await events(instanceId, 'REROUTED')).toEqual([]);
+    expect((await executions(instanceId)).map((e) => e.workerId)).toEqual(['early-victim', 'early-survivor']);
     await survivor.stop();
   }, 90_000);
 

@@ -18,6 +18,7 @@ import {
   scanLeaseExpired,
   scanLongRunning,
   scanRetryDue,
+  scanDispatchedExecutions,
   scanRunningOfWorkers,
   scanSlaMissed,
   nextRetryDueInMs,
@@ -31,6 +32,7 @@ import { failAttempt } from './attempts.js';
 import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
 import { pauseOnFinalFailure } from './pause-on-failures.js';
+import { decideExpiredDispatch, takeQueuedDispatches } from './gone-dispatches.js';
 import { wakeDelayMs } from './retry-wakeups.js';
 import { inTransaction } from './transaction.js';
 
@@ -56,8 +58,10 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   let ack = { rerouted: 0, failed: 0 };
   let lease = { extended: 0, lost: 0, asyncTimedOut: 0 };
   if (!suspended) {
-    const gone = await goneWorkers(ctx);
-    ack = await ackExpiry(ctx);
+    const { gone, registered } = await goneWorkers(ctx);
+    const takenBack = await rerouteTakenBack(ctx, registered);
+    ack = await ackExpiry(ctx, gone);
+    ack = { ...ack, rerouted: ack.rerouted + takenBack };
     lease = await leaseExpiry(ctx, gone);
   } else {
     ctx.presence.reset(); // what was seen before this broker's own link broke proves nothing
@@ -96,7 +100,7 @@ async function retryDue(ctx: BrokerContext): Promise<number> {
   return moved;
 }
 
-async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed: number }> {
+async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise<{ rerouted: number; failed: number }> {
   const releases: Array<{ workerId: string; executionId: string }> = [];
   const result = await inTransaction(ctx, async (conn) => {
     const expired = await scanAckExpired(conn, ctx.config.ackGraceMs, SCAN_LIMIT);
@@ -106,6 +110,33 @@ async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed
     for (const inst of expired) {
       if (inst.executionId === null) continue;
       const base = { instanceId: inst.id, executionId: inst.executionId, workerId: inst.workerId };
+      const decision = inst.workerId === null ? 'as-before' : decideExpiredDispatch(ctx.presence.isConsumerMissing(inst.workerId), gone.has(inst.workerId));
+      if (decision === 'wait') continue; // alive without its RabbitMQ link: it holds the dispatch
+      if (decision === 'lost') {
+        // #23: it took the dispatch (no longer in its queue) and may have started it.
+        const retry = await retryPolicyOf(conn, inst.taskId);
+        await setExecutionState(conn, [inst.executionId], 'LOST', 'LOST_WORKER', { ended: true, onlyFrom: ['DISPATCHED'] });
+        const capped = inst.lostCount >= ctx.config.maxLostRedispatches;
+        const r = await failAttempt(
+          ctx,
+          conn,
+          { instanceId: inst.id, taskName: inst.taskName, state: 'DISPATCHED', executionId: inst.executionId, workerId: inst.workerId, attempt: inst.attempt, maxAttempts: capped ? inst.attempt : inst.maxAttempts, retry },
+          {
+            reason: 'LOST_WORKER',
+            eventType: 'LOST_WORKER',
+            message: `worker ${inst.workerId ?? '?'} lost after it took the dispatch, before its ACK left: counted as started`,
+            redispatch: !capped && inst.attempt >= inst.maxAttempts,
+          },
+          events,
+        );
+        if (r !== 'lost') {
+          await conn.query('UPDATE task_instance SET lost_count = lost_count + 1 WHERE id = ?', [inst.id]);
+          ctx.metrics.lostWorkers.inc();
+        }
+        if (r === 'final') failed++;
+        if (inst.workerId !== null) releases.push({ workerId: inst.workerId, executionId: inst.executionId });
+        continue;
+      }
       if (inst.rerouteCount < ctx.config.maxReroutes) {
         // Re-route: the silent worker (kept in worker_id) is excluded by the next claim.
         const won = await transitionInstance(conn, {
@@ -163,7 +194,7 @@ async function ackExpiry(ctx: BrokerContext): Promise<{ rerouted: number; failed
  * its next heartbeat listed a job it had just started holds it all the same. Gone workers get no
  * new dispatches. An unclear reading decides nothing.
  */
-async function goneWorkers(ctx: BrokerContext): Promise<Set<string>> {
+async function goneWorkers(ctx: BrokerContext): Promise<{ gone: Set<string>; registered: string[] }> {
   try {
     const registered = await readRegistry(ctx.redis, ctx.keys);
     const queues = registered.map((w) => ctx.bus.topology.controlQueue(w.workerId));
@@ -171,11 +202,55 @@ async function goneWorkers(ctx: BrokerContext): Promise<Set<string>> {
     const readings = new Map(registered.map((w, i) => [w.workerId, { consumers: consumers.get(queues[i] ?? '') ?? null, heartbeatAt: w.at }]));
     const gone = ctx.presence.observe(performance.now(), readings);
     for (const workerId of gone) ctx.workers.markUnroutable(workerId, ctx.config.leaseTtlMs);
-    return gone;
+    return { gone, registered: registered.map((w) => w.workerId) };
   } catch (error) {
     ctx.logger.warn({ err: toError(error) }, 'worker presence not read; lost workers wait for their lease');
-    return new Set();
+    return { gone: new Set(), registered: [] };
   }
+}
+
+/**
+ * Dispatches still in the queue of a worker without a consumer never reached it: taken out and
+ * re-routed at once, no attempt spent (gone-dispatches.ts). Returns how many were re-routed.
+ */
+async function rerouteTakenBack(ctx: BrokerContext, workerIds: readonly string[]): Promise<number> {
+  let taken: Set<string>;
+  try {
+    taken = await takeQueuedDispatches(ctx, workerIds);
+  } catch (error) {
+    ctx.logger.warn({ err: toError(error) }, 'queues of workers without a consumer not read; their dispatches wait for the ACK deadline');
+    return 0;
+  }
+  if (taken.size === 0) return 0;
+  const releases: Array<{ workerId: string; executionId: string }> = [];
+  const rerouted = await inTransaction(ctx, async (conn) => {
+    const events: NewEvent[] = [];
+    for (const inst of await scanDispatchedExecutions(conn, [...taken], SCAN_LIMIT)) {
+      if (inst.executionId === null) continue;
+      const won = await transitionInstance(conn, {
+        id: inst.id,
+        from: 'DISPATCHED',
+        to: 'PENDING',
+        fenceExecutionId: inst.executionId,
+        set: { reroute_count: { expr: 'reroute_count + 1' }, ack_deadline: null },
+      });
+      if (!won) continue;
+      await setExecutionState(conn, [inst.executionId], 'ACK_TIMEOUT', 'ACK_TIMEOUT', { ended: true, onlyFrom: ['DISPATCHED'] });
+      events.push({
+        instanceId: inst.id,
+        executionId: inst.executionId,
+        workerId: inst.workerId,
+        type: 'REROUTED',
+        message: `worker ${inst.workerId ?? '?'} lost its consumer before it took the dispatch (taken back from its queue)`,
+      });
+      if (inst.workerId !== null) releases.push({ workerId: inst.workerId, executionId: inst.executionId });
+    }
+    await appendEvents(conn, events);
+    return events.length;
+  });
+  await release(ctx, releases);
+  if (rerouted > 0) ctx.wakeDispatch();
+  return rerouted;
 }
 
 async function leaseExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise<{ extended: number; lost: number; asyncTimedOut: number }> {

@@ -69,6 +69,11 @@ export class WorkerPresence {
     return gone;
   }
 
+  /** True when the last clear reading found no consumer on the worker's control queue. */
+  isConsumerMissing(workerId: string): boolean {
+    return (this.seen.get(workerId)?.missingReadings ?? 0) > 0;
+  }
+
   /** Forgets everything (this broker's own link went down: readings from before are stale). */
   reset(): void {
     this.seen.clear();

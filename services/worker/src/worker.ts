@@ -319,10 +319,16 @@ export class Worker {
   private execute(accepted: Accepted, nowMs: number): void {
     const active: Active = { item: accepted.item, controller: new StopSwitch(), output: this.logs.open(accepted.item), started: false, reported: false };
     this.active.set(accepted.item.executionId, active);
+    // #23: no job starts before the AMQP ack of its dispatch message is written (the bus acks in
+    // the microtask after `accept` returns; this runs after it). So a dispatch still in this
+    // worker's queue when it dies never started, and one no longer there may have: the broker
+    // reads the queue of a dead worker to tell which (gone-dispatches.ts).
     // runOne settles its own failures; the catch is the last guard (#23: never an unhandled rejection).
-    this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs }).catch((error: unknown) =>
-      this.onRunCrashed(active, error),
-    );
+    setImmediate(() => {
+      this.runOne(active, accepted.release === null ? null : { release: accepted.release, startedAtMs: nowMs }).catch((error: unknown) =>
+        this.onRunCrashed(active, error),
+      );
+    });
   }
 
   /** Runs one job; `slot` is the slot taken (and recorded 'running') at accept, if any. */

@@ -84,6 +84,12 @@ export function scanLeaseExpired(conn: Queryable, graceMs: number, limit: number
   return scan(conn, `i.state = 'RUNNING' AND i.lease_until < NOW(3) - INTERVAL ? MICROSECOND`, [graceMs * 1000], limit);
 }
 
+/** DISPATCHED instances whose current execution is one of `executionIds`. */
+export function scanDispatchedExecutions(conn: Queryable, executionIds: readonly string[], limit: number): Promise<TimedInstance[]> {
+  if (executionIds.length === 0) return Promise.resolve([]);
+  return scan(conn, `i.state = 'DISPATCHED' AND i.current_execution_id IN (?)`, [executionIds], limit);
+}
+
 /**
  * RUNNING instances of `workerIds` whose current execution is running on its worker (not
  * accepted-async, R15), whatever their lease: those workers are known gone (the broker's
