@@ -4,6 +4,7 @@
  * `pnpm build` first) spawned as a real process for its exit code, stdout and stderr.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { run } from './main.js';
 /* eslint-disable import-x/no-relative-packages -- test harness: the CLI's tests run the real admin API in-process
@@ -25,6 +26,8 @@ export interface AxctlResult {
   lines: string[];
   /** stderr split into lines. */
   errLines: string[];
+  /** stdout as bytes (job output is not necessarily UTF-8). */
+  stdoutBytes: Buffer;
 }
 
 /** Options of one run. */
@@ -58,11 +61,12 @@ export function axctl(app: TestApp | null, args: readonly string[], opts: AxctlO
     const child = spawn(process.execPath, [AXCTL, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     running.add(child);
     opts.onSpawn?.(child);
-    let stdout = '';
+    const bytes: Buffer[] = [];
+    const decoder = new StringDecoder('utf8');
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-      opts.onStdout?.(d);
+    child.stdout.on('data', (d: Buffer) => {
+      bytes.push(d);
+      opts.onStdout?.(decoder.write(d));
     });
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdin.end(opts.stdin ?? '');
@@ -75,7 +79,9 @@ export function axctl(app: TestApp | null, args: readonly string[], opts: AxctlO
     child.on('close', (code) => {
       clearTimeout(timer);
       running.delete(child);
-      resolve({ code, stdout, stderr, lines: splitLines(stdout), errLines: splitLines(stderr) });
+      const stdoutBytes = Buffer.concat(bytes);
+      const stdout = stdoutBytes.toString('utf8');
+      resolve({ code, stdout, stderr, lines: splitLines(stdout), errLines: splitLines(stderr), stdoutBytes });
     });
   });
 }
@@ -93,9 +99,9 @@ export function json<T = Record<string, unknown>>(result: AxctlResult): T {
   return JSON.parse(result.stdout) as T;
 }
 
-/** Starts the test app. */
-export function startApp(): Promise<TestApp> {
-  return startTestApp();
+/** Starts the test app (`overrides`: of its dependencies, e.g. quicker log stream timings). */
+export function startApp(overrides: Parameters<typeof startTestApp>[0] = {}): Promise<TestApp> {
+  return startTestApp(overrides);
 }
 
 /** Sum of the API's request counter for one route and method (to know a poll has happened). */
@@ -113,16 +119,26 @@ export async function requestCount(app: TestApp, method: string, route: string):
  * Runs a command line in this process through the same `run` the binary calls (fast: no node
  * start-up), with the test app's URL and token in its environment.
  */
-export async function axctlIn(app: TestApp | null, args: readonly string[], opts: Pick<AxctlOptions, 'token' | 'url'> & { signal?: AbortSignal } = {}): Promise<AxctlResult> {
+export async function axctlIn(app: TestApp | null, args: readonly string[], opts: Pick<AxctlOptions, 'token' | 'url' | 'onStdout'> & { signal?: AbortSignal } = {}): Promise<AxctlResult> {
   const env: Record<string, string> = {};
   const url = opts.url === undefined ? app?.url : opts.url;
   if (url !== null && url !== undefined) env['AX_URL'] = url;
   const token = opts.token === undefined ? app?.tokens.operator : opts.token;
   if (token !== null && token !== undefined) env['AX_TOKEN'] = token;
-  const out: string[] = [];
+  const out: Buffer[] = [];
   const err: string[] = [];
-  const code = await run(args, { env, io: { out: (l) => out.push(...l.split('\n')), err: (l) => err.push(...l.split('\n')) }, ...(opts.signal === undefined ? {} : { signal: opts.signal }) });
-  const stdout = out.length === 0 ? '' : `${out.join('\n')}\n`;
+  const io = {
+    out: (l: string) => void out.push(Buffer.from(`${l}\n`)),
+    err: (l: string) => void err.push(...l.split('\n')),
+    write: (b: Uint8Array) => {
+      out.push(Buffer.from(b));
+      opts.onStdout?.(Buffer.from(b).toString('utf8'));
+      return Promise.resolve();
+    },
+  };
+  const code = await run(args, { env, io, ...(opts.signal === undefined ? {} : { signal: opts.signal }) });
+  const stdoutBytes = Buffer.concat(out);
+  const stdout = stdoutBytes.toString('utf8');
   const stderr = err.length === 0 ? '' : `${err.join('\n')}\n`;
-  return { code, stdout, stderr, lines: out, errLines: err };
+  return { code, stdout, stderr, lines: splitLines(stdout), errLines: err, stdoutBytes };
 }

@@ -146,14 +146,73 @@ export class ApiClient {
     return this.request<T>('POST', path, opts);
   }
 
-  /** One request; 2xx → the decoded body, else {@link ApiRequestError} or {@link NetworkError}. */
-  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  /** GET raw bytes (a log page): 2xx → the body as it came, else the errors of {@link request}. */
+  async getBytes(path: string, query?: RequestOptions['query']): Promise<ApiResponse<Buffer>> {
+    const { response, bytes } = await this.send('GET', path, { ...(query === undefined ? {} : { query }), headers: { accept: 'text/plain, */*' } });
+    return { status: response.status, body: bytes, headers: response.headers };
+  }
+
+  /**
+   * Opens a long-lived answer (Server-Sent Events): resolves once the headers came (within the
+   * request timeout), with the body unread; a 4xx/5xx is read and thrown as {@link ApiRequestError}.
+   * The stream ends when `signal` (or the client's) is aborted.
+   */
+  async openStream(path: string, opts: RequestOptions & { signal: AbortSignal }): Promise<Response> {
+    const url = this.url(path, opts.query);
+    const headers = this.headers({ accept: 'text/event-stream', ...opts.headers });
+    const connect = new AbortController();
+    const timer = setTimeout(() => connect.abort(new DOMException('no answer', 'TimeoutError')), this.timeoutMs);
+    const signal = AbortSignal.any([connect.signal, opts.signal, ...(this.signal === undefined ? [] : [this.signal])]);
+    let response: Response;
+    try {
+      response = await fetch(url, { method: 'GET', headers, signal });
+    } catch (err) {
+      throw new NetworkError(`cannot reach ${this.baseUrl}: ${describeFetchFailure(connect.signal.aborted ? connect.signal.reason : err, this.timeoutMs)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) {
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (err) {
+        throw new NetworkError(`cannot reach ${this.baseUrl}: ${describeFetchFailure(err, this.timeoutMs)}`);
+      }
+      throw toRequestError(response.status, response.statusText, text);
+    }
+    return response;
+  }
+
+  private url(path: string, query: RequestOptions['query']): URL {
     const url = new URL(`${this.baseUrl}${path}`);
-    for (const [key, value] of Object.entries(opts.query ?? {})) {
+    for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+    return url;
+  }
+
+  private headers(extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', ...extra };
     if (this.token !== undefined) headers['authorization'] = `Bearer ${this.token}`;
+    return headers;
+  }
+
+  /** One request; 2xx → the decoded body, else {@link ApiRequestError} or {@link NetworkError}. */
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const { response, bytes } = await this.send(method, path, opts);
+    const text = bytes.toString('utf8');
+    if (text === '') return { status: response.status, body: undefined as T, headers: response.headers };
+    try {
+      return { status: response.status, body: JSON.parse(text) as T, headers: response.headers };
+    } catch {
+      throw new NetworkError(`${this.baseUrl} answered ${response.status} with a body that is not JSON; is it the ax admin API?`);
+    }
+  }
+
+  /** Sends one request and reads its whole body; a 4xx/5xx is thrown. */
+  private async send(method: string, path: string, opts: RequestOptions): Promise<{ response: Response; bytes: Buffer }> {
+    const url = this.url(path, opts.query);
+    const headers = this.headers(opts.headers);
     let body: string | undefined;
     if (opts.yaml !== undefined) {
       headers['content-type'] = 'application/yaml';
@@ -165,19 +224,14 @@ export class ApiClient {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = this.signal === undefined ? timeout : AbortSignal.any([timeout, this.signal]);
     let response: Response;
-    let text: string;
+    let bytes: Buffer;
     try {
       response = await fetch(url, { method, headers, signal, ...(body === undefined ? {} : { body }) });
-      text = await response.text();
+      bytes = Buffer.from(await response.arrayBuffer());
     } catch (err) {
       throw new NetworkError(`cannot reach ${this.baseUrl}: ${describeFetchFailure(err, this.timeoutMs)}`);
     }
-    if (!response.ok) throw toRequestError(response.status, response.statusText, text);
-    if (text === '') return { status: response.status, body: undefined as T, headers: response.headers };
-    try {
-      return { status: response.status, body: JSON.parse(text) as T, headers: response.headers };
-    } catch {
-      throw new NetworkError(`${this.baseUrl} answered ${response.status} with a body that is not JSON; is it the ax admin API?`);
-    }
+    if (!response.ok) throw toRequestError(response.status, response.statusText, bytes.toString('utf8'));
+    return { response, bytes };
   }
 }

@@ -2,10 +2,12 @@
 import { GLOBAL_OPTIONS, type OptionSpec, type ParsedArgs } from './args.js';
 import type { ApiClient } from './client.js';
 
-/** Where output goes (stdout / stderr lines). */
+/** Where output goes (stdout / stderr lines, and raw stdout bytes). */
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** Raw bytes to stdout, as they are (job output); resolves once they may be followed by more. */
+  write(bytes: Uint8Array): Promise<void>;
 }
 
 /** What a command runs with. */

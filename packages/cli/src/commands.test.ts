@@ -264,8 +264,9 @@ describe('the built binary', () => {
       [['teams', 'show', 'nosuch'], /^axctl: teams show: team "nosuch" does not exist \(404 NOT_FOUND\)$/],
       [['teams', 'create', 'default'], /^axctl: teams create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['tail', '--instance', '999999'], /^axctl: tail: instance "999999" does not exist \(404 NOT_FOUND\)$/],
+      [['logs', '999999'], /^axctl: logs: instance 999999 not found \(404 NOT_FOUND\)$/],
     ];
-    const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] !== 'drain') || args[0] === 'tail' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
+    const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] !== 'drain') || args[0] === 'tail' || args[0] === 'logs' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
     expect([...covered].sort()).toEqual(COMMANDS.map((c) => c.name).sort());
     const results: AxctlResult[] = [];
     for (let i = 0; i < cases.length; i += 4) {

@@ -9,6 +9,7 @@ import { baseUrl, flag, parseCommandArgs, splitCommandWords, stringOption, Usage
 import { ApiClient, ApiRequestError, NetworkError, oneLine } from './client.js';
 import { CommandFailed, commandHelp, type CommandSpec, type Io } from './command.js';
 import { instanceCommands } from './commands/instances.js';
+import { logsCommand } from './commands/logs.js';
 import { rerunCommands } from './commands/reruns.js';
 import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
@@ -22,7 +23,7 @@ export const DEFAULT_URL = 'http://127.0.0.1:8080';
 export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
 
 /** Every command, by its words. */
-export const COMMANDS: readonly CommandSpec[] = [...taskCommands, ...instanceCommands, ...rerunCommands, ...workerCommands, ...teamCommands, tailCommand];
+export const COMMANDS: readonly CommandSpec[] = [...taskCommands, ...instanceCommands, ...rerunCommands, ...workerCommands, ...teamCommands, tailCommand, logsCommand];
 
 /** Command groups (first word) and what they are for. */
 const GROUPS: ReadonlyArray<readonly [string, string]> = [
@@ -32,6 +33,7 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['workers', 'the worker registry; drain a worker'],
   ['teams', 'the teams the token covers: list, show, create'],
   ['tail', 'follow instance events as they happen'],
+  ['logs', "print (and follow) a run's output"],
 ];
 
 /** Commands whose first word takes a second word. */
@@ -49,7 +51,8 @@ function mainHelp(): string[] {
     '',
     'Global options: --url URL (AX_URL, default http://127.0.0.1:8080), --token TOKEN (AX_TOKEN),',
     "--json (print the API's JSON), -h/--help. `axctl <command> --help` describes a command.",
-    'Exit codes: 0 success, 1 failure (API or network error), 2 usage error.',
+    'Exit codes: 0 success, 1 failure (API or network error; `tasks trigger --wait`: the run did not',
+    'succeed), 2 usage error, 130 interrupted.',
   ];
 }
 
@@ -158,7 +161,12 @@ export async function main(): Promise<void> {
   try {
     process.exitCode = await run(process.argv.slice(2), {
       env: process.env,
-      io: { out: (line) => void process.stdout.write(`${line}\n`), err: (line) => void process.stderr.write(`${line}\n`) },
+      io: {
+        out: (line) => void process.stdout.write(`${line}\n`),
+        err: (line) => void process.stderr.write(`${line}\n`),
+        // waits for 'drain' when stdout is full, so a large log is never all in memory
+        write: (bytes) => new Promise<void>((resolve) => (process.stdout.write(bytes) ? resolve() : process.stdout.once('drain', resolve))),
+      },
       signal: controller.signal,
     });
   } finally {

@@ -106,7 +106,7 @@ describe('help', () => {
     for (const c of COMMANDS) {
       const out: string[] = [];
       const err: string[] = [];
-      const code = await run([...c.name.split(' '), '--help'], { env: {}, io: { out: (l) => out.push(l), err: (l) => err.push(l) } });
+      const code = await run([...c.name.split(' '), '--help'], { env: {}, io: { out: (l) => out.push(l), err: (l) => err.push(l), write: () => Promise.resolve() } });
       expect(code, c.name).toBe(0);
       expect(err).toEqual([]);
       expect(out[0]).toBe(`usage: axctl ${c.name}${c.synopsis === '' ? '' : ` ${c.synopsis}`}`);
@@ -114,7 +114,7 @@ describe('help', () => {
     }
     for (const group of ['tasks', 'instances', 'rerun', 'teams']) {
       const out: string[] = [];
-      expect(await run([group, '-h'], { env: {}, io: { out: (l) => out.push(l), err: () => undefined } })).toBe(0);
+      expect(await run([group, '-h'], { env: {}, io: { out: (l) => out.push(l), err: () => undefined, write: () => Promise.resolve() } })).toBe(0);
       expect(out[0]).toBe(`usage: axctl ${group} <command> [options]`);
     }
   });

@@ -39,7 +39,7 @@ export interface InstanceEvent {
 }
 
 /** One execution (attempt) in an instance detail. */
-interface Execution {
+export interface Execution {
   executionId: string;
   attempt: number;
   runNo: number;
@@ -51,6 +51,8 @@ interface Execution {
   endedAt: string | null;
   exitCode: number | null;
   error: string | null;
+  /** Bytes of its output stored so far (both streams). */
+  logSize?: number;
 }
 
 /** `GET /api/v1/instances/{id}`. */

@@ -22,7 +22,7 @@ const LIST_LIMIT = 100;
  * Final states (core's `FINAL_STATES`; not imported at run time: loading @ax/core — zod,
  * cron-parser — would double the CLI's start-up time, and only its types are needed).
  */
-const FINAL_STATES: ReadonlySet<string> = new Set<InstanceState>(['SUCCESS', 'FAILED', 'CANCELED']);
+export const FINAL_STATES: ReadonlySet<string> = new Set<InstanceState>(['SUCCESS', 'FAILED', 'CANCELED']);
 
 /** What is known of one followed instance. */
 interface Followed {
@@ -34,7 +34,7 @@ interface Followed {
 }
 
 /** Resolves after `ms`, or at once when the signal is aborted. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const timer = setTimeout(done, ms);

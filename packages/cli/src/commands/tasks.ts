@@ -1,10 +1,11 @@
 /** `axctl tasks list|get|apply|enable|disable|trigger`. */
 import { readFile } from 'node:fs/promises';
-import { bizDate, integer, keyValues, listOption, positionals, requiredOption, stringOption, UsageError } from '../args.js';
+import { bizDate, flag, integer, keyValues, listOption, positionals, requiredOption, stringOption, UsageError } from '../args.js';
 import { ApiRequestError, oneLine } from '../client.js';
 import { CommandFailed, printJson, printMore, type CommandSpec } from '../command.js';
-import { describeExec, describeSchedule, formatKeyValues, formatTable } from '../table.js';
-import { printInstanceSummary, type Instance } from './instances.js';
+import { describeExec, describeSchedule, EMPTY_CELL, formatDuration, formatKeyValues, formatTable } from '../table.js';
+import { printInstanceSummary, type Instance, type InstanceDetail } from './instances.js';
+import { executionsInOrder, followInstance } from './log-follow.js';
 import { withTeam } from './team-yaml.js';
 import { teamName } from './teams.js';
 
@@ -22,7 +23,7 @@ interface Task {
   timeoutSeconds?: number;
   retry?: { max?: number; backoffSeconds?: number; factor?: number; jitterSeconds?: number };
   misfire?: { policy?: string; max?: number };
-  block?: string;
+  block?: string | { queue: number };
   route?: string;
   maxLatenessSeconds?: number | null;
   bizDateOffsetDays?: number;
@@ -111,7 +112,7 @@ const get: CommandSpec = {
       ['timeout', t.timeoutSeconds === undefined ? undefined : `${t.timeoutSeconds}s`],
       ['retry', retry],
       ['misfire', misfire],
-      ['block', t.block],
+      ['block', typeof t.block === 'object' ? `queue ${t.block.queue}` : t.block],
       ['route', t.route],
       ['max lateness', t.maxLatenessSeconds === null || t.maxLatenessSeconds === undefined ? undefined : `${t.maxLatenessSeconds}s`],
       ['biz date offset', t.bizDateOffsetDays === undefined || t.bizDateOffsetDays === 0 ? undefined : `${t.bizDateOffsetDays} days`],
@@ -199,17 +200,37 @@ const switchTask = (action: 'enable' | 'disable'): CommandSpec => ({
   },
 });
 
+/** One line on how a final instance ended: `instance 42 (nightly_report) FAILED (…) in 3.1s, attempt 2/2: exit code 1`. */
+export function finalSummary(d: InstanceDetail): string {
+  const last = executionsInOrder(d).at(-1);
+  const why = last === undefined ? '' : last.error !== null && last.error !== '' ? `: ${oneLine(last.error)}` : last.exitCode !== null && last.exitCode !== 0 ? `: exit code ${last.exitCode}` : '';
+  const took = formatDuration(d.startedAt, d.endedAt);
+  return `instance ${d.id} (${d.taskName}) ${d.state}${d.reason === null ? '' : ` (${d.reason})`}${took === EMPTY_CELL ? '' : ` in ${took}`}, attempt ${d.attempt}/${d.maxAttempts}${d.state === 'SUCCESS' ? '' : why}`;
+}
+
 const trigger: CommandSpec = {
   name: 'tasks trigger',
-  synopsis: '<name> [--param k=v …] [--biz-date D] [--idempotency-key K]',
-  summary: 'Run a task now; prints the new instance.',
+  synopsis: '<name> [--param k=v …] [--biz-date D] [--idempotency-key K] [--wait [--follow]]',
+  summary: 'Run a task now; prints the new instance (--wait: waits for its result and exits with it).',
   options: {
     param: { type: 'string', multiple: true, value: 'k=v', help: 'param merged over the task params (string value)' },
     'biz-date': { type: 'string', value: 'D', help: 'business date YYYY-MM-DD (default: from the time now)' },
     'idempotency-key': { type: 'string', value: 'K', help: 'a repeat with the same key within 24 h returns the same instance' },
+    wait: { type: 'boolean', help: 'wait until the instance is final: exit 0 on SUCCESS, 1 otherwise, a summary line on stderr' },
+    follow: { type: 'boolean', help: "implies --wait; prints the run's output on stdout as it runs, each retry's after the last" },
   },
+  notes: [
+    'With --follow, stdout is only the job\'s output (both streams, as captured); the "triggered" line,',
+    'a line per retry and the summary go to stderr. With --wait --json, the final instance is printed.',
+    'Ctrl-C stops waiting (exit 130); the run goes on.',
+    '',
+    'In a CI pipeline:  axctl tasks trigger nightly_report --wait --follow',
+  ],
   run: async (ctx, args) => {
     const [name] = positionals(args, ['name'], ctx.command) as [string];
+    const follow = flag(args, 'follow');
+    const wait = follow || flag(args, 'wait');
+    if (follow && ctx.json) throw new UsageError(`${ctx.command}: --follow prints the job's output on stdout; it does not go with --json`);
     const params = keyValues('param', listOption(args, 'param'));
     const date = stringOption(args, 'biz-date');
     const key = stringOption(args, 'idempotency-key');
@@ -218,10 +239,21 @@ const trigger: CommandSpec = {
       json: { ...(Object.keys(params).length > 0 ? { params } : {}), ...(date === undefined ? {} : { bizDate: bizDate('biz-date', date) }) },
       ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }),
     });
-    if (ctx.json) return printJson(ctx, body);
+    if (ctx.json && !wait) return printJson(ctx, body);
     const replayed = headers.get('idempotent-replayed') === 'true';
-    ctx.io.out(replayed ? `task ${name}: instance ${body.id} already triggered with this idempotency key` : `task ${name} triggered: instance ${body.id}`);
-    printInstanceSummary(ctx, body);
+    const triggered = replayed ? `task ${name}: instance ${body.id} already triggered with this idempotency key` : `task ${name} triggered: instance ${body.id}`;
+    if (!wait) {
+      ctx.io.out(triggered);
+      printInstanceSummary(ctx, body);
+      return;
+    }
+    if (follow) ctx.io.err(triggered);
+    else if (!ctx.json) ctx.io.out(triggered);
+    const final = await followInstance(ctx, body.id, { logs: follow, view: 'all', fromCurrent: false });
+    if (ctx.json) printJson(ctx, final);
+    const summary = finalSummary(final);
+    ctx.io.err(summary);
+    if (final.state !== 'SUCCESS') throw new CommandFailed(summary, { reported: true });
   },
 };
 
