@@ -14,6 +14,7 @@ import {
   createTestDatabase,
   startMariaDb,
   startRabbitMq,
+  startRabbitMqCluster,
   startRedisServer,
   startService,
   stopAllProcesses,
@@ -21,6 +22,7 @@ import {
   type ManagedProcess,
   type MariaDbServer,
   type PrivateRabbitMq,
+  type PrivateRabbitMqCluster,
   type PrivateRedis,
   type TestDatabase,
 } from '@ax/testing';
@@ -77,6 +79,8 @@ export interface Topology {
   readonly schedulers?: number;
   readonly brokers?: number;
   readonly workers?: number;
+  /** RabbitMQ nodes: 1 (default) a private node; more a private cluster, whose URLs every service gets in `AX_AMQP_URL`. */
+  readonly rabbitmqNodes?: number;
 }
 
 /** Extra variables of worker `index` (1-based; e.g. libfaketime); `dir` is the drill's temp dir. */
@@ -87,7 +91,10 @@ export interface Stack {
   readonly namespace: string;
   readonly mariadb: MariaDbServer;
   readonly redis: PrivateRedis;
+  /** The RabbitMQ node (with a cluster: node 0). */
   readonly rabbit: PrivateRabbitMq;
+  /** The private cluster, when `topology.rabbitmqNodes` > 1. */
+  readonly rabbitCluster: PrivateRabbitMqCluster | undefined;
   readonly db: TestDatabase;
   readonly sink: Sink;
   readonly taskNames: readonly string[];
@@ -167,12 +174,15 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
   };
 
   try {
-    const [mariadb, redis, rabbit, sink] = await Promise.all([
+    const nodes = topology.rabbitmqNodes ?? 1;
+    const [mariadb, redis, rabbitOrCluster, sink] = await Promise.all([
       startMariaDb({ parentDir: dir }),
       startRedisServer(),
-      startRabbitMq(),
+      nodes > 1 ? startRabbitMqCluster({ size: nodes }) : startRabbitMq(),
       startSink({ holdMs: SINK_HOLD_MS }),
     ]);
+    const rabbitCluster = 'nodes' in rabbitOrCluster ? rabbitOrCluster : undefined;
+    const rabbit: PrivateRabbitMq = rabbitCluster === undefined ? (rabbitOrCluster as PrivateRabbitMq) : clusterNodeZero(rabbitCluster);
     cleanups.push(
       () => mariadb.cleanup(),
       () => redis.cleanup(),
@@ -204,7 +214,7 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
     const env: Record<string, string> = {
       AX_MYSQL_URL: db.url,
       AX_REDIS_URL: redis.url,
-      AX_AMQP_URL: rabbit.url,
+      AX_AMQP_URL: rabbitCluster === undefined ? rabbit.url : rabbitCluster.urls.join(','),
       AX_NAMESPACE: namespace,
       AX_LOG_LEVEL: 'warn',
       AX_EXECUTOR_SECRET: 'chaos-executor-secret-0123456789',
@@ -241,6 +251,7 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
       mariadb,
       redis,
       rabbit,
+      rabbitCluster,
       db,
       sink,
       taskNames,
@@ -299,6 +310,22 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
     await cleanup().catch(() => undefined);
     throw error;
   }
+}
+
+/** Node 0 of a cluster seen as the stack's `rabbit`; `cleanup()` removes the whole cluster. */
+function clusterNodeZero(cluster: PrivateRabbitMqCluster): PrivateRabbitMq {
+  const node = cluster.nodes[0];
+  if (node === undefined) throw new Error('a cluster without nodes');
+  return {
+    url: node.url,
+    port: node.port,
+    get running() {
+      return node.running;
+    },
+    start: () => node.start(),
+    stop: () => node.stop(),
+    cleanup: () => cluster.cleanup(),
+  };
 }
 
 /** A file whose content is libfaketime's offset, e.g. `+0` or `+10s` (re-read every second). */

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { connect, type ChannelModel } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@ax/kit';
-import { createTestAmqp, uniqueNamespace, waitFor, type TestAmqp } from '@ax/testing';
+import { createTestAmqp, startTcpProxy, throughProxy, uniqueNamespace, waitFor, type CuttableProxy, type TestAmqp } from '@ax/testing';
 import {
   DEAD_REASON_HEADER,
   DEAD_SOURCE_HEADER,
@@ -22,7 +22,7 @@ const topology = busTopology(namespace);
 let amqp: TestAmqp;
 const buses: Bus[] = [];
 
-function newBus(extra: { connect?: AmqpConnectFn; maxRequeues?: number } = {}): Bus {
+function newBus(extra: { connect?: AmqpConnectFn; maxRequeues?: number; url?: string | readonly string[] } = {}): Bus {
   const bus = createBus({ url: amqp.url, namespace, logger: silentLogger(), name: `test-${namespace}`, reconnectInitialDelayMs: 50, ...extra });
   buses.push(bus);
   return bus;
@@ -238,7 +238,8 @@ describe('@ax/bus consumer of the dead-letter queue (#23)', () => {
     const back = await waitFor(() => amqp.channel.get(topology.deadQueue, { noAck: true }), { description: 'the released delivery' });
     expect(back.content.toString()).toBe('held');
     expect(back.fields.redelivered).toBe(true);
-    expect(back.properties.headers).toEqual(original);
+    // A quorum queue counts deliveries (`x-delivery-count`); the message itself is unchanged.
+    expect(back.properties.headers).toEqual({ ...original, 'x-delivery-count': 1 });
     expect(await amqp.channel.get(topology.parkedQueue, { noAck: true })).toBe(false);
   });
 });
@@ -305,5 +306,106 @@ describe('@ax/bus events queue: one broker at a time, and the queue of older bui
     expect(await b.queueDepth(t.legacyEventsQueue)).toBeNull();
     expect(await b.unbindQueue(t.legacyEventsQueue, t.eventsExchange)).toBeNull();
     expect(b.connected).toBe(true); // refusals closed only scratch channels
+  });
+});
+
+/** `name → [type, durable]` of this file's queues (rabbitmqctl). */
+async function queueKinds(): Promise<Map<string, { type: string; durable: string }>> {
+  const { stdout } = await promisify(execFile)('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name', 'type', 'durable'], { timeout: 30_000 });
+  const kinds = new Map<string, { type: string; durable: string }>();
+  for (const line of stdout.split('\n')) {
+    const [name, type, durable] = line.trim().split(/\s+/);
+    if (name?.startsWith(`${namespace}.`) && type !== undefined && durable !== undefined) kinds.set(name, { type, durable });
+  }
+  return kinds;
+}
+
+describe('@ax/bus with the nodes of a cluster (#23)', () => {
+  const proxies: CuttableProxy[] = [];
+  afterAll(async () => {
+    for (const proxy of proxies) await proxy.close();
+  });
+
+  it('#23 declares the shared queues as quorum queues, worker queues as classic', async () => {
+    const bus = newBus();
+    await bus.start();
+    await bus.assertWorkerQueues('w-kinds');
+    const kinds = await queueKinds();
+    for (const queue of [topology.eventsQueue, topology.logsQueue, topology.deadQueue, topology.parkedQueue]) {
+      expect(kinds.get(queue), queue).toEqual({ type: 'quorum', durable: 'true' });
+    }
+    expect(kinds.get(topology.workerQueue('w-kinds'))).toEqual({ type: 'classic', durable: 'true' });
+    expect(kinds.get(topology.controlQueue('w-kinds'))).toEqual({ type: 'classic', durable: 'true' });
+  });
+
+  it('#23 a worker moving from one node to a cluster replaces its durable queues of the earlier run by transient ones', async () => {
+    const single = newBus();
+    await single.start();
+    await single.assertWorkerQueues('w-moves');
+    await single.publish(topology.dispatchExchange, 'w-moves', Buffer.from('left behind'));
+    expect((await queueKinds()).get(topology.workerQueue('w-moves'))).toEqual({ type: 'classic', durable: 'true' });
+    await single.close();
+
+    const clustered = newBus({ url: [amqp.url, 'amqp://guest:guest@127.0.0.1:1'] });
+    await clustered.start();
+    await clustered.assertWorkerQueues('w-moves'); // PRECONDITION_FAILED on the old queue: replaced
+    const kinds = await queueKinds();
+    expect(kinds.get(topology.workerQueue('w-moves'))).toEqual({ type: 'classic', durable: 'false' });
+    expect(kinds.get(topology.controlQueue('w-moves'))).toEqual({ type: 'classic', durable: 'false' });
+    expect(clustered.connected).toBe(true);
+    // The bus keeps working on the same connection (the refusal closed only a scratch channel).
+    await clustered.publish(topology.dispatchExchange, 'w-moves', Buffer.from('new'));
+    expect(await clustered.queueDepth(topology.workerQueue('w-moves'))).toEqual({ messageCount: 1, consumerCount: 0 });
+  });
+
+  it('#23 connects to the next node when the first refuses, and moves to another node when its node goes, by itself', async () => {
+    const target = new URL(amqp.url);
+    const port = Number(target.port || 5672);
+    // Three "nodes": proxies to the one RabbitMQ; the first refuses from the start.
+    for (let i = 0; i < 3; i++) proxies.push(await startTcpProxy({ host: target.hostname, port }));
+    const [n0, n1, n2] = proxies as [CuttableProxy, CuttableProxy, CuttableProxy];
+    await n0.cut();
+    const urls = [throughProxy(amqp.url, n0), throughProxy(amqp.url, n1), throughProxy(amqp.url, n2)];
+    const connectedTo: string[] = [];
+    const bus = newBus({
+      url: urls,
+      connect: async (url, opts) => {
+        const model = await connect(url, opts);
+        connectedTo.push(url);
+        return model;
+      },
+    });
+    const events: string[] = [];
+    bus.on('connected', () => events.push('connected'));
+    bus.on('disconnected', () => events.push('disconnected'));
+    await bus.start();
+    expect(connectedTo).toEqual([urls[1]]);
+    await bus.assertWorkerQueues('w-nodes');
+    // Several URLs: the worker's queues are transient, so it can declare them on any node.
+    expect((await queueKinds()).get(topology.workerQueue('w-nodes'))).toEqual({ type: 'classic', durable: 'false' });
+    const got: string[] = [];
+    const consumer = await bus.consume(topology.workerQueue('w-nodes'), async (m) => {
+      got.push(m.body.toString());
+      return 'ack';
+    });
+    await bus.publish(topology.dispatchExchange, 'w-nodes', Buffer.from('on node 1'));
+    await waitFor(() => got.includes('on node 1'), { description: 'delivery through node 1' });
+
+    const lostAt = performance.now();
+    await n1.cut(); // node 1 goes: the bus goes on with node 2 (not back to the refusing node 0 first)
+    await waitFor(() => events.includes('disconnected'), { description: 'disconnected' });
+    await bus.publish(topology.dispatchExchange, 'w-nodes', Buffer.from('on node 2'));
+    await waitFor(() => got.includes('on node 2'), { description: 'delivery through node 2', timeoutMs: 10_000 });
+    console.log(`bus node change: consumer back on the next node ${Math.round(performance.now() - lostAt)} ms after its node went`);
+    expect(connectedTo).toEqual([urls[1], urls[2]]);
+    expect(events).toEqual(['connected', 'disconnected', 'connected']);
+
+    // Node 2 goes too, node 0 is back: round-robin reaches it.
+    await n0.restore();
+    await n2.cut();
+    await bus.publish(topology.dispatchExchange, 'w-nodes', Buffer.from('on node 0'));
+    await waitFor(() => got.includes('on node 0'), { description: 'delivery through node 0', timeoutMs: 10_000 });
+    expect(connectedTo).toEqual([urls[1], urls[2], urls[0]]);
+    await consumer.cancel();
   });
 });

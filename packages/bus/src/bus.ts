@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { toError, type Logger } from '@ax/kit';
+import { maskUrlPassword, toError, type Logger } from '@ax/kit';
 import { BusClosedError, PublishFailedError } from './errors.js';
 import {
   DEAD_REASON_HEADER,
@@ -17,6 +17,7 @@ import {
   REQUEUE_COUNT_HEADER,
   busTopology,
   controlQueueArguments,
+  deadQueueArguments,
   eventsQueueArguments,
   logsQueueArguments,
   workerQueueArguments,
@@ -31,8 +32,13 @@ export const defaultAmqpConnect: AmqpConnectFn = amqpConnect;
 
 /** Options of `createBus`. */
 export interface BusOptions {
-  /** `AX_AMQP_URL`, e.g. `amqp://guest:guest@127.0.0.1:5672`. */
-  readonly url: string;
+  /**
+   * `AX_AMQP_URL`: one node, e.g. `amqp://guest:guest@127.0.0.1:5672`, or the nodes of a cluster
+   * (as `AX_AMQP_URL` lists them, comma-separated, parsed by `@ax/kit`). The bus connects to the
+   * first; when a connection is lost or refused it goes on with the next (round-robin, with the
+   * reconnect backoff below), so publishers and consumers move to a surviving node by themselves.
+   */
+  readonly url: string | readonly string[];
   /** `AX_NAMESPACE`: every exchange and queue is named under it. */
   readonly namespace: string;
   readonly logger: Logger;
@@ -46,6 +52,14 @@ export interface BusOptions {
   readonly maxRequeues?: number;
   /** `x-expires` of worker and control queues, ms. Default 120000. */
   readonly workerQueueExpiresMs?: number;
+  /**
+   * Whether worker and control queues are durable. Default: true with one node, false with
+   * several. A durable classic queue whose node is down cannot be declared on another node
+   * (RabbitMQ answers NOT_FOUND until that node is back), so in a cluster they are transient:
+   * removed with their node, and declared afresh by their worker on the node it reconnects to
+   * (a dispatch lost with them is re-routed at its ACK deadline, R8).
+   */
+  readonly workerQueuesDurable?: boolean;
   /** AMQP heartbeat, seconds. Default 10. */
   readonly heartbeatSeconds?: number;
   /** How often one publish may be nacked by RabbitMQ before it is rejected. Default 5. */
@@ -154,7 +168,7 @@ export interface Bus {
    * to the queue with `x-ax-requeues` + 1, then acked; past `maxRequeues` it is dead-lettered).
    * A handler that throws dead-letters the message with the error as the reason. `release`
    * nacks it back to the queue untouched (for a handler told to stop by `BusMessage.signal`).
-   * Dead letters of `<ns>.dead` itself go to `<ns>.dead.parked`, headers kept, never to `<ns>.dlx`.
+   * Dead letters of `<ns>.dead.quorum` itself go to `<ns>.dead.parked.quorum`, headers kept, never to `<ns>.dlx`.
    */
   consume(queue: string, handler: MessageHandler, options?: ConsumeOptions): Promise<Consumer>;
   /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
@@ -239,6 +253,11 @@ class AmqpBus implements Bus {
   private readonly consumers = new Map<number, ConsumerEntry>();
   private readonly workerIds = new Set<string>();
   private readonly returnedListeners: Array<(message: ReturnedMessage) => void> = [];
+  private readonly urls: readonly string[];
+  /** Index in `urls` of the node the next connect attempt goes to. */
+  private nextUrl = 0;
+  /** Index in `urls` of the node connected to (last connected, while reconnecting). */
+  private connectedIndex: number | undefined;
   private model: ChannelModel | undefined;
   private channel: ConfirmChannel | undefined;
   private isConnected = false;
@@ -247,11 +266,15 @@ class AmqpBus implements Bus {
   private reconnecting: Promise<void> | undefined;
   private flushBlocked = false;
   private nextConsumerId = 1;
+  /** Nacks in a row on the current publish channel (an ack resets it). */
+  private nacksInRow = 0;
 
   constructor(private readonly options: BusOptions) {
     this.topology = busTopology(options.namespace);
     this.logger = options.logger.child({ component: 'bus', bus: options.name });
     this.connectFn = options.connect ?? defaultAmqpConnect;
+    this.urls = typeof options.url === 'string' ? [options.url] : [...options.url];
+    if (this.urls.length === 0) throw new RangeError('createBus: no AMQP URL given');
     // 'error' events are logged where they happen; an emitter without listeners would throw.
     this.events.on('error', () => undefined);
   }
@@ -282,21 +305,25 @@ class AmqpBus implements Bus {
     const max = this.options.reconnectMaxDelayMs ?? 10_000;
     for (let attempt = 0; ; attempt++) {
       if (this.closing) throw new BusClosedError('the bus was closed before it connected');
+      const index = this.nextUrl;
+      const node = maskUrlPassword(this.urls[index] as string);
       try {
-        await this.establish();
+        await this.establish(index);
         return;
       } catch (thrown) {
         const error = toError(thrown);
+        // The next attempt goes to the next node; the backoff grows per attempt, whichever node.
+        this.nextUrl = (index + 1) % this.urls.length;
         const base = Math.min(max, initial * 2 ** Math.min(attempt, 20));
         const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-        if (!this.closing) this.logger.warn({ err: error, attempt: attempt + 1, retryInMs: delay }, 'AMQP connect failed');
+        if (!this.closing) this.logger.warn({ err: error, node, attempt: attempt + 1, retryInMs: delay }, 'AMQP connect failed');
         await sleep(delay, this.closeController.signal);
       }
     }
   }
 
-  private async establish(): Promise<void> {
-    const model = await this.connectFn(this.options.url, {
+  private async establish(index: number): Promise<void> {
+    const model = await this.connectFn(this.urls[index] as string, {
       clientProperties: { connection_name: this.options.name },
       heartbeat: this.options.heartbeatSeconds ?? 10,
       // Without TCP_NODELAY a publish that follows a consumer's basic.ack on the same socket
@@ -324,7 +351,7 @@ class AmqpBus implements Bus {
         this.flush();
       });
       await this.assertBase(channel);
-      for (const workerId of this.workerIds) await this.assertWorker(channel, workerId);
+      for (const workerId of this.workerIds) await this.assertWorker(model, workerId);
       if (this.closing) throw new BusClosedError();
     } catch (error) {
       await model.close().catch(() => undefined);
@@ -334,7 +361,12 @@ class AmqpBus implements Bus {
     this.channel = channel;
     this.isConnected = true;
     this.flushBlocked = false;
-    this.logger.info({ workerQueues: this.workerIds.size, consumers: this.consumers.size }, 'AMQP connected');
+    this.nacksInRow = 0;
+    this.connectedIndex = index;
+    this.logger.info(
+      { node: maskUrlPassword(this.urls[index] as string), nodes: this.urls.length, workerQueues: this.workerIds.size, consumers: this.consumers.size },
+      'AMQP connected',
+    );
     this.events.emit('connected');
     for (const entry of this.consumers.values()) this.scheduleAttach(entry, 0);
     this.flush();
@@ -343,9 +375,9 @@ class AmqpBus implements Bus {
   private async assertBase(ch: Channel): Promise<void> {
     const t = this.topology;
     await ch.assertExchange(t.dlx, 'fanout', { durable: true });
-    await ch.assertQueue(t.deadQueue, { durable: true });
+    await ch.assertQueue(t.deadQueue, { durable: true, arguments: deadQueueArguments() });
     await ch.bindQueue(t.deadQueue, t.dlx, '');
-    await ch.assertQueue(t.parkedQueue, { durable: true });
+    await ch.assertQueue(t.parkedQueue, { durable: true, arguments: deadQueueArguments() });
     await ch.assertExchange(t.dispatchExchange, 'direct', { durable: true });
     await ch.assertExchange(t.eventsExchange, 'fanout', { durable: true });
     await ch.assertQueue(t.eventsQueue, { durable: true, arguments: eventsQueueArguments(t) });
@@ -355,15 +387,47 @@ class AmqpBus implements Bus {
     await ch.bindQueue(t.logsQueue, t.logsExchange, '');
   }
 
-  private async assertWorker(ch: Channel, workerId: string): Promise<void> {
+  /**
+   * Declares and binds a worker's two queues on a channel of their own. A queue left by this
+   * worker with the other durability (it moved from one URL to several, or back) makes RabbitMQ
+   * refuse the declaration (PRECONDITION_FAILED, which closes the channel): that queue is the
+   * worker's own, so it is deleted and declared again; dispatches still in it are re-routed at
+   * their ACK deadline (R8).
+   */
+  private async assertWorker(model: ChannelModel, workerId: string): Promise<void> {
     const t = this.topology;
     const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
-    const queue = t.workerQueue(workerId);
-    const control = t.controlQueue(workerId);
-    await ch.assertQueue(queue, { durable: true, arguments: workerQueueArguments(t, expires) });
-    await ch.bindQueue(queue, t.dispatchExchange, t.workerRoutingKey(workerId));
-    await ch.assertQueue(control, { durable: true, arguments: controlQueueArguments(t, expires) });
-    await ch.bindQueue(control, t.dispatchExchange, t.controlRoutingKey(workerId));
+    const durable = this.options.workerQueuesDurable ?? this.urls.length === 1;
+    const queues = [
+      { queue: t.workerQueue(workerId), key: t.workerRoutingKey(workerId), arguments: workerQueueArguments(t, expires) },
+      { queue: t.controlQueue(workerId), key: t.controlRoutingKey(workerId), arguments: controlQueueArguments(t, expires) },
+    ];
+    for (const q of queues) {
+      const declare = async (): Promise<void> => {
+        const ch = await model.createChannel();
+        ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
+        try {
+          await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
+          await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
+        } finally {
+          await ch.close().catch(() => undefined);
+        }
+      };
+      try {
+        await declare();
+      } catch (thrown) {
+        if ((thrown as { code?: unknown }).code !== 406) throw thrown;
+        this.logger.warn({ err: toError(thrown), queue: q.queue, durable }, 'worker queue declared otherwise by an earlier run; deleting and declaring it again');
+        const ch = await model.createChannel();
+        ch.on('error', () => undefined);
+        try {
+          await ch.deleteQueue(q.queue);
+        } finally {
+          await ch.close().catch(() => undefined);
+        }
+        await declare();
+      }
+    }
   }
 
   private connectionLost(model: ChannelModel): void {
@@ -381,7 +445,12 @@ class AmqpBus implements Bus {
       entry.reattachTimer = undefined;
     }
     if (wasConnected) {
-      this.logger.warn({ held: this.pending.length, unconfirmed: this.inflight.size }, 'AMQP disconnected');
+      // Its node may be gone: the first reconnect attempt goes to the next one.
+      this.nextUrl = ((this.connectedIndex ?? 0) + 1) % this.urls.length;
+      this.logger.warn(
+        { node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string), held: this.pending.length, unconfirmed: this.inflight.size },
+        'AMQP disconnected',
+      );
       this.events.emit('disconnected');
     }
     if (this.closing) return;
@@ -398,7 +467,8 @@ class AmqpBus implements Bus {
     this.topology.workerQueue(workerId); // validates the id
     this.workerIds.add(workerId);
     const channel = this.channel;
-    if (channel !== undefined && this.isConnected) await this.assertWorker(channel, workerId);
+    const model = this.model;
+    if (channel !== undefined && model !== undefined && this.isConnected) await this.assertWorker(model, workerId);
   }
 
   publish(exchange: string, routingKey: string, body: Buffer, options: PublishOptions = {}): Promise<void> {
@@ -452,6 +522,7 @@ class AmqpBus implements Bus {
     this.inflight.delete(entry);
     if (entry.settled) return;
     if (error == null) {
+      this.nacksInRow = 0;
       this.settle(entry);
       return;
     }
@@ -462,6 +533,7 @@ class AmqpBus implements Bus {
     const message = toError(error).message;
     if (message === 'message nacked') {
       entry.nacks += 1;
+      this.nackedInRow();
       if (entry.nacks >= (this.options.maxPublishNacks ?? 5)) {
         this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} was nacked ${entry.nacks} times`));
         return;
@@ -470,6 +542,21 @@ class AmqpBus implements Bus {
     // Unconfirmed because the channel closed (or a nack): send it again on the next channel.
     this.pending.push(entry);
     queueMicrotask(() => this.flush());
+  }
+
+  /**
+   * A node that nacks every publish (seen on RabbitMQ 3.10 after a quorum queue's leader died
+   * with its node, under load: the channel's publishes to that queue were nacked for minutes) is
+   * left: after `maxPublishNacks` nacks in a row, the connection is closed and the bus
+   * reconnects to the next node, on a fresh channel. The nacked publishes are sent again there.
+   */
+  private nackedInRow(): void {
+    this.nacksInRow += 1;
+    const model = this.model;
+    if (this.nacksInRow < (this.options.maxPublishNacks ?? 5) || model === undefined) return;
+    this.nacksInRow = 0;
+    this.logger.warn({ node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string) }, 'publishes nacked in a row; reconnecting (to the next node)');
+    model.close().catch(() => undefined);
   }
 
   private settle(entry: PendingPublish, error?: Error): void {
@@ -599,7 +686,7 @@ class AmqpBus implements Bus {
       outcome = await entry.handler(busMessage);
     } catch (thrown) {
       const error = toError(thrown);
-      const parks = entry.queue === this.topology.deadQueue;
+      const parks = this.isDeadQueue(entry.queue);
       this.logger.error({ err: error, queue: entry.queue }, parks ? 'message handler threw; parking the dead letter' : 'message handler threw; dead-lettering the message');
       outcome = { action: 'dead-letter', reason: `handler threw: ${error.message}` };
     }
@@ -635,6 +722,11 @@ class AmqpBus implements Bus {
     }
   }
 
+  /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */
+  private isDeadQueue(queue: string): boolean {
+    return queue === this.topology.deadQueue || this.topology.legacyQueues.some((q) => q.role === 'dead' && q.queue === queue);
+  }
+
   private copyProperties(message: ConsumeMessage): PublishOptions {
     const p = message.properties;
     return {
@@ -651,8 +743,8 @@ class AmqpBus implements Bus {
     queue: string,
     reason: string,
   ): Promise<void> {
-    if (queue === this.topology.deadQueue) {
-      // `<ns>.dlx` routes to `<ns>.dead`: dead-lettering a dead letter would loop and overwrite the
+    if (this.isDeadQueue(queue)) {
+      // `<ns>.dlx` routes to `<ns>.dead.quorum`: dead-lettering a dead letter would loop and overwrite the
       // headers of its first death. It is parked instead, headers as they came.
       await this.publish('', this.topology.parkedQueue, message.content, {
         ...this.copyProperties(message),

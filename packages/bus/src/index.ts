@@ -8,12 +8,14 @@ export {
   REQUEUE_COUNT_HEADER,
   WORKER_QUEUE_MAX_PRIORITY,
   busTopology,
+  SHARED_QUEUE_TYPE,
   controlQueueArguments,
+  deadQueueArguments,
   eventsQueueArguments,
   logsQueueArguments,
   workerQueueArguments,
 } from './topology.js';
-export type { BusTopology } from './topology.js';
+export type { BusTopology, LegacyQueue, LegacyQueueRole } from './topology.js';
 export { createBus, defaultAmqpConnect } from './bus.js';
 export type {
   AmqpConnectFn,

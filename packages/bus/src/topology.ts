@@ -5,11 +5,16 @@
  * ```
  * <ns>.dispatch  direct  key <workerId>          → <ns>.worker.<id>          (dispatches, R12)
  *                        key <workerId>.control  → <ns>.worker.<id>.control  (cancels, R12)
- * <ns>.events    fanout                          → <ns>.events.single        (ack/refusal/result/heartbeat; one broker at a time)
- * <ns>.logs      fanout                          → <ns>.logs                 (job output chunks; brokers consume competitively)
- * <ns>.dlx       fanout                          → <ns>.dead                 (dead letters of every queue above)
- * (default exchange)                             → <ns>.dead.parked          (dead letters the dead-letter consumer cannot store)
+ * <ns>.events    fanout                          → <ns>.events.quorum        (ack/refusal/result/heartbeat; one broker at a time)
+ * <ns>.logs      fanout                          → <ns>.logs.quorum          (job output chunks; brokers consume competitively)
+ * <ns>.dlx       fanout                          → <ns>.dead.quorum          (dead letters of every queue above)
+ * (default exchange)                             → <ns>.dead.parked.quorum   (dead letters the dead-letter consumer cannot store)
  * ```
+ *
+ * The four shared queues are quorum queues (replicated over a RabbitMQ cluster, DESIGN §11); a
+ * queue's type cannot change once declared (RabbitMQ answers PRECONDITION_FAILED), so they have
+ * names of their own and the classic queues of earlier builds are retired (`legacyQueues`).
+ * Worker queues stay classic (priorities), declared by their worker on the node it is connected to.
  */
 
 /** Priority levels of a worker queue (`x-max-priority`); task priority 0..9 maps onto it as is. */
@@ -17,6 +22,24 @@ export const WORKER_QUEUE_MAX_PRIORITY = 10;
 
 /** Default `x-expires` of a worker's queues: removed this long after their worker stopped consuming. */
 export const DEFAULT_WORKER_QUEUE_EXPIRES_MS = 120_000;
+
+/** What a retired queue carried, so its leftovers are drained by the right consumer. */
+export type LegacyQueueRole = 'events' | 'logs' | 'dead' | 'parked';
+
+/** A shared queue of an earlier build (classic), retired in favour of its quorum successor. */
+export interface LegacyQueue {
+  /** Its name, e.g. `<ns>.events.single`. */
+  readonly queue: string;
+  /** What it carried. */
+  readonly role: LegacyQueueRole;
+  /** The exchange older builds bind it to (unbound by brokers); undefined for the parked queue. */
+  readonly exchange: string | undefined;
+  /** The queue of this build that replaces it. */
+  readonly successor: string;
+}
+
+/** `x-queue-type` of the shared queues: replicated over the nodes of a cluster (Raft). */
+export const SHARED_QUEUE_TYPE = 'quorum';
 
 /** Names of every exchange and queue of a namespace. */
 export interface BusTopology {
@@ -26,7 +49,7 @@ export interface BusTopology {
   /** `<ns>.events` — fanout; workers (and admin-api for async reports) publish replies here. */
   readonly eventsExchange: string;
   /**
-   * `<ns>.events.single` — durable queue bound to the events exchange; every broker consumes it
+   * `<ns>.events.quorum` — quorum queue bound to the events exchange; every broker consumes it
    * and RabbitMQ delivers to one at a time (`x-single-active-consumer`); DLX `<ns>.dlx`.
    */
   readonly eventsQueue: string;
@@ -38,19 +61,24 @@ export interface BusTopology {
   /** `<ns>.logs` — fanout; workers publish `log` messages (job output chunks, DESIGN §11) here. */
   readonly logsExchange: string;
   /**
-   * `<ns>.logs` — durable queue bound to the logs exchange; brokers consume it competitively
+   * `<ns>.logs.quorum` — quorum queue bound to the logs exchange; brokers consume it competitively
    * (appends are idempotent by offset, so order between brokers does not matter); DLX `<ns>.dlx`.
    */
   readonly logsQueue: string;
   /** `<ns>.dlx` — fanout dead-letter exchange of every ax queue. */
   readonly dlx: string;
-  /** `<ns>.dead` — durable queue of dead letters (read by the broker into the `dead_letter` table). */
+  /** `<ns>.dead.quorum` — quorum queue of dead letters (read by the broker into the `dead_letter` table). */
   readonly deadQueue: string;
   /**
-   * `<ns>.dead.parked` — durable queue, no consumer, no DLX: a message the consumer of
-   * `<ns>.dead` dead-letters is parked here (headers kept) instead of looping through `<ns>.dlx`.
+   * `<ns>.dead.parked.quorum` — quorum queue, no consumer, no DLX: a message the consumer of
+   * the dead-letter queue dead-letters is parked here (headers kept) instead of looping through `<ns>.dlx`.
    */
   readonly parkedQueue: string;
+  /**
+   * The classic shared queues of earlier builds, which brokers retire (unbind, drain, delete
+   * once idle: `legacy-queues.ts` of the broker; README "Upgrading to quorum queues").
+   */
+  readonly legacyQueues: readonly LegacyQueue[];
   /** `<ns>.worker.<id>` — a worker's dispatch queue (classic priority queue, DLX, x-expires). */
   workerQueue(workerId: string): string;
   /** `<ns>.worker.<id>.control` — a worker's control queue (cancels, R12). */
@@ -73,17 +101,31 @@ function checkWorkerId(workerId: string): string {
 export function busTopology(namespace: string): BusTopology {
   if (!NAMESPACE.test(namespace)) throw new RangeError(`invalid namespace ${JSON.stringify(namespace)}`);
   const ns = namespace;
+  const names = {
+    eventsExchange: `${ns}.events`,
+    eventsQueue: `${ns}.events.quorum`,
+    logsExchange: `${ns}.logs`,
+    logsQueue: `${ns}.logs.quorum`,
+    dlx: `${ns}.dlx`,
+    deadQueue: `${ns}.dead.quorum`,
+    parkedQueue: `${ns}.dead.parked.quorum`,
+  };
+  const legacy = (queue: string, role: LegacyQueueRole, exchange: string | undefined, successor: string): LegacyQueue =>
+    Object.freeze({ queue, role, exchange, successor });
   return Object.freeze({
     namespace: ns,
     dispatchExchange: `${ns}.dispatch`,
-    eventsExchange: `${ns}.events`,
-    eventsQueue: `${ns}.events.single`,
+    ...names,
     legacyEventsQueue: `${ns}.events`,
-    logsExchange: `${ns}.logs`,
-    logsQueue: `${ns}.logs`,
-    dlx: `${ns}.dlx`,
-    deadQueue: `${ns}.dead`,
-    parkedQueue: `${ns}.dead.parked`,
+    legacyQueues: Object.freeze([
+      // Builds before 2026-11-30: every broker consumed it competitively.
+      legacy(`${ns}.events`, 'events', names.eventsExchange, names.eventsQueue),
+      // Builds before the quorum queues (#23): classic queues of the same roles.
+      legacy(`${ns}.events.single`, 'events', names.eventsExchange, names.eventsQueue),
+      legacy(`${ns}.logs`, 'logs', names.logsExchange, names.logsQueue),
+      legacy(`${ns}.dead`, 'dead', names.dlx, names.deadQueue),
+      legacy(`${ns}.dead.parked`, 'parked', undefined, names.parkedQueue),
+    ]),
     workerQueue: (id: string) => `${ns}.worker.${checkWorkerId(id)}`,
     controlQueue: (id: string) => `${ns}.worker.${checkWorkerId(id)}.control`,
     workerRoutingKey: (id: string) => checkWorkerId(id),
@@ -113,12 +155,17 @@ export function controlQueueArguments(topology: BusTopology, expiresMs: number):
  * that broker's connection ends, RabbitMQ hands the queue (and its unacked messages) to the next.
  */
 export function eventsQueueArguments(topology: BusTopology): Record<string, unknown> {
-  return { 'x-dead-letter-exchange': topology.dlx, 'x-single-active-consumer': true };
+  return { 'x-queue-type': SHARED_QUEUE_TYPE, 'x-dead-letter-exchange': topology.dlx, 'x-single-active-consumer': true };
 }
 
 /** Arguments of the shared logs queue. */
 export function logsQueueArguments(topology: BusTopology): Record<string, unknown> {
-  return { 'x-dead-letter-exchange': topology.dlx };
+  return { 'x-queue-type': SHARED_QUEUE_TYPE, 'x-dead-letter-exchange': topology.dlx };
+}
+
+/** Arguments of the dead-letter queue and of the parked queue (no DLX: nothing loops). */
+export function deadQueueArguments(): Record<string, unknown> {
+  return { 'x-queue-type': SHARED_QUEUE_TYPE };
 }
 
 /** Header naming why a message was dead-lettered by an ax consumer. */

@@ -11,6 +11,7 @@
  * or all of them with `axServiceFields('broker')`.
  */
 import os from 'node:os';
+import { z } from 'zod';
 import {
   enumField,
   intField,
@@ -22,7 +23,7 @@ import {
   type EnvContext,
   type EnvField,
 } from './env-fields.js';
-import type { ConfigOf } from './config.js';
+import { maskUrlPassword, type ConfigOf } from './config.js';
 import { PRODUCTION_SECRET_MIN_LENGTH } from './production-secrets.js';
 
 /** The four services and their default `AX_HTTP_PORT`. */
@@ -63,6 +64,51 @@ function defaultWorkerId(): string {
 
 const ms = (env: string, defaultMs: number): EnvField<number> => intField({ env, unit: 'ms', default: defaultMs });
 
+/** Default of `AX_AMQP_URL`: the local RabbitMQ. */
+export const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
+
+/**
+ * `AX_AMQP_URL`: a comma-separated list of `amqp://` / `amqps://` URLs, each checked as a
+ * `urlField` is (format; with `NODE_ENV=production` no placeholder credentials). Blanks around
+ * items and empty items are dropped, duplicates kept once.
+ */
+function amqpUrlsField(): EnvField<readonly string[]> {
+  const node = urlField({ env: 'AX_AMQP_URL', protocols: ['amqp:', 'amqps:'] });
+  return {
+    env: node.env,
+    expected: `${node.expected.replace(/^a /, 'an ')}, or the URLs of a cluster's nodes comma-separated`,
+    sensitivity: 'url',
+    schema: (ctx) => {
+      const nodeSchema = node.schema(ctx);
+      return z
+        .string()
+        .optional()
+        .transform((raw, zctx): readonly string[] => {
+          if (raw === undefined) return Object.freeze([DEFAULT_AMQP_URL]);
+          const items = raw
+            .split(',')
+            .map((item) => item.trim())
+            .filter((item) => item !== '');
+          if (items.length === 0) {
+            zctx.addIssue({ code: 'custom', message: `expected ${node.expected} (no URL in the list)` });
+            return z.NEVER;
+          }
+          const urls: string[] = [];
+          for (const [index, item] of items.entries()) {
+            const parsed = nodeSchema.safeParse(item);
+            if (!parsed.success) {
+              const problem = parsed.error.issues[0]?.message ?? `expected ${node.expected}`;
+              zctx.addIssue({ code: 'custom', message: items.length === 1 ? problem : `node ${index + 1} of ${items.length} (${maskUrlPassword(item)}): ${problem}` });
+              return z.NEVER;
+            }
+            urls.push(parsed.data);
+          }
+          return Object.freeze([...new Set(urls)]);
+        });
+    },
+  };
+}
+
 /**
  * Every ax variable except `AX_HTTP_PORT` (whose default depends on the service; see
  * `httpPortField`). Keys are the property names of the resolved configuration.
@@ -102,8 +148,14 @@ export const axConfigFields = {
   }),
   /** `AX_REDIS_SENTINEL_PASSWORD` — password of the sentinels themselves (`requirepass` in sentinel.conf). Default: none. Secret. */
   redisSentinelPassword: stringField({ env: 'AX_REDIS_SENTINEL_PASSWORD', expected: 'a password', sensitivity: 'secret', optional: true }),
-  /** `AX_AMQP_URL` — RabbitMQ. Default `amqp://guest:guest@127.0.0.1:5672`. */
-  amqpUrl: urlField({ env: 'AX_AMQP_URL', protocols: ['amqp:', 'amqps:'], default: 'amqp://guest:guest@127.0.0.1:5672' }),
+  /**
+   * `AX_AMQP_URL` — RabbitMQ: one node's URL, or the URLs of the nodes of a cluster,
+   * comma-separated (`amqp://ax:…@rabbit-0:5672,amqp://ax:…@rabbit-1:5672,…`). Resolved to the
+   * list, in order; `@ax/bus` connects to the first and moves to the next when it loses a node.
+   * A wrong one is named by its place (`node 2 of 3`), its password masked. Default
+   * `amqp://guest:guest@127.0.0.1:5672`.
+   */
+  amqpUrl: amqpUrlsField(),
   /**
    * `AX_NAMESPACE` — prefix of every Redis key, exchange and queue (lower-case letters, digits,
    * `_`, `-`, `.`; at most 64). Default `ax`.

@@ -26,7 +26,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       mysqlUrl: 'mysql://root@127.0.0.1:3306/ax',
       redisUrl: 'redis://127.0.0.1:6379',
-      amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
+      amqpUrl: ['amqp://guest:guest@127.0.0.1:5672'],
       namespace: 'ax',
       httpPort: 9101,
       logLevel: 'info',
@@ -102,12 +102,38 @@ describe('loadConfig', () => {
       pluginDir: '/opt/plugins',
       mysqlUrl: 'mariadb://ax:p%40ss@db.internal:3307/ax_test',
       redisUrl: 'rediss://:pw@redis:6380/2',
-      amqpUrl: 'amqps://u:p@rabbit/%2Fprod',
+      amqpUrl: ['amqps://u:p@rabbit/%2Fprod'],
       alertWebhookUrl: 'https://hooks.example/T0KEN',
       workerId: 'Worker_7.eu-1',
       executorSecret: 's'.repeat(16),
     });
     expect(loadConfig(axServiceFields('broker'), { AX_MAX_REROUTES: '-0' }).maxReroutes).toBe(0);
+  });
+
+  it('#23 AX_AMQP_URL takes the nodes of a RabbitMQ cluster, comma-separated, in order', () => {
+    const fields = pickFields(axConfigFields, ['amqpUrl']);
+    expect(loadConfig(fields, { AX_AMQP_URL: 'amqp://ax:pw@r0:5672, amqp://ax:pw@r1:5672 ,,amqps://ax:pw@r2:5671/ax,amqp://ax:pw@r0:5672' }).amqpUrl).toEqual([
+      'amqp://ax:pw@r0:5672',
+      'amqp://ax:pw@r1:5672',
+      'amqps://ax:pw@r2:5671/ax',
+    ]);
+    expect(loadConfig(fields, { AX_AMQP_URL: 'amqp://r0' }).amqpUrl).toEqual(['amqp://r0']);
+  });
+
+  it('#23 a bad node of AX_AMQP_URL is named by its place, its password and the others\' masked', () => {
+    const { lines, code } = runOrExit({ AX_AMQP_URL: 'amqp://ax:s3cret@r0:5672,http://ax:s3cret@r1:5672' });
+    expect(code).toBe(2);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain('s3cret');
+    expect(lines[0]).toContain('is invalid: node 2 of 2');
+    expect(lines[0]).toContain('expected a amqp:// or amqps:// URL');
+  });
+
+  it('#23 with NODE_ENV=production a placeholder password in any node of AX_AMQP_URL is refused', () => {
+    const fields = pickFields(axConfigFields, ['amqpUrl']);
+    expect(() => loadConfig(fields, { NODE_ENV: 'production', AX_AMQP_URL: 'amqp://ax:Pw9Tq2Lk7Xv4@r0:5672,amqp://ax:CHANGE_ME@r1:5672' })).toThrow(
+      /node 2 of 2 \(amqp:\/\/ax:\*\*\*@r1:5672\): its password is/,
+    );
   });
 
   it('treats an empty or blank variable as unset', () => {
@@ -167,6 +193,8 @@ describe('loadConfigOrExit', () => {
     ['AX_MYSQL_URL', 'mysql://127.0.0.1:3306', 'with a database name'],
     ['AX_REDIS_URL', '127.0.0.1:6379', 'expected a redis:// or rediss:// URL'],
     ['AX_AMQP_URL', 'http://rabbit', 'expected a amqp:// or amqps:// URL'],
+    ['AX_AMQP_URL', 'amqp://r0:5672,http://r1:5672,amqp://r2:5672', 'node 2 of 3 (http://r1:5672): expected a amqp:// or amqps:// URL'],
+    ['AX_AMQP_URL', ' , ', 'no URL in the list'],
     ['AX_NAMESPACE', 'Team A', 'lower-case letters, digits'],
     ['AX_NAMESPACE', 'a:b', 'lower-case letters, digits'],
     ['AX_HTTP_PORT', '70000', 'expected an integer from 0 to 65535'],

@@ -14,8 +14,8 @@ import { deliverAlertsOnce } from './alerts.js';
 import { DEFINITIONS_WARM_MS, warmDefinitionsOnce } from './definitions-warm.js';
 import { dispatchOnce, handleReturned } from './dispatch.js';
 import { LinkMonitor } from './links.js';
-import { LEGACY_EVENTS_POLL_MS, LegacyEventsQueue } from './legacy-events.js';
 import { LOGS_PREFETCH, createLogChunkHandler } from './log-chunks.js';
+import { LEGACY_EVENTS_POLL_MS, LegacyQueues } from './legacy-events.js';
 import { isLockConflict } from './lock-conflict.js';
 import { createBrokerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -122,10 +122,17 @@ export function createBroker(deps: BrokerDeps): Broker {
       await context.teams.refresh(pool).catch((error: unknown) => logger.warn({ err: toError(error) }, 'teams not loaded yet (the definitions loop retries)'));
       const eventsHandler = createEventsHandler(context);
       consumers.push(await bus.consume(bus.topology.eventsQueue, eventsHandler, { prefetch: config.eventsPrefetch }));
-      const legacyEvents = new LegacyEventsQueue(bus, eventsHandler, config.eventsPrefetch, logger);
-      consumers.push({ cancel: () => legacyEvents.stopConsuming() });
-      consumers.push(await bus.consume(bus.topology.deadQueue, createDeadLetterHandler(context), { prefetch: 10 }));
-      consumers.push(await bus.consume(bus.topology.logsQueue, createLogChunkHandler(context, deps.metrics), { prefetch: LOGS_PREFETCH }));
+      const deadHandler = createDeadLetterHandler(context);
+      const logsHandler = createLogChunkHandler(context, deps.metrics);
+      // The classic shared queues of older builds: unbound, drained by these handlers, deleted (#23).
+      const legacyQueues = new LegacyQueues(
+        bus,
+        { events: { handler: eventsHandler, prefetch: config.eventsPrefetch }, logs: { handler: logsHandler, prefetch: LOGS_PREFETCH }, dead: { handler: deadHandler, prefetch: 10 } },
+        logger,
+      );
+      consumers.push({ cancel: () => legacyQueues.stopConsuming() });
+      consumers.push(await bus.consume(bus.topology.deadQueue, deadHandler, { prefetch: 10 }));
+      consumers.push(await bus.consume(bus.topology.logsQueue, logsHandler, { prefetch: LOGS_PREFETCH }));
 
       subscriber = redis.duplicate();
       subscriber.on('error', (error: Error) => logger.warn({ err: error }, 'redis subscriber error'));
@@ -153,7 +160,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       const warmState = { overCapacity: false };
       definitionsLoop = startBackgroundLoop({ name: 'definitions', intervalMs: DEFINITIONS_WARM_MS, logger, run: guarded('definitions', () => warmDefinitionsOnce(context, warmState)) });
       loops.push(definitionsLoop);
-      loops.push(startBackgroundLoop({ name: 'legacy-events', intervalMs: LEGACY_EVENTS_POLL_MS, logger, run: async () => void (await legacyEvents.retireOnce()) }));
+      loops.push(startBackgroundLoop({ name: 'legacy-events', intervalMs: LEGACY_EVENTS_POLL_MS, logger, run: async () => void (await legacyQueues.retireOnce()) }));
       logger.info({ brokerId: config.brokerId, namespace: config.namespace }, 'broker started');
     },
     async stop() {
