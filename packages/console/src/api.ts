@@ -55,6 +55,11 @@ function messageOf(status: number, statusText: string, body: unknown): { message
 export interface ApiClient {
   get: <T>(path: string, query?: Query) => Promise<T>;
   post: <T>(path: string, body?: unknown) => Promise<T>;
+  /**
+   * A GET whose answer is not JSON (a log's bytes, an event stream): the response itself, once
+   * its status is 2xx; a failure is an `ApiError` as for `get`. `signal` aborts it.
+   */
+  getRaw: (path: string, query?: Query, options?: { accept?: string; signal?: AbortSignal }) => Promise<Response>;
 }
 
 /** Sends one request. */
@@ -83,6 +88,29 @@ export async function request<T>(token: string, method: 'GET' | 'POST', path: st
   return parsed as T;
 }
 
+/** Sends one GET and hands back the response (not read) when it succeeded. */
+export async function requestRaw(token: string, path: string, options: { accept?: string; signal?: AbortSignal } = {}): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, { headers: { authorization: `Bearer ${token}`, accept: options.accept ?? '*/*' }, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  } catch (err) {
+    if (options.signal?.aborted === true) throw err;
+    throw new ApiError(`cannot reach the admin API (${err instanceof Error ? err.message : String(err)})`, 0, 'NETWORK');
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch (_notJson) {
+      parsed = undefined;
+    }
+    const { message, code } = messageOf(response.status, response.statusText, parsed);
+    throw new ApiError(message, response.status, code);
+  }
+  return response;
+}
+
 /** A client whose 401s also call `onUnauthenticated` (the console then signs out). */
 export function createClient(token: string, onUnauthenticated: (error: ApiError) => void): ApiClient {
   const guarded = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
@@ -96,6 +124,14 @@ export function createClient(token: string, onUnauthenticated: (error: ApiError)
   return {
     get: (path, query) => guarded('GET', withQuery(path, query)),
     post: (path, body) => guarded('POST', path, body ?? {}),
+    getRaw: async (path, query, options) => {
+      try {
+        return await requestRaw(token, withQuery(path, query), options);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) onUnauthenticated(err);
+        throw err;
+      }
+    },
   };
 }
 

@@ -35,7 +35,13 @@ export interface Task {
   timeoutSeconds: number;
   retry: { max: number; backoffSeconds: number; factor: number; jitterSeconds: number };
   misfire: { policy: string; max?: number };
-  block: string;
+  block: string | { queue: number };
+  jitterSeconds?: number;
+  pauseAfterFailures?: number | null;
+  sla?: { startWithinSeconds?: number; finishWithinSeconds?: number } | null;
+  pausedReason?: string | null;
+  calendar?: string | null;
+  calendarSkippedCount?: number;
   route: string;
   enabled: boolean;
   version: number;
@@ -94,6 +100,8 @@ export interface Execution {
   outputTail: string | null;
   outputTruncated: boolean;
   error: string | null;
+  /** Bytes of its log (both streams) stored so far (instance detail only; absent from older APIs). */
+  logSize?: number;
 }
 
 export interface InstanceEvent {
@@ -178,4 +186,36 @@ export interface RerunPlanItem {
   from?: string;
   state: string;
   runNo?: number;
+}
+
+/** Which output of an execution a log request reads (ADMIN-API.md "Job output (logs)"). */
+export type LogView = 'all' | 'stdout' | 'stderr';
+
+/** The `X-Ax-Log-*` headers of `GET …/executions/{id}/log` (with the extensions). */
+export interface LogPageHeaders {
+  /** `X-Ax-Log-Size`: bytes of the view readable so far (the full size once complete). */
+  size: number;
+  /** `X-Ax-Log-Complete`: the execution is final and all its output is stored. */
+  complete: boolean;
+  /** `X-Ax-Log-Truncated`: output past AX_LOG_MAX_BYTES was dropped. */
+  truncated: boolean;
+  /** `X-Ax-Log-Offset`: position of the body's first byte. */
+  offset: number;
+  /** `X-Ax-Log-Next-Offset`: where the next page starts. */
+  nextOffset: number;
+}
+
+/** `event: chunk` of `GET …/log/stream` (its `id:` is the offset after the chunk). */
+export interface LogChunkEvent {
+  stream: 'stdout' | 'stderr';
+  offset: number;
+  text: string;
+}
+
+/** `event: end` of `GET …/log/stream`. */
+export interface LogEndEvent {
+  size: number;
+  truncated: boolean;
+  /** Extension: false when the execution ended but its output stayed incomplete. */
+  complete?: boolean;
 }

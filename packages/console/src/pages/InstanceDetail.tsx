@@ -1,12 +1,14 @@
 /**
  * One instance: its state (followed every 2 s until final), its executions (one per attempt or
- * dispatch), the event timeline, and the output tail of the latest execution. Operators may
+ * dispatch), each attempt's log (live while it runs), the event timeline, and the output tail of
+ * the latest execution. Operators may
  * cancel it while it is not final and re-run it once it is (dry-run preview first).
  */
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useParams } from 'wouter';
 import { errorText } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
+import { InstanceLogs } from '../components/InstanceLogs';
 import { Loading } from '../components/Loading';
 import { Notice } from '../components/Notice';
 import { RerunDialog } from '../components/RerunDialog';
@@ -183,6 +185,10 @@ export function InstanceDetailPage() {
             </table>
           </div>
         )}
+      </section>
+      <section data-testid="instance-log">
+        <h3>Log</h3>
+        <InstanceLogs executions={i.executions} />
       </section>
       <div className="grid-2">
         <section>

@@ -1,0 +1,48 @@
+/** The log of each attempt of an instance: one tab per execution, the current (latest) first. */
+import { useState } from 'react';
+import type { Execution, LogView } from '../types';
+import { LogViewer } from './LogViewer';
+import { StateBadge } from './StateBadge';
+
+function label(e: Execution): string {
+  const shard = e.shardTotal !== null && e.shardTotal > 1 ? ` · shard ${(e.shardIndex ?? 0) + 1}/${e.shardTotal}` : '';
+  return `attempt ${e.attempt}${shard}`;
+}
+
+export function InstanceLogs({ executions }: { executions: readonly Execution[] }) {
+  const [picked, setPicked] = useState<string | null>(null);
+  const [view, setView] = useState<LogView>('all');
+  // newest first: the attempt running now (or the last one) is what a reader looks for
+  const ordered = [...executions].reverse();
+  const selected = ordered.find((e) => e.executionId === picked) ?? ordered[0];
+  if (selected === undefined) return <p>Not dispatched yet.</p>;
+  return (
+    <>
+      {ordered.length > 1 && (
+        <div role="tablist" className="log-tabs" aria-label="attempts">
+          {ordered.map((e) => (
+            <button
+              key={e.executionId}
+              type="button"
+              role="tab"
+              aria-selected={e.executionId === selected.executionId}
+              className={e.executionId === selected.executionId ? 'small' : 'small outline secondary'}
+              data-execution={e.executionId}
+              onClick={() => setPicked(e.executionId)}
+            >
+              {label(e)} <StateBadge state={e.state} />
+            </button>
+          ))}
+        </div>
+      )}
+      {ordered.length === 1 && (
+        <p className="muted">
+          <small>
+            {label(selected)} · <code>{selected.executionId}</code>
+          </small>
+        </p>
+      )}
+      <LogViewer key={selected.executionId} executionId={selected.executionId} view={view} onView={setView} />
+    </>
+  );
+}
