@@ -103,7 +103,7 @@ function parseRegistration(raw: string): WorkerRegistration | null {
     // A reserve that does not read as one is dropped: the worker then lends every slot to all.
     if (r.reservedSlots !== undefined && !isReserve(r.reservedSlots)) {
       const { reservedSlots: _dropped, ...rest } = value as WorkerRegistration;
-      return rest as WorkerRegistration;
+      return rest;
     }
     return value as WorkerRegistration;
   } catch {
