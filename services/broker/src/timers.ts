@@ -26,6 +26,7 @@ import {
   transitionInstance,
 
   type NewEvent,
+  type Queryable,
   type TimedInstance,
 } from '@ax/store';
 import { failAttempt } from './attempts.js';
@@ -100,6 +101,17 @@ async function retryDue(ctx: BrokerContext): Promise<number> {
   return moved;
 }
 
+/** DISPATCHED → PENDING for another worker, fenced by the execution (R8: not an attempt). */
+function reroute(conn: Queryable, instanceId: string, executionId: string): Promise<boolean> {
+  return transitionInstance(conn, {
+    id: instanceId,
+    from: 'DISPATCHED',
+    to: 'PENDING',
+    fenceExecutionId: executionId,
+    set: { reroute_count: { expr: 'reroute_count + 1' }, ack_deadline: null },
+  });
+}
+
 async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise<{ rerouted: number; failed: number }> {
   const releases: Array<{ workerId: string; executionId: string }> = [];
   const result = await inTransaction(ctx, async (conn) => {
@@ -139,14 +151,7 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise
       }
       if (inst.rerouteCount < ctx.config.maxReroutes) {
         // Re-route: the silent worker (kept in worker_id) is excluded by the next claim.
-        const won = await transitionInstance(conn, {
-          id: inst.id,
-          from: 'DISPATCHED',
-          to: 'PENDING',
-          fenceExecutionId: inst.executionId,
-          set: { reroute_count: { expr: 'reroute_count + 1' }, ack_deadline: null },
-        });
-        if (!won) continue;
+        if (!(await reroute(conn, inst.id, inst.executionId))) continue;
         events.push(
           { ...base, type: 'ACK_TIMEOUT', message: `no ACK from ${inst.workerId ?? '?'} by the deadline` },
           { ...base, type: 'REROUTED', message: `re-route ${inst.rerouteCount + 1} of ${ctx.config.maxReroutes}` },
@@ -227,14 +232,7 @@ async function rerouteTakenBack(ctx: BrokerContext, workerIds: readonly string[]
     const events: NewEvent[] = [];
     for (const inst of await scanDispatchedExecutions(conn, [...taken], SCAN_LIMIT)) {
       if (inst.executionId === null) continue;
-      const won = await transitionInstance(conn, {
-        id: inst.id,
-        from: 'DISPATCHED',
-        to: 'PENDING',
-        fenceExecutionId: inst.executionId,
-        set: { reroute_count: { expr: 'reroute_count + 1' }, ack_deadline: null },
-      });
-      if (!won) continue;
+      if (!(await reroute(conn, inst.id, inst.executionId))) continue;
       await setExecutionState(conn, [inst.executionId], 'ACK_TIMEOUT', 'ACK_TIMEOUT', { ended: true, onlyFrom: ['DISPATCHED'] });
       events.push({
         instanceId: inst.id,

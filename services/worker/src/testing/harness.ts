@@ -4,13 +4,12 @@
  * `<ns>.events` through a test queue bound to that exchange.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createBus, type Bus } from '@ax/bus';
 import { encodeMessage, parseMessage, type AckItem, type DispatchItem, type LogItem, type RefusalItem, type ResultItem } from '@ax/core';
 import { redisKeys, silentLogger, type Logger } from '@ax/kit';
-import { createTestAmqp, createTestRedis, testAmqpUrl, type TestAmqp, type TestRedis } from '@ax/testing';
+import { createTestAmqp, createTestRedis, startTcpProxy, testAmqpUrl, throughProxy, type CuttableProxy as TcpProxy, type TestAmqp, type TestRedis } from '@ax/testing';
 import { hostAllowList } from '../executors/host-allow.js';
 import { createHttpExecutor, type HttpExecutor } from '../executors/http.js';
 import { createShellExecutor } from '../executors/shell.js';
@@ -162,48 +161,14 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<TestW
 }
 
 /** A TCP proxy in front of RabbitMQ that a test can cut and restore (an outage for one client). */
-export interface CuttableProxy {
-  readonly port: number;
+export interface CuttableProxy extends TcpProxy {
+  /** The test RabbitMQ's URL through the proxy. */
   readonly url: string;
-  /** Drops every connection and refuses new ones. */
-  cut(): Promise<void>;
-  /** Accepts connections again on the same port. */
-  restore(): Promise<void>;
-  close(): Promise<void>;
 }
 
-/** Starts a proxy to the test RabbitMQ. */
+/** Starts a proxy to the test RabbitMQ (`@ax/testing`'s TCP proxy, with its AMQP URL). */
 export async function startAmqpProxy(): Promise<CuttableProxy> {
   const target = new URL(testAmqpUrl());
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5672), target.hostname);
-    sockets.add(client).add(upstream);
-    const drop = (): void => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  const url = `amqp://${target.username}:${target.password}@127.0.0.1:${port}${target.pathname}`;
-  const stopListening = (): Promise<void> =>
-    new Promise((resolve) => {
-      if (!server.listening) return resolve();
-      server.close(() => resolve());
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-    });
-  return {
-    port,
-    url,
-    cut: stopListening,
-    restore: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve())),
-    close: stopListening,
-  };
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+  return { ...proxy, url: throughProxy(testAmqpUrl(), proxy) };
 }
