@@ -50,7 +50,7 @@ async function addInstances(taskId: string, taskName: string, priority: number, 
   for (let i = 0; i < count; i++) {
     const [r] = await db.pool.query<ResultSetHeader>(
       `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
-       VALUES (?, ?, NOW(3) + INTERVAL ? MICROSECOND, CURDATE(), 'manual', 'PENDING', 1, 1, NOW(3), '{}', ?)`,
+       VALUES (?, ?, NOW(3) - INTERVAL ? SECOND, CURDATE(), 'manual', 'PENDING', 1, 1, NOW(3), '{}', ?)`,
       [taskId, taskName, i, priority],
     );
     ids.push(String(r.insertId));
