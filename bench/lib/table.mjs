@@ -97,6 +97,22 @@ function schedulerSection(sc) {
   );
 }
 
+/** #22: how late retries and ACK-timeout re-routes happen (timers.mjs). */
+export function timersSection(sc) {
+  const s = sc.timers;
+  const r = s?.result ?? {};
+  const p99 = (x) => x?.p99 ?? null;
+  const cell = (x) => (x?.n ? `${lagCell(x)} (n ${num(x.n)})` : '—');
+  return markdownTable(
+    ['what', 'lateness ms p50/p95/p99/max', 'goal', 'status'],
+    [
+      ['retry: next attempt dispatched after its due time (DB clock)', cell(r.retryLatenessMs), s?.result ? `p99 ≤ 100 ms: ${verdict(p99(r.retryLatenessMs) !== null && p99(r.retryLatenessMs) <= 100)}` : '', statusOf(s)],
+      ['retry at the endpoint: gap from failed answer to next call, minus the backoff', cell(r.retryGapOverBackoffMs), s?.result ? `≤ 150 ms: ${verdict(r.retryGapOverBackoffMs?.max != null && r.retryGapOverBackoffMs.max <= 150)}` : '', statusOf(s)],
+      ['re-route: ACK_TIMEOUT after ack_deadline + 3 s', cell(r.rerouteLatenessMs), s?.result ? `≤ 500 ms: ${verdict(r.rerouteLatenessMs?.max != null && r.rerouteLatenessMs.max <= 500)}` : '', statusOf(s)],
+    ],
+  );
+}
+
 function throughputSection(sc) {
   const rows = [];
   for (const id of ['ax-throughput-1', 'ax-throughput-2']) {
@@ -223,6 +239,10 @@ export function renderReport(results) {
     '## Dispatch throughput PENDING → SUCCESS (#4): everything due at once, 2 workers',
     '',
     throughputSection(sc),
+    '',
+    '## Timers (#22): retries and re-routes on an idle stack, default timings (timers poll 1 s)',
+    '',
+    timersSection(sc),
     '',
     '## Where the CPU went (2 cores; the servers and the machine include other users\' work)',
     '',

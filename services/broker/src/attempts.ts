@@ -8,7 +8,7 @@ import { retryDelayMs, type EventType, type InstanceState, type Reason } from '@
 import { NOW, nowPlusMs, raiseAlert, transitionInstance, type NewEvent, type Queryable } from '@ax/store';
 import type { BrokerContext } from './context.js';
 import { pauseOnFinalFailure } from './pause-on-failures.js';
-import { wakeDelayMs } from './retry-wakeups.js';
+import { wakeDelayMs } from './wakeups.js';
 
 /** The instance an attempt failed on. */
 export interface FailingInstance {

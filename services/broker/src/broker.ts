@@ -21,7 +21,7 @@ import { createBrokerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createEventsHandler } from './replies.js';
 import { createReservations } from './reservations.js';
-import { RetryWakeups } from './retry-wakeups.js';
+import { EarliestWake } from './wakeups.js';
 import { runRetriesOnce, runTimersOnce } from './timers.js';
 import { WorkerPresence } from './worker-presence.js';
 import { TeamDirectory } from './team-directory.js';
@@ -62,7 +62,9 @@ export function createBroker(deps: BrokerDeps): Broker {
   let dispatchLoop: BackgroundLoop | undefined;
   let definitionsLoop: BackgroundLoop | undefined;
   let retriesLoop: BackgroundLoop | undefined;
-  const retryWakeups = new RetryWakeups(() => retriesLoop?.wake());
+  let timersLoop: BackgroundLoop | undefined;
+  const retryWakeups = new EarliestWake(() => retriesLoop?.wake());
+  const timerWakeups = new EarliestWake(() => timersLoop?.wake());
   let stopped = false;
   const links = new LinkMonitor(config.leaseTtlMs);
 
@@ -85,6 +87,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     claimPace: { lastSmallClaimAtMs: Number.NEGATIVE_INFINITY },
     random: deps.random ?? Math.random,
     wakeRetriesIn: (delayMs) => retryWakeups.in(delayMs),
+    wakeTimersIn: (delayMs) => timerWakeups.in(delayMs),
     wakeDispatch: () => dispatchLoop?.wake(),
     notifyFinished: (taskNames, bizDates) => {
       redis.publish(keys.channels.instancesFinished, JSON.stringify({ taskNames, bizDates })).catch((error: unknown) => {
@@ -149,9 +152,19 @@ export function createBroker(deps: BrokerDeps): Broker {
       dispatchLoop = startBackgroundLoop({ name: 'dispatch', intervalMs: config.dispatchPollMs, logger, run: guarded('dispatch', () => dispatchOnce(context)) });
       loops.push(dispatchLoop);
       loops.push(
-        startBackgroundLoop({ name: 'ack-clocks', intervalMs: ACK_CLOCKS_POLL_MS, logger, run: guarded('ack-clocks', () => context.ackClocks.flush(pool)) }),
+        startBackgroundLoop({
+          name: 'ack-clocks',
+          intervalMs: ACK_CLOCKS_POLL_MS,
+          logger,
+          run: guarded('ack-clocks', async () => {
+            // Deadlines just written expire in at most ackTimeout + grace: a timers pass a poll
+            // period before that finds the earliest and wakes itself for it (#22, wakeups.ts).
+            if ((await context.ackClocks.flush(pool)) > 0) context.wakeTimersIn(Math.max(0, config.ackTimeoutMs + config.ackGraceMs - config.timersPollMs));
+          }),
+        }),
       );
-      loops.push(startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) }));
+      timersLoop = startBackgroundLoop({ name: 'timers', intervalMs: config.timersPollMs, logger, run: guarded('timers', () => runTimersOnce(context)) });
+      loops.push(timersLoop);
       // The retries pass on its own, woken when a retry falls due (its poll is the timers pass's).
       retriesLoop = startBackgroundLoop({ name: 'retries', intervalMs: 3_600_000, logger, run: guarded('retries', () => runRetriesOnce(context)) });
       loops.push(retriesLoop);
@@ -167,6 +180,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       if (stopped) return;
       stopped = true;
       retryWakeups.stop();
+      timerWakeups.stop();
       await Promise.all(loops.map((loop) => loop.stop()));
       // Deadlines of the last confirms, so other brokers expire them on time.
       await context.ackClocks.flush(pool, { all: true }).catch((error: unknown) => {

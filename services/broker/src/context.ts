@@ -37,8 +37,10 @@ export interface BrokerContext {
   readonly claimPace: { lastSmallClaimAtMs: number };
   /** Random numbers in [0, 1) (routing ties, retry jitter). */
   readonly random: () => number;
-  /** Runs the retries pass (RETRY_WAIT → PENDING) in `delayMs`, unless an earlier run is set (retry-wakeups.ts). */
+  /** Runs the retries pass (RETRY_WAIT → PENDING) in `delayMs`, unless an earlier run is set (wakeups.ts). */
   wakeRetriesIn(delayMs: number): void;
+  /** Runs the timers pass in `delayMs` (the next ACK expiry), unless an earlier run is set (wakeups.ts). */
+  wakeTimersIn(delayMs: number): void;
   /** Asks the dispatch loop to run again soon (a slot was freed, an instance became PENDING). */
   wakeDispatch(): void;
   /** Tells schedulers that instances reached final states (DAG evaluation, §3). */

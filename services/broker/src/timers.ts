@@ -22,6 +22,7 @@ import {
   scanRunningOfWorkers,
   scanSlaMissed,
   nextRetryDueInMs,
+  nextAckExpiryInMs,
   setExecutionState,
   transitionInstance,
 
@@ -34,7 +35,7 @@ import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
 import { pauseOnFinalFailure } from './pause-on-failures.js';
 import { decideExpiredDispatch, takeQueuedDispatches } from './gone-dispatches.js';
-import { wakeDelayMs } from './retry-wakeups.js';
+import { wakeDelayMs } from './wakeups.js';
 import { inTransaction } from './transaction.js';
 
 /** Rows handled per scan and transaction. */
@@ -70,13 +71,18 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   await runShardTimers(ctx, !suspended);
   await longRunning(ctx);
   await slaMissed(ctx);
+  if (!suspended) {
+    // #22: the re-route happens when the deadline expires, not at the next poll (wakeups.ts).
+    const next = await nextAckExpiryInMs(ctx.pool, ctx.config.ackGraceMs, ctx.config.timersPollMs);
+    if (next !== null) ctx.wakeTimersIn(wakeDelayMs(next));
+  }
   ctx.links.setMysql(true);
   return { retriesDue, ackRerouted: ack.rerouted, ackFailed: ack.failed, leasesExtended: lease.extended, lost: lease.lost, asyncTimedOut: lease.asyncTimedOut, suspended };
 }
 
 /**
  * RETRY_WAIT → PENDING for what is due, then the wake for the next retry due within a poll
- * period (retry-wakeups.ts): run by the timers pass and, at the moment a retry falls due, alone.
+ * period (wakeups.ts): run by the timers pass and, at the moment a retry falls due, alone.
  */
 export async function runRetriesOnce(ctx: BrokerContext): Promise<number> {
   const moved = await retryDue(ctx);
@@ -99,6 +105,11 @@ async function retryDue(ctx: BrokerContext): Promise<number> {
   });
   if (moved > 0) ctx.wakeDispatch();
   return moved;
+}
+
+/** The deadline an ACK_TIMEOUT event is about (the event's `at` minus it, less the grace, is how late it was found). */
+function ackDeadlineData(inst: TimedInstance): { ackDeadline?: string } {
+  return inst.ackDeadline === null ? {} : { ackDeadline: inst.ackDeadline.toISOString() };
 }
 
 /** DISPATCHED → PENDING for another worker, fenced by the execution (R8: not an attempt). */
@@ -153,7 +164,7 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise
         // Re-route: the silent worker (kept in worker_id) is excluded by the next claim.
         if (!(await reroute(conn, inst.id, inst.executionId))) continue;
         events.push(
-          { ...base, type: 'ACK_TIMEOUT', message: `no ACK from ${inst.workerId ?? '?'} by the deadline` },
+          { ...base, type: 'ACK_TIMEOUT', message: `no ACK from ${inst.workerId ?? '?'} by the deadline`, data: ackDeadlineData(inst) },
           { ...base, type: 'REROUTED', message: `re-route ${inst.rerouteCount + 1} of ${ctx.config.maxReroutes}` },
         );
         ctx.metrics.ackTimeouts.inc({ outcome: 'rerouted' });
@@ -167,7 +178,7 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise
           set: { reason: 'ACK_TIMEOUT', ended_at: NOW, ack_deadline: null },
         });
         if (!won) continue;
-        events.push({ ...base, type: 'ACK_TIMEOUT', message: `no ACK after ${ctx.config.maxReroutes} re-routes; failed`, data: { reason: 'ACK_TIMEOUT', final: true } });
+        events.push({ ...base, type: 'ACK_TIMEOUT', message: `no ACK after ${ctx.config.maxReroutes} re-routes; failed`, data: { reason: 'ACK_TIMEOUT', final: true, ...ackDeadlineData(inst) } });
         await raiseAlert(conn, {
           kind: 'FINAL_FAILURE',
           severity: 'critical',

@@ -20,6 +20,8 @@ export interface TimedInstance {
   readonly maxAttempts: number;
   readonly rerouteCount: number;
   readonly lostCount: number;
+  /** The ACK deadline (R8), null outside DISPATCHED. */
+  readonly ackDeadline: Date | null;
 }
 
 type Row = RowDataPacket & Record<string, unknown>;
@@ -37,13 +39,14 @@ function toTimed(r: Row): TimedInstance {
     maxAttempts: Number(r.max_attempts),
     rerouteCount: Number(r.reroute_count),
     lostCount: Number(r.lost_count),
+    ackDeadline: r.ack_deadline instanceof Date ? r.ack_deadline : null,
   };
 }
 
 async function scan(conn: Queryable, where: string, params: unknown[], limit: number): Promise<TimedInstance[]> {
   const [rows] = await conn.query<Row[]>(
     `SELECT i.id, i.task_id, i.task_name, i.biz_date, i.worker_id, i.current_execution_id, i.attempt, i.max_attempts,
-            i.reroute_count, i.lost_count,
+            i.reroute_count, i.lost_count, i.ack_deadline,
             (SELECT e.state FROM task_execution e WHERE e.execution_id = i.current_execution_id) AS exec_state
        FROM task_instance i
       WHERE ${where}
@@ -72,6 +75,25 @@ export async function nextRetryDueInMs(conn: Queryable, withinMs: number): Promi
   );
   const us = rows[0]?.us;
   return us === null || us === undefined ? null : Number(us) / 1000;
+}
+
+/**
+ * In how many ms (database clock) the earliest ACK deadline not yet expired passes `graceMs`
+ * (R8), looking `withinMs` ahead; null when none does. Deadlines already expired are left out:
+ * one the expiry pass saw and kept (its worker holds it while its RabbitMQ link is down) would
+ * otherwise wake the pass over and over; the poll looks at those again.
+ */
+export async function nextAckExpiryInMs(conn: Queryable, graceMs: number, withinMs: number): Promise<number | null> {
+  const [rows] = await conn.query<Array<RowDataPacket & { us: number | string | null }>>(
+    `SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), MIN(ack_deadline) + INTERVAL ? MICROSECOND) AS us
+       FROM task_instance
+      WHERE state = 'DISPATCHED'
+        AND ack_deadline > NOW(3) - INTERVAL ? MICROSECOND
+        AND ack_deadline <= NOW(3) + INTERVAL ? MICROSECOND`,
+    [graceMs * 1000, graceMs * 1000, (withinMs - graceMs) * 1000],
+  );
+  const us = rows[0]?.us;
+  return us === null || us === undefined ? null : Math.max(0, Number(us) / 1000);
 }
 
 /** DISPATCHED instances whose ACK deadline passed more than `graceMs` ago (R8: 3 s). */

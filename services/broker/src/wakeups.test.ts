@@ -1,16 +1,18 @@
 /**
  * #22 retries keep their time: a RETRY_WAIT instance goes back to PENDING when it falls due,
- * not at the next timers poll (retry-wakeups.ts). The harness polls timers once a minute here,
+ * not at the next timers poll (wakeups.ts). The harness polls timers once a minute here,
  * so a retry that arrives at all within seconds came through the wake.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RetryWakeups, wakeDelayMs } from './retry-wakeups.js';
+import { EarliestWake, wakeDelayMs } from './wakeups.js';
+import { waitFor } from '@ax/testing';
+import type { RowDataPacket } from 'mysql2';
 import { startBrokerHarness, type BrokerHarness } from './test-support.js';
 
-describe('RetryWakeups', () => {
+describe('EarliestWake', () => {
   it('keeps only the earliest wake and fires it once', async () => {
     let fired = 0;
-    const wakeups = new RetryWakeups(() => fired++);
+    const wakeups = new EarliestWake(() => fired++);
     wakeups.in(60_000);
     wakeups.in(20);
     wakeups.in(40_000); // later than the one set: ignored
@@ -55,5 +57,34 @@ describe('#22 a retry is dispatched when it falls due, without waiting for the t
     // the figure, for the note (bench/ holds speed goals): asked 1000 ms
     console.log(`#22 retry gap: ${gapMs} ms for a backoff of 1000 ms (timers poll 60 s)`);
     expect(await h.events(id)).toEqual(['CREATED', 'DISPATCHED', 'ACKED', 'FAILED', 'RETRY_SCHEDULED', 'RETRY_DUE', 'DISPATCHED']);
+  });
+});
+
+describe('#22 an ACK deadline is expired when it passes, without waiting for the timers poll', () => {
+  let h: BrokerHarness;
+  beforeAll(async () => {
+    h = await startBrokerHarness({ timersPollMs: 60_000, ackTimeoutMs: 1_000, ackGraceMs: 500 });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('R8 with timers polled every 60 s: the silent worker’s dispatch is re-routed at ack_deadline + grace', async () => {
+    const task = await h.task('r22_ack_on_time', { tags: ['r22a'] });
+    const silentA = await h.peer('w-r22-a', ['r22a']);
+    const silentB = await h.peer('w-r22-b', ['r22a']);
+    const id = await h.instance(task);
+    // Neither peer ACKs: the first dispatch times out and goes to the other peer.
+    await waitFor(() => silentA.dispatches.length + silentB.dispatches.length >= 2, { timeoutMs: 10_000, description: 'the re-routed dispatch' });
+    const [rows] = await h.db.pool.query<RowDataPacket[]>(
+      `SELECT TIMESTAMPDIFF(MICROSECOND, JSON_UNQUOTE(JSON_EXTRACT(data, '$.ackDeadline')), at) / 1000 AS afterDeadlineMs
+         FROM event_log WHERE instance_id = ? AND type = 'ACK_TIMEOUT'`,
+      [id],
+    );
+    const afterDeadlineMs = Number(rows[0]?.afterDeadlineMs);
+    // never before the grace (R8); the poll alone would have taken up to a minute
+    expect(afterDeadlineMs).toBeGreaterThanOrEqual(500);
+    console.log(`#22 ACK expiry found ${Math.round(afterDeadlineMs - 500)} ms after ack_deadline + grace (timers poll 60 s)`);
+    expect((await h.events(id)).slice(0, 5)).toEqual(['CREATED', 'DISPATCHED', 'ACK_TIMEOUT', 'REROUTED', 'DISPATCHED']);
   });
 });

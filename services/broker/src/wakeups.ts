@@ -1,15 +1,20 @@
 /**
- * Precise retry timers (#22: "retry backoff is up to a second late"). A RETRY_WAIT instance
- * becomes PENDING when its `due_at` (database clock, R6) has passed; the timers scan alone finds
- * it up to `AX_TIMERS_POLL_MS` late. So the retries pass also runs at the moment the next known
- * retry falls due: when this broker schedules one (failAttempt), and whenever a pass finds one
- * due within the next poll period (retries of any broker, after a restart). One timer per
- * broker, for the earliest wake only; the poll stays as the fallback, so a lost timer costs at
- * most what it cost before.
+ * Timers that keep their word (#22: "retry backoff is up to a second late"). A timed
+ * transition is a predicate on the database clock (R6, R7) that the timers scan finds up to
+ * `AX_TIMERS_POLL_MS` late. So a pass also runs at the moment the next known one falls due:
+ *
+ * - retries (RETRY_WAIT → PENDING): when this broker schedules one (failAttempt), and whenever a
+ *   pass finds one due within the next poll period (retries of any broker, after a restart);
+ * - ACK expiry (R8, `ack_deadline + 3 s` → re-route): whenever a timers pass finds a deadline
+ *   that expires within the next poll period.
+ *
+ * The scanned predicate still owns the transition: a wake only runs the pass sooner. One timer
+ * per kind and broker, for the earliest wake only; the poll stays as the fallback, so a lost
+ * timer costs at most what it cost before.
  */
 
 /** A single "run at the earliest of these moments" timer. */
-export class RetryWakeups {
+export class EarliestWake {
   private timer: NodeJS.Timeout | undefined;
   private atMs = Number.POSITIVE_INFINITY;
   private stopped = false;
@@ -47,7 +52,7 @@ export class RetryWakeups {
 }
 
 /**
- * The wake for the next retry due in `dueInMs` on the database clock: a millisecond after it
+ * The wake for the next transition due in `dueInMs` on the database clock: a millisecond after it
  * (DATETIME(3) rounds), or a short pause when one is due already but was not moved (another
  * broker holds its row: SKIP LOCKED), so the pass does not spin.
  */

@@ -1,0 +1,181 @@
+/**
+ * Timers that keep their word (#22): how late retries and ACK-timeout re-routes happen, on an
+ * otherwise idle stack with the default timings (AX_TIMERS_POLL_MS 1000, ACK timeout 5 s +
+ * grace 3 s). 1 broker, no scheduler (instances are inserted due now).
+ *
+ * - **Retries**: `--retries` instances of an HTTP task with retry {max 2, backoffSeconds 1,
+ *   factor 2, jitterSeconds 0} against an endpoint that answers 500 to the first two calls of a
+ *   run and 200 to the third. Lateness = the next attempt's `dispatched_at` − the retry's due
+ *   time (its RETRY_SCHEDULED event + the delay), database clock; and, as the user sees it at
+ *   the endpoint, the gap from a failed answer to the next call minus the backoff.
+ * - **Re-routes**: `--reroute-rounds` rounds; in each a fresh worker is frozen (SIGSTOP: its
+ *   connection stays, it never ACKs) beside a live one, and `--reroute-instances` instances are
+ *   inserted; those dispatched to the frozen worker are re-routed when their ACK deadline +
+ *   grace passes. Lateness = the ACK_TIMEOUT event's time − (its `ackDeadline` + grace).
+ *
+ * Goal (#22): retry lateness p99 ≤ 100 ms; re-routes ≤ 500 ms after the deadline + grace.
+ *
+ *   node bench/scenarios/timers.mjs [--retries 30] [--reroute-rounds 3] [--reroute-instances 16] [--out f.json]
+ */
+import { createServer } from 'node:http';
+import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
+import { redisKeys } from '../../packages/kit/dist/index.js';
+import { createAxRound } from '../lib/ax-stack.mjs';
+import { args, log, runScenario, sleep } from '../lib/harness.mjs';
+import { summarize } from '../lib/stats.mjs';
+
+const a = args();
+const RETRIES = Number(a.retries ?? 30);
+const REROUTE_ROUNDS = Number(a['reroute-rounds'] ?? 3);
+const REROUTE_INSTANCES = Number(a['reroute-instances'] ?? 16);
+const ACK_GRACE_MS = 3_000;
+const BACKOFF_MS = [1_000, 2_000];
+/** Default timings: nothing shortened, the bench's dispatch tuning off. */
+const TIMINGS = { AX_TIMERS_POLL_MS: '1000', AX_DISPATCH_POLL_MS: '500', AX_DISPATCH_BATCH: '200', AX_WORKER_SLOTS: '64' };
+
+async function poll(what, timeoutMs, fn) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The endpoint: on /flaky, per Idempotency-Key (one per run, the same for its retries), fails the first two calls; /ok always answers 200. */
+async function startFlakyEndpoint() {
+  const calls = new Map();
+  const server = createServer((req, res) => {
+    const arrivedAtMs = Date.now();
+    const key = String(req.headers['idempotency-key'] ?? '?');
+    req.resume();
+    req.on('end', () => {
+      const list = calls.get(key) ?? [];
+      calls.set(key, list);
+      const entry = { arrivedAtMs, answeredAtMs: 0 };
+      list.push(entry);
+      const fail = (req.url ?? '').startsWith('/flaky') && list.length <= 2;
+      const body = fail ? '{"success":false,"error":"flaky"}' : '{"success":true}';
+      res.writeHead(fail ? 500 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body, () => {
+        entry.answeredAtMs = Date.now();
+      });
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/flaky`,
+    calls,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections?.();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+async function insertTask(pool, name, exec, retry, tags) {
+  const def = parseTaskDefinitionOrThrow({ name, schedule: { type: 'none' }, exec, tags, timeoutSeconds: 30, retry, block: 'parallel' });
+  const [t] = await pool.query(
+    `INSERT INTO task (name, schedule, schedule_type, timezone, exec, params, tags, priority, timeout_s, retry, misfire, block_strategy, route, enabled)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+    [def.name, JSON.stringify(def.schedule), def.schedule.type, def.schedule.timezone, JSON.stringify(def.exec), JSON.stringify(def.params), JSON.stringify(def.tags),
+      def.priority, def.timeoutSeconds, JSON.stringify(def.retry), JSON.stringify(def.misfire), def.block, def.route],
+  );
+  return { id: t.insertId, def };
+}
+
+/** `count` instances due now, their slots a second apart from `slotBaseS` (distinct slots). */
+async function insertInstances(pool, task, count, maxAttempts, slotBaseS) {
+  const rows = Array.from({ length: count }, (_, i) => [task.id, task.def.name, slotBaseS + i, maxAttempts]);
+  for (const [taskId, name, s, max] of rows) {
+    await pool.query(
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
+       VALUES (?, ?, FROM_UNIXTIME(?), CURDATE(), 'manual', 'PENDING', 1, ?, NOW(3), '{}', 5)`,
+      [taskId, name, s, max],
+    );
+  }
+}
+
+await runScenario(async () => {
+  const round = await createAxRound('timers');
+  const pool = round.db.pool;
+  const endpoint = await startFlakyEndpoint();
+  const ready = () => round.redis.redis.publish(redisKeys(round.namespace).channels.instancesReady, '{}');
+  try {
+    await round.start('broker', 1, { extraEnv: TIMINGS });
+    await round.start('worker', 1, { extraEnv: { ...TIMINGS, AX_WORKER_ID: 'timers-live', AX_WORKER_TAGS: 'timers' } });
+
+    // --- retries ------------------------------------------------------------------------
+    const flaky = await insertTask(pool, 'timers-retry', { type: 'http', url: endpoint.url }, { max: 2, backoffSeconds: 1, factor: 2, jitterSeconds: 0 }, ['timers']);
+    const baseS = Math.floor(Date.now() / 1000) - 86_400;
+    // In three waves 700 ms apart, so the retries do not all fall due in the same millisecond.
+    for (let w = 0; w < 3; w++) {
+      await insertInstances(pool, flaky, Math.ceil(RETRIES / 3), 3, baseS + w * 1_000);
+      await ready();
+      await sleep(700);
+    }
+    await poll('every retried instance SUCCESS', 60_000, async () => {
+      const [rows] = await pool.query(`SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'timers-retry' AND state IN ('SUCCESS', 'FAILED')`);
+      return Number(rows[0].n) >= 3 * Math.ceil(RETRIES / 3);
+    });
+    const [late] = await pool.query(
+      `SELECT TIMESTAMPDIFF(MICROSECOND, ev.at + INTERVAL CAST(JSON_EXTRACT(ev.data, '$.delayMs') AS UNSIGNED) * 1000 MICROSECOND, ex.dispatched_at) / 1000 AS lateMs
+         FROM event_log ev
+         JOIN task_execution ex ON ex.instance_id = ev.instance_id AND ex.attempt = CAST(JSON_EXTRACT(ev.data, '$.nextAttempt') AS UNSIGNED)
+         JOIN task_instance i ON i.id = ev.instance_id
+        WHERE ev.type = 'RETRY_SCHEDULED' AND i.task_name = 'timers-retry'`,
+    );
+    const retryLatenessMs = summarize(late.map((r) => Number(r.lateMs)));
+    const overBackoff = [];
+    for (const list of endpoint.calls.values()) {
+      for (let k = 1; k < list.length && k <= BACKOFF_MS.length; k++) overBackoff.push(list[k].arrivedAtMs - list[k - 1].answeredAtMs - BACKOFF_MS[k - 1]);
+    }
+    const retryGapOverBackoffMs = summarize(overBackoff);
+    log(`retries: ${retryLatenessMs.n} retries; dispatched after due ms p50 ${retryLatenessMs.p50} / p99 ${retryLatenessMs.p99} / max ${retryLatenessMs.max}; at the endpoint the gap exceeded the backoff by p50 ${retryGapOverBackoffMs.p50} / p99 ${retryGapOverBackoffMs.p99} ms`);
+
+    // --- re-routes ----------------------------------------------------------------------
+    const quick = await insertTask(pool, 'timers-reroute', { type: 'http', url: endpoint.url.replace('/flaky', '/ok') }, { max: 0 }, ['timers']);
+    const rerouteLate = [];
+    let rerouted = 0;
+    for (let r = 0; r < REROUTE_ROUNDS; r++) {
+      const [frozen] = await round.start('worker', 1, { extraEnv: { ...TIMINGS, AX_WORKER_ID: `timers-frozen-${r + 1}`, AX_WORKER_TAGS: 'timers' } });
+      await sleep(1_500); // registered and seen by the broker's routing cache
+      process.kill(-frozen.pgid, 'SIGSTOP');
+      const slotS = baseS + 10_000 + r * 1_000;
+      await insertInstances(pool, quick, REROUTE_INSTANCES, 1, slotS);
+      await ready();
+      // ACK timeout 5 s + grace 3 s, then the re-route; the frozen worker's entry lasts 15 s.
+      await sleep(10_000);
+      process.kill(-frozen.pgid, 'SIGKILL');
+      await poll(`round ${r + 1} instances final`, 30_000, async () => {
+        const [rows] = await pool.query(`SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'timers-reroute' AND expected_time >= FROM_UNIXTIME(?) AND state IN ('SUCCESS', 'FAILED')`, [slotS]);
+        return Number(rows[0].n) >= REROUTE_INSTANCES;
+      });
+    }
+    const [acks] = await pool.query(
+      `SELECT TIMESTAMPDIFF(MICROSECOND, JSON_UNQUOTE(JSON_EXTRACT(ev.data, '$.ackDeadline')), ev.at) / 1000 AS afterMs
+         FROM event_log ev JOIN task_instance i ON i.id = ev.instance_id
+        WHERE ev.type = 'ACK_TIMEOUT' AND i.task_name = 'timers-reroute' AND JSON_EXTRACT(ev.data, '$.ackDeadline') IS NOT NULL`,
+    );
+    for (const row of acks) {
+      rerouted++;
+      rerouteLate.push(Number(row.afterMs) - ACK_GRACE_MS);
+    }
+    const rerouteLatenessMs = summarize(rerouteLate);
+    log(`re-routes: ${rerouted} found past ack_deadline + ${ACK_GRACE_MS} ms by p50 ${rerouteLatenessMs.p50} / p99 ${rerouteLatenessMs.p99} / max ${rerouteLatenessMs.max} ms`);
+    const [states] = await pool.query(`SELECT state, COUNT(*) AS n FROM task_instance GROUP BY state`);
+    return {
+      status: 'ok',
+      timings: TIMINGS,
+      retryLatenessMs,
+      retryGapOverBackoffMs,
+      rerouteLatenessMs,
+      rerouted,
+      states: Object.fromEntries(states.map((s) => [s.state, Number(s.n)])),
+    };
+  } finally {
+    await endpoint.close();
+  }
+});
