@@ -59,6 +59,17 @@ export function args() {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Calls `fn` every `intervalMs` until it returns something truthy (returned); throws after `timeoutMs`. */
+export async function pollUntil(what, timeoutMs, fn, intervalMs = 50) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
 /** Logs a progress line to stderr (the runner shows it). */
 export function log(message) {
   process.stderr.write(`  [${path.basename(process.argv[1] ?? '', '.mjs')} ${new Date().toISOString().slice(11, 23)}] ${message}\n`);

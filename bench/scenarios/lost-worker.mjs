@@ -11,22 +11,13 @@
 import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
 import { redisKeys } from '../../packages/kit/dist/index.js';
 import { createAxRound } from '../lib/ax-stack.mjs';
-import { args, log, runScenario, sleep } from '../lib/harness.mjs';
+import { args, log, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
 
 const a = args();
 const ROUNDS = Number(a.rounds ?? 5);
 const LEASE_TTL_MS = 15_000;
 const TIMINGS = { AX_LEASE_TTL_MS: String(LEASE_TTL_MS), AX_LOST_WORKER_GRACE_MS: '10000', AX_HEARTBEAT_INTERVAL_MS: '5000', AX_WORKER_SLOTS: '16' };
 
-async function poll(what, timeoutMs, fn) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 await runScenario(async () => {
   const round = await createAxRound('lost');
@@ -60,7 +51,7 @@ await runScenario(async () => {
     );
     const instanceId = ins.insertId;
     await round.redis.redis.publish(redisKeys(round.namespace).channels.instancesReady, '{}');
-    const first = await poll('attempt 1 running', 30_000, async () => {
+    const first = await pollUntil('attempt 1 running', 30_000, async () => {
       const [rows] = await pool.query(`SELECT worker_id FROM task_execution WHERE instance_id = ? AND state = 'RUNNING'`, [instanceId]);
       return rows[0]?.worker_id;
     });
@@ -70,7 +61,7 @@ await runScenario(async () => {
     const [{ now: killedAtDb }] = (await pool.query(`SELECT NOW(3) AS now`))[0];
     process.kill(-victim.pgid, 'SIGKILL');
     workers.delete(first);
-    const startedElsewhere = await poll('the job started on the other worker', 60_000, async () => {
+    const startedElsewhere = await pollUntil('the job started on the other worker', 60_000, async () => {
       const [rows] = await pool.query(
         `SELECT worker_id, TIMESTAMPDIFF(MICROSECOND, ?, acked_at) AS us FROM task_execution
           WHERE instance_id = ? AND worker_id <> ? AND acked_at IS NOT NULL`,

@@ -21,7 +21,7 @@ import { createServer } from 'node:http';
 import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
 import { redisKeys } from '../../packages/kit/dist/index.js';
 import { createAxRound } from '../lib/ax-stack.mjs';
-import { args, log, runScenario, sleep } from '../lib/harness.mjs';
+import { args, log, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
 import { summarize } from '../lib/stats.mjs';
 
 const a = args();
@@ -33,15 +33,6 @@ const BACKOFF_MS = [1_000, 2_000];
 /** Default timings: nothing shortened, the bench's dispatch tuning off. */
 const TIMINGS = { AX_TIMERS_POLL_MS: '1000', AX_DISPATCH_POLL_MS: '500', AX_DISPATCH_BATCH: '200', AX_WORKER_SLOTS: '64' };
 
-async function poll(what, timeoutMs, fn) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** The endpoint: on /flaky, per Idempotency-Key (one per run, the same for its retries), fails the first two calls; /ok always answers 200. */
 async function startFlakyEndpoint() {
@@ -116,7 +107,7 @@ await runScenario(async () => {
       await ready();
       await sleep(700);
     }
-    await poll('every retried instance SUCCESS', 60_000, async () => {
+    await pollUntil('every retried instance SUCCESS', 60_000, async () => {
       const [rows] = await pool.query(`SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'timers-retry' AND state IN ('SUCCESS', 'FAILED')`);
       return Number(rows[0].n) >= 3 * Math.ceil(RETRIES / 3);
     });
@@ -149,7 +140,7 @@ await runScenario(async () => {
       // ACK timeout 5 s + grace 3 s, then the re-route; the frozen worker's entry lasts 15 s.
       await sleep(10_000);
       process.kill(-frozen.pgid, 'SIGKILL');
-      await poll(`round ${r + 1} instances final`, 30_000, async () => {
+      await pollUntil(`round ${r + 1} instances final`, 30_000, async () => {
         const [rows] = await pool.query(`SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'timers-reroute' AND expected_time >= FROM_UNIXTIME(?) AND state IN ('SUCCESS', 'FAILED')`, [slotS]);
         return Number(rows[0].n) >= REROUTE_INSTANCES;
       });
