@@ -4,9 +4,11 @@
  * removes whatever it had registered: processes, databases, Redis keys, queues, directories).
  * Writes bench/results/latest.{json,md,svg} (a partial run: partial.*) and prints the Markdown report.
  *
- *   node bench/run.mjs [--only id,id] [--quick] [--budget <s>]
+ *   node bench/run.mjs [--only id,id] [--quick] [--budget <s>] [--baseline <commit>]
  * `--quick` shrinks every N (for trying the harness; its figures mean nothing); `--budget` gives
- * every scenario that many seconds instead of its own (to try the over-budget path).
+ * every scenario that many seconds instead of its own (to try the over-budget path);
+ * `--baseline <commit>` also runs the scenarios of BASELINE_IDS against that commit's code,
+ * each right after the current code's round (`<id>@baseline`), and reports the ratios.
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -16,7 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { deleteNamespaceAmqp, deleteNamespaceKeys, serviceEntry } from '../packages/testing/dist/index.js';
-import { AX_BENCH_ENV } from './lib/ax-stack.mjs';
+import { AX_BENCH_ENV, repoRoot } from './lib/ax-stack.mjs';
+import { prepareBaseline } from './lib/baseline.mjs';
 import { readResources } from './lib/harness.mjs';
 import { chartPanels, renderChart } from './lib/svg.mjs';
 import { correctnessProblems, renderReport } from './lib/table.mjs';
@@ -31,6 +34,8 @@ const onlyIdx = argv.indexOf('--only');
 const only = onlyIdx >= 0 ? new Set(argv[onlyIdx + 1].split(',')) : null;
 const budgetIdx = argv.indexOf('--budget');
 const budgetOverrideS = budgetIdx >= 0 ? Number(argv[budgetIdx + 1]) : null;
+const baselineIdx = argv.indexOf('--baseline');
+const baselineRev = baselineIdx >= 0 ? argv[baselineIdx + 1] : null;
 const q = (full, small) => String(quick ? small : full);
 const STEADY_S = q(60, 6);
 
@@ -44,11 +49,16 @@ const SCENARIOS = [
   ['bullmq-burst-2000', 'bullmq.mjs', ['--mode', 'burst', '--tasks', q(2_000, 200), '--wait-s', '40'], 75],
   ['ax-burst-10000', 'ax-burst.mjs', ['--tasks', q(10_000, 500), '--wait-s', '45', '--profile', path.join(resultsDir, 'profiles')], 120],
   ['bullmq-burst-10000', 'bullmq.mjs', ['--mode', 'burst', '--tasks', q(10_000, 500), '--wait-s', '40'], 90],
+  ['ax-output-silent', 'ax-output.mjs', ['--instances', q(3_000, 300), '--print-bytes', '0'], 90],
+  ['ax-output-10k', 'ax-output.mjs', ['--instances', q(3_000, 300), '--print-bytes', '10240'], 90],
   ['ax-throughput-1', 'ax-throughput.mjs', ['--instances', q(15_000, 1_000), '--brokers', '1', '--wait-s', '35'], 90],
   ['ax-throughput-2', 'ax-throughput.mjs', ['--instances', q(15_000, 1_000), '--brokers', '2', '--wait-s', '35'], 90],
   ['ax-steady', 'ax-steady.mjs', ['--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 150],
   ['bullmq-steady', 'bullmq.mjs', ['--mode', 'steady', '--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 140],
 ];
+
+/** Scenarios also run against `--baseline <commit>`: what #19 and #24 compare old against new. */
+const BASELINE_IDS = new Set(['ax-output-silent', 'ax-throughput-1', 'ax-burst-2000']);
 
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -117,14 +127,14 @@ async function fallbackCleanup(resources) {
   if (failures.length > 0) throw new Error(failures.join('; '));
 }
 
-function runOne(id, script, args, budgetS) {
+function runOne(id, script, args, budgetS, extraEnv = {}) {
   const out = path.join(resultsDir, `.${id}.json`);
   const resourcesFile = path.join(resultsDir, `.${id}.resources.json`);
   rmSync(out, { force: true });
   rmSync(resourcesFile, { force: true });
   const started = Date.now();
   const child = spawn(process.execPath, [path.join(benchDir, 'scenarios', script), ...args, '--out', out], {
-    env: { ...process.env, BENCH_RESOURCES: resourcesFile },
+    env: { ...process.env, ...extraEnv, BENCH_RESOURCES: resourcesFile },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
@@ -173,12 +183,23 @@ for (const service of ['scheduler', 'broker', 'worker']) {
   }
 }
 mkdirSync(resultsDir, { recursive: true });
+const log = (line) => process.stderr.write(`${line}\n`);
+let baseline = null;
+if (baselineRev !== null) {
+  try {
+    baseline = prepareBaseline(repoRoot, baselineRev, log);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+}
 const startedMs = Date.now();
 const results = {
   startedAt: new Date(startedMs).toISOString(),
   quick,
   machine: { cores: os.availableParallelism(), memGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, load: os.loadavg() },
   settings: AX_BENCH_ENV,
+  baseline: baseline === null ? null : { commit: baseline.commit },
   scenarios: {},
 };
 for (const [id, script, args, ownBudgetS] of SCENARIOS) {
@@ -189,6 +210,14 @@ for (const [id, script, args, ownBudgetS] of SCENARIOS) {
   const run = { ...(await runOne(id, script, args, budgetS)), load1mBefore: Math.round(loadBefore * 10) / 10 };
   process.stderr.write(`  ${id}: ${run.status} in ${(run.wallMs / 1000).toFixed(1)} s\n`);
   results.scenarios[id] = run;
+  if (baseline !== null && BASELINE_IDS.has(id)) {
+    const bid = `${id}@baseline`;
+    process.stderr.write(`▶ ${bid} (${baseline.commit.slice(0, 12)}, budget ${budgetS} s)\n`);
+    const loadB = os.loadavg()[0];
+    const b = { ...(await runOne(bid, script, args, budgetS, { AX_BENCH_TREE: baseline.dir })), load1mBefore: Math.round(loadB * 10) / 10 };
+    process.stderr.write(`  ${bid}: ${b.status} in ${(b.wallMs / 1000).toFixed(1)} s\n`);
+    results.scenarios[bid] = b;
+  }
 }
 results.wallMs = Date.now() - startedMs;
 const md = renderReport(results);

@@ -23,6 +23,13 @@ import { log, onCleanup, removeDir, track, untrack } from './harness.mjs';
 import { cpuSnapshot, serverPids } from './proc-cpu.mjs';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+/**
+ * The tree whose services and migrations a round runs: this one, or the built checkout of an
+ * older commit that `bench/run.mjs --baseline <commit>` prepared (bench/lib/baseline.mjs), so
+ * old and new code are measured by the same scenario script in the same minutes.
+ */
+export const benchTree = process.env.AX_BENCH_TREE ?? repoRoot;
+const entryOf = (service) => (benchTree === repoRoot ? serviceEntry(service) : path.join(benchTree, 'services', service, 'dist', 'main.js'));
 export const EXECUTOR_SECRET = 'bench-executor-secret-0123456789';
 
 /** Operator settings of the bench stack (per service; overridable by the same env names). */
@@ -43,7 +50,10 @@ function fromEnv(defaults) {
 export async function createAxRound(label) {
   const namespace = uniqueNamespace('axbench');
   track('namespaces', namespace);
-  const db = await createTestDatabase({ poolOptions: { connectionLimit: 4 } });
+  const db = await createTestDatabase({
+    poolOptions: { connectionLimit: 4 },
+    ...(benchTree === repoRoot ? {} : { migrateOptions: { migrationsDir: path.join(benchTree, 'packages', 'store', 'migrations') } }),
+  });
   track('databases', db.name);
   const redis = await createTestRedis(namespace);
   const amqp = await createTestAmqp(namespace);
@@ -84,7 +94,7 @@ export async function createAxRound(label) {
           const proc = await startProcess({
             name: `${service}-${i + 1}`,
             command: process.execPath,
-            args: [...nodeArgs, serviceEntry(service)],
+            args: [...nodeArgs, entryOf(service)],
             env,
             readyUrl: `http://127.0.0.1:${port}/healthz`,
             readyTimeoutMs: 30_000,
@@ -158,13 +168,13 @@ const INSERT_COLUMNS = ['name', 'schedule', 'schedule_type', 'timezone', 'exec',
 
 /**
  * Inserts `count` tasks `<prefix>-<i>` in batches of 1,000 with one definition (validated once by
- * `@ax/core`): the same cron expression and a no-op HTTP call to `url`.
+ * `@ax/core`): the same cron expression and a no-op HTTP call to `url` (or `exec`, e.g. a shell job).
  */
-export async function insertTasks(pool, { count, prefix, schedule, url }) {
+export async function insertTasks(pool, { count, prefix, schedule, url, exec }) {
   const def = parseTaskDefinitionOrThrow({
     name: `${prefix}-0`,
     schedule,
-    exec: { type: 'http', url },
+    exec: exec ?? { type: 'http', url },
     block: 'parallel',
     retry: { max: 0 },
     timeoutSeconds: 30,

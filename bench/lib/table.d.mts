@@ -3,6 +3,9 @@ export function lagCell(s: { n: number; p50: number | null; p95: number | null; 
 export function correctnessProblems(results: BenchResults): string[];
 export function renderReport(results: BenchResults): string;
 export function cpuSection(scenarios: Record<string, ScenarioRun>): string;
+export function outputSection(scenarios: Record<string, ScenarioRun>): string;
+export function baselineSection(results: BenchResults): string;
+export function timersSection(scenarios: Record<string, ScenarioRun>): string;
 export interface ScenarioRun {
   status: 'ok' | 'timeout' | 'error';
   wallMs: number;
@@ -16,4 +19,6 @@ export interface BenchResults {
   wallMs?: number;
   machine?: { cores: number; memGb: number; node: string };
   scenarios?: Record<string, ScenarioRun>;
+  /** Set by `--baseline <commit>`: `<id>@baseline` runs measured that commit's code. */
+  baseline?: { commit: string } | null;
 }

@@ -97,6 +97,55 @@ function schedulerSection(sc) {
   );
 }
 
+/** CPU ms per job of a run: every process of ours and the servers, not the rest of the machine. */
+function cpuMsPerJob(r) {
+  const jobs = jobsOf(r);
+  if (!jobs || !r?.cpu?.seconds) return null;
+  return (OURS.reduce((t, n) => t + (r.cpu.seconds[n] ?? 0), 0) * 1000) / jobs;
+}
+const ms2 = (v) => (v === null || v === undefined ? '—' : v.toFixed(2));
+
+/** #19: what job output costs — shell jobs printing nothing and 10 KB each (ax-output.mjs). */
+export function outputSection(sc) {
+  const silent = sc['ax-output-silent']?.result;
+  const rows = [];
+  for (const id of ['ax-output-silent', 'ax-output-10k']) {
+    const s = sc[id];
+    const r = s?.result ?? {};
+    const ratio = silent?.sustainedPerS && r.sustainedPerS ? (r.sustainedPerS / silent.sustainedPerS).toFixed(2) : '—';
+    rows.push([num(r.printBytes), num(r.succeeded), num(r.allDoneMs), num(r.sustainedPerS), ratio, r.logMbPerS ?? '—', ms2(cpuMsPerJob(r)), statusOf(s)]);
+  }
+  return markdownTable(['bytes printed per job', 'SUCCESS', 'all done ms', 'sustained /s', '× silent', 'log stored MB/s', 'CPU ms per job', 'status'], rows);
+}
+
+/** What a figure of a scenario is, for the old-against-new table: [label, value, higher is better]. */
+const BASELINE_FIGURES = {
+  'ax-output-silent': (r) => ['sustained SUCCESS /s', r?.sustainedPerS ?? null, true],
+  'ax-throughput-1': (r) => ['sustained SUCCESS /s', r?.sustainedPerS ?? null, true],
+  'ax-burst-2000': (r) => ['all SUCCESS after fire (ms)', r?.allSuccessMs ?? null, false],
+};
+
+/** `--baseline <commit>`: each scenario run against that commit right after the current code. */
+export function baselineSection(results) {
+  const sc = results.scenarios ?? {};
+  if (!results.baseline) return '_not run: `pnpm bench --baseline <commit>` runs these against an older commit in the same minutes_';
+  const rows = [];
+  for (const [id, figure] of Object.entries(BASELINE_FIGURES)) {
+    if (!sc[id] && !sc[`${id}@baseline`]) continue;
+    const now = sc[id]?.result;
+    const old = sc[`${id}@baseline`]?.result;
+    const [label, nowV, higherBetter] = figure(now);
+    const [, oldV] = figure(old);
+    const ratio = nowV && oldV ? nowV / oldV : null;
+    const cpuNow = cpuMsPerJob(now);
+    const cpuOld = cpuMsPerJob(old);
+    const goal = id === 'ax-output-silent' && ratio !== null ? `≥ 0.95× old: ${verdict(ratio >= 0.95)}` : '';
+    rows.push([id, label, num(oldV), num(nowV), ratio === null ? '—' : `${ratio.toFixed(2)}×${higherBetter ? '' : ' (lower is better)'}`,
+      ms2(cpuOld), ms2(cpuNow), cpuNow && cpuOld ? `${(cpuNow / cpuOld).toFixed(2)}×` : '—', goal]);
+  }
+  return markdownTable(['scenario', 'figure', `old (${results.baseline.commit.slice(0, 12)})`, 'new', 'new / old', 'CPU ms per job old', 'new', 'new / old', 'goal'], rows);
+}
+
 /** #22: how late retries and ACK-timeout re-routes happen (timers.mjs). */
 export function timersSection(sc) {
   const s = sc.timers;
@@ -196,12 +245,7 @@ export function cpuSection(sc) {
       return secs === undefined ? '—' : `${secs.toFixed(1)} s (${(secs / c.windowS).toFixed(2)} cores)`;
     }),
   ]);
-  const perJob = runs.map(([id]) => {
-    const r = sc[id].result;
-    const jobs = jobsOf(r);
-    const ours = OURS.reduce((t, n) => t + (r.cpu.seconds[n] ?? 0), 0);
-    return jobs ? (ours * 1000) / jobs : null;
-  });
+  const perJob = runs.map(([id]) => cpuMsPerJob(sc[id].result));
   rows.push(['**CPU ms per job** (all processes above but the machine)', ...perJob.map((ms) => (ms === null ? '—' : `**${ms.toFixed(2)}**`))]);
   rows.push(['jobs/s two idle cores would allow at that cost', ...perJob.map((ms) => (ms === null ? '—' : num(Math.round(2000 / ms))))]);
   return markdownTable(['process', ...runs.map(([id, title]) => `${title} (${sc[id].result.cpu.windowS} s)`)], rows);
@@ -239,6 +283,14 @@ export function renderReport(results) {
     '## Dispatch throughput PENDING → SUCCESS (#4): everything due at once, 2 workers',
     '',
     throughputSection(sc),
+    '',
+    '## Job output (#19): shell jobs printing nothing and 10 KB each, 2 workers of 16 slots, 1 broker',
+    '',
+    outputSection(sc),
+    '',
+    '## Old against new, in the same minutes (`--baseline`)',
+    '',
+    baselineSection(results),
     '',
     '## Timers (#22): retries and re-routes on an idle stack, default timings (timers poll 1 s)',
     '',

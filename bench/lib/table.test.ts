@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartPanels, renderChart } from './svg.mjs';
-import { correctnessProblems, lagCell, markdownTable, renderReport, type BenchResults } from './table.mjs';
+import { baselineSection, correctnessProblems, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
 
 const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
 const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
@@ -98,5 +98,35 @@ describe('renderChart', () => {
     const one = renderChart([{ title: 't', unit: 'x', bars: [{ label: 'a', value: 50, kind: 'ax' }, { label: 'b', value: 100, kind: 'bullmq' }] }], { width: 530 });
     const widths = [...one.matchAll(/<rect x="220" y="\d+" width="([\d.]+)"/g)].map((m) => Number(m[1]));
     expect(widths[1]! / widths[0]!).toBeCloseTo(2, 2);
+  });
+});
+
+describe('job output, old against new, timers', () => {
+  const cpu = (broker: number) => ({ windowS: 10, seconds: { broker, worker: 1, mariadb: 1, machine: 20 } });
+  it('puts 10 KB jobs beside silent ones: rate as a share of the silent rate, MB/s stored, CPU per job', () => {
+    const md = outputSection({
+      'ax-output-silent': run({ printBytes: 0, succeeded: 1_000, sustainedPerS: 200, logMbPerS: 0, cpu: cpu(2) }),
+      'ax-output-10k': run({ printBytes: 10_240, succeeded: 1_000, sustainedPerS: 150, logMbPerS: 1.5, cpu: cpu(3) }),
+    });
+    const tenK = md.split('\n').find((l) => l.startsWith('| 10,240'));
+    expect(tenK).toContain('| 150 | 0.75 | 1.5 | 5.00 |'); // (3 + 1 + 1) s × 1000 / 1,000 jobs
+  });
+  it('judges silent jobs against the baseline commit within 5 %, and says how to run it when it was not', () => {
+    const withBaseline: BenchResults = {
+      baseline: { commit: '0123456789abcdef' },
+      scenarios: {
+        'ax-output-silent': run({ succeeded: 1_000, sustainedPerS: 94, cpu: cpu(2) }),
+        'ax-output-silent@baseline': run({ succeeded: 1_000, sustainedPerS: 100, cpu: cpu(1) }),
+      },
+    };
+    const row = baselineSection(withBaseline).split('\n').find((l) => l.startsWith('| ax-output-silent'));
+    expect(row).toContain('| 100 | 94 | 0.94× |');
+    expect(row).toContain('**missed**');
+    expect(baselineSection({ scenarios: {} })).toContain('--baseline <commit>');
+  });
+  it('shows retry and re-route lateness against their goals', () => {
+    const md = timersSection({ timers: run({ retryLatenessMs: lag(9, 47), retryGapOverBackoffMs: lag(54, 122), rerouteLatenessMs: lag(15, 600) }) });
+    expect(md.split('\n').find((l) => l.startsWith('| retry: next'))).toContain('p99 ≤ 100 ms: met');
+    expect(md.split('\n').find((l) => l.startsWith('| re-route'))).toContain('≤ 500 ms: **missed**');
   });
 });
