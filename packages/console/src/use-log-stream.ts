@@ -56,7 +56,12 @@ const refused = (err: unknown): boolean => err instanceof ApiError && err.status
 
 export function useLogStream(executionId: string, view: LogView): LogStreamState & { loadEarlier: () => void } {
   const { client } = useSession();
-  const [state, setState] = useState<LogStreamState>(INITIAL);
+  // The state names the log it belongs to: on a switch of view or execution, the render before
+  // the effect below runs must not show the previous log's lines as this one's (nor call it
+  // complete) — a reader, or a test, would take them for the new view.
+  const key = `${executionId}\n${view}`;
+  const [owned, setOwned] = useState<{ key: string; state: LogStreamState }>({ key, state: INITIAL });
+  const state = owned.key === key ? owned.state : INITIAL;
   const segmentsRef = useRef<LogSegment[]>([]);
   segmentsRef.current = state.segments;
   const generation = useRef(0);
@@ -65,6 +70,10 @@ export function useLogStream(executionId: string, view: LogView): LogStreamState
     const controller = new AbortController();
     const { signal } = controller;
     const mine = ++generation.current;
+    const setState = (next: LogStreamState | ((s: LogStreamState) => LogStreamState)): void => {
+      if (generation.current !== mine) return; // a later log took over
+      setOwned((o) => ({ key, state: typeof next === 'function' ? next(o.key === key ? o.state : INITIAL) : next }));
+    };
     setState(INITIAL);
     const run = async (): Promise<void> => {
       // The first page; when the log is longer, its last page instead.
@@ -113,28 +122,30 @@ export function useLogStream(executionId: string, view: LogView): LogStreamState
       }
     };
     run().catch((err: unknown) => {
-      if (!signal.aborted && generation.current === mine) setState((s) => ({ ...s, loading: false, error: errorText(err) }));
+      if (!signal.aborted) setState((s) => ({ ...s, loading: false, error: errorText(err) }));
     });
     return () => controller.abort();
-  }, [client, executionId, view]);
+  }, [client, executionId, view, key]);
 
   const loadEarlier = useCallback(() => {
     const first = segmentsRef.current[0];
     if (first === undefined || first.start === 0) return;
     const mine = generation.current;
     const from = Math.max(0, first.start - LOG_PAGE_BYTES);
+    const setState = (next: (s: LogStreamState) => LogStreamState): void => {
+      if (generation.current === mine) setOwned((o) => (o.key === key ? { key, state: next(o.state) } : o));
+    };
     setState((s) => ({ ...s, loadingEarlier: true }));
     fetchLogPage(client, executionId, view, from, first.start - from)
       .then(({ headers, bytes }) => {
-        if (generation.current !== mine) return;
         // all of it dropped (a long hole of a truncated log): an empty piece at `from` marks how far back we are
         const segment = headers.offset >= first.start ? { start: from, end: from, text: '' } : pageSegment(headers, bytes, false, first.start);
         setState((s) => ({ ...s, loadingEarlier: false, error: null, segments: addSegment(s.segments, segment) }));
       })
       .catch((err: unknown) => {
-        if (generation.current === mine) setState((s) => ({ ...s, loadingEarlier: false, error: errorText(err) }));
+        setState((s) => ({ ...s, loadingEarlier: false, error: errorText(err) }));
       });
-  }, [client, executionId, view]);
+  }, [client, executionId, view, key]);
 
   return { ...state, loadEarlier };
 }
