@@ -6,7 +6,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NOMINAL_CALLS_PER_SECOND, PERIOD_MS, sleep, startStack, type Stack, type Topology, type WorkerExtraEnv } from './stack.js';
+import { NOMINAL_CALLS_PER_SECOND, PERIOD_MS, sleep, startStack, type Load, type Stack, type Topology, type WorkerExtraEnv } from './stack.js';
 import { computeDrillStats, type DrillRow, type DrillStats } from './stats.js';
 
 /** Recovery goal of every drill, s; the assertions use 5× this. */
@@ -40,6 +40,8 @@ export interface DrillSpec {
   readonly title: string;
   readonly topology?: Topology;
   readonly workerExtraEnv?: WorkerExtraEnv;
+  /** Load on top of the 200 `http` tasks (`shell` tasks). */
+  readonly load?: Load;
   /** What the goal is, for the table. */
   readonly goal: string;
   /** Causes the fault; throws when it could not be caused (the drill then fails). */
@@ -87,7 +89,7 @@ async function waitUntil(timeoutMs: number, intervalMs: number, check: () => Pro
 export async function runDrill(spec: DrillSpec): Promise<DrillResult> {
   const log = drillLog(spec.title);
   const t0 = Date.now();
-  const stack = await startStack(spec.topology, spec.workerExtraEnv);
+  const stack = await startStack(spec.topology, spec.workerExtraEnv, spec.load);
   try {
     log(`world ready in ${Date.now() - t0} ms (namespace ${stack.namespace}, MariaDB :${stack.mariadb.port}, Redis :${stack.redis.port}, RabbitMQ :${stack.rabbit.port}, sink ${stack.sink.url})`);
     const flowing = await waitUntil(90_000, 250, () => stack.sink.countBetween(Date.now() - 1_000, Date.now()) >= NOMINAL_CALLS_PER_SECOND / 2);

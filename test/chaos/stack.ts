@@ -83,6 +83,38 @@ export interface Topology {
   readonly rabbitmqNodes?: number;
 }
 
+/**
+ * Extra load on top of the 200 `http` tasks: `shellTasks` `shell` tasks on the same cron, each
+ * printing `shellOutputLines` lines (~100 bytes each; half, then `shellSleepS` seconds of sleep,
+ * then the rest: its output goes through the log outbox while it runs) and then POSTing its slot
+ * to the sink with `curl`, so it is counted like an `http` call. Its `X-Ax-Worker` is
+ * `pid:<worker pid>` (a job does not get the worker id; `workerOfCall` maps it).
+ */
+export interface Load {
+  readonly shellTasks?: number;
+  readonly shellOutputLines?: number;
+  readonly shellSleepS?: number;
+}
+
+/** The program of a drill's `shell` task: `sh -c SCRIPT ax-chaos <sink url> <lines> <sleep s>`. */
+const SHELL_JOB = [
+  'out() { while [ $i -lt "$1" ]; do echo "chaos output $AX_TASK_NAME $AX_EXECUTION_ID line $i: the quick brown fox jumps over the lazy dog"; i=$((i+1)); done; }',
+  'i=0',
+  'out $(($2 / 2))',
+  'echo "chaos stderr $AX_EXECUTION_ID" >&2',
+  '[ "$3" = 0 ] || sleep "$3"',
+  'out "$2"',
+  'exec curl -sS -f -o /dev/null --max-time 15 -H "content-type: application/json" -H "x-ax-worker: pid:$PPID" ' +
+    '-d "{\\"taskName\\":\\"$AX_TASK_NAME\\",\\"expectedTime\\":\\"$AX_EXPECTED_TIME\\",\\"executionId\\":\\"$AX_EXECUTION_ID\\",\\"instanceId\\":\\"$AX_INSTANCE_ID\\",\\"attempt\\":$AX_ATTEMPT}" "$1"',
+].join('\n');
+
+/** The worker a sink call came from: its `X-Ax-Worker`, or for a `shell` job (`pid:<n>`) the worker of that pid. */
+export function workerOfCall(stack: Pick<Stack, 'workers'>, workerId: string): string {
+  if (!workerId.startsWith('pid:')) return workerId;
+  const pid = Number(workerId.slice(4));
+  return stack.workers.find((w) => w.pid === pid)?.name ?? workerId;
+}
+
 /** Extra variables of worker `index` (1-based; e.g. libfaketime); `dir` is the drill's temp dir. */
 export type WorkerExtraEnv = (index: number, dir: string) => Readonly<Record<string, string>> | undefined;
 
@@ -148,7 +180,7 @@ async function settleAll(steps: ReadonlyArray<() => Promise<unknown>>): Promise<
 }
 
 /** Starts the servers, the sink, the load's tasks and the services. */
-export async function startStack(topology: Topology = {}, workerExtraEnv?: WorkerExtraEnv): Promise<Stack> {
+export async function startStack(topology: Topology = {}, workerExtraEnv?: WorkerExtraEnv, load: Load = {}): Promise<Stack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-chaos-'));
   const namespace = uniqueNamespace('axchaos');
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -203,6 +235,22 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
           schedule: { type: 'cron', expr: CRON },
           exec: { type: 'http', url: `${sink.url}/job` },
           // Every slot must run: no coalescing (serial) and no dropped misfires.
+          block: 'parallel',
+          misfire: { policy: 'catch_up', max: 1_000 },
+          timeoutSeconds: 20,
+          retry: { max: 5, backoffSeconds: 1, factor: 1, jitterSeconds: 0 },
+        }),
+      );
+    }
+    for (let i = 0; i < (load.shellTasks ?? 0); i++) {
+      const name = `chaos_sh_${String(i).padStart(3, '0')}`;
+      taskNames.push(name);
+      await insertTask(
+        db.pool,
+        parseTaskDefinitionOrThrow({
+          name,
+          schedule: { type: 'cron', expr: CRON },
+          exec: { type: 'shell', command: ['sh', '-c', SHELL_JOB, 'ax-chaos', `${sink.url}/job`, String(load.shellOutputLines ?? 40), String(load.shellSleepS ?? 0)] },
           block: 'parallel',
           misfire: { policy: 'catch_up', max: 1_000 },
           timeoutSeconds: 20,
