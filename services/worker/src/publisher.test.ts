@@ -161,4 +161,33 @@ describe('OutboxPublisher', () => {
       outbox.close();
     }
   });
+
+  it('#23 a confirm the outbox could not record (disk full) is recorded again once it can, not left until a restart', async () => {
+    class FullOutbox extends Outbox {
+      fullWrites = 0;
+      override confirm(...args: Parameters<Outbox['confirm']>): ReturnType<Outbox['confirm']> {
+        if (this.fullWrites > 0) {
+          this.fullWrites -= 1;
+          throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+        }
+        return super.confirm(...args);
+      }
+    }
+    const outbox = new FullOutbox({ file: ':memory:' });
+    const bus = fakeBus();
+    const publisher = new OutboxPublisher({ outbox, bus, exchange: 'ns.events', workerId: 'w1', logger: silentLogger() });
+    try {
+      outbox.fullWrites = 2; // the confirm and its first retry fail
+      const row = outbox.enqueueRow('result', 'e1', { executionId: 'e1', instanceId: '1', outcome: 'SUCCESS', endedAt: at }, 1, HELD_IN_MEMORY);
+      publisher.push(row === null ? [] : [row]);
+      await waitFor(() => bus.sent.length === 1 && outbox.fullWrites === 0, { description: 'published; the confirm failed twice' });
+      expect(outbox.unconfirmedCount()).toBe(1);
+      await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'the confirm recorded once the disk has room', timeoutMs: 8_000 });
+      expect(bus.sent).toEqual([{ key: 'result', kind: 'result', count: 1 }]); // confirmed, never sent twice
+      expect(outbox.unconfirmedResultIds()).toEqual([]); // out of the lease again
+    } finally {
+      publisher.stop();
+      outbox.close();
+    }
+  });
 });

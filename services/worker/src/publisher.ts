@@ -96,6 +96,13 @@ export class OutboxPublisher {
   private retryAtMs = 0;
   /** The outbox is not read again before this (after a failed read). */
   private readAgainAtMs = 0;
+  /**
+   * Ids RabbitMQ confirmed whose confirm the outbox could not record (a full disk): recorded
+   * again at `confirmAgainAtMs`. Until then they stay unconfirmed in the outbox — a result among
+   * them keeps its execution in the registry lease — and, held in memory, nothing resends them.
+   */
+  private unrecordedConfirms: number[] = [];
+  private confirmAgainAtMs = 0;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly batchSize: number;
   private readonly maxInflight: number;
@@ -179,6 +186,7 @@ export class OutboxPublisher {
 
   private pump(ignoreBackoff = false): void {
     if (this.stopped && !ignoreBackoff) return;
+    this.recordConfirms(ignoreBackoff);
     try {
       this.fill(ignoreBackoff);
     } catch (error) {
@@ -189,6 +197,18 @@ export class OutboxPublisher {
       this.readAgainAtMs = this.now() + OUTBOX_READ_RETRY_MS;
     }
     this.scheduleRetry();
+  }
+
+  /** Records the confirms a failed outbox write left (see `unrecordedConfirms`), when their retry is due. */
+  private recordConfirms(ignoreBackoff: boolean): void {
+    if (this.unrecordedConfirms.length === 0 || (!ignoreBackoff && this.now() < this.confirmAgainAtMs)) return;
+    try {
+      this.options.outbox.confirm(this.unrecordedConfirms, this.now());
+      this.unrecordedConfirms = [];
+    } catch (error) {
+      this.confirmAgainAtMs = this.now() + OUTBOX_READ_RETRY_MS;
+      this.options.logger.warn({ err: toError(error), items: this.unrecordedConfirms.length }, 'outbox: confirms still not recorded; retrying');
+    }
   }
 
   /** Starts publishes until `maxInflight` or nothing is due. */
@@ -280,7 +300,8 @@ export class OutboxPublisher {
     if (fromOutbox === null) this.outboxIdle = true;
     else fromOutbox = Math.max(fromOutbox, this.readAgainAtMs);
     const fromAcks = this.nextAckDueMs();
-    const next = fromOutbox === null ? fromAcks : fromAcks === null ? fromOutbox : Math.min(fromOutbox, fromAcks);
+    const fromConfirms = this.unrecordedConfirms.length > 0 ? this.confirmAgainAtMs : null;
+    const next = [fromOutbox, fromAcks, fromConfirms].reduce<number | null>((min, t) => (t === null ? min : min === null ? t : Math.min(min, t)), null);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     if (next === null) return;
@@ -374,11 +395,14 @@ export class OutboxPublisher {
       () => {
         try {
           outbox.confirm(ids, this.now());
-          this.options.onConfirmed?.(kind, ids.length);
         } catch (error) {
-          // The outbox was closed under us (shutdown): the items are replayed after a restart.
-          logger.warn({ err: error, kind, items: ids.length }, 'outbox: could not record a confirm');
+          // A full disk: recorded again shortly (the drill of #23 found these held until a
+          // restart). Closed under us (shutdown): the items are replayed after a restart.
+          logger.warn({ err: error, kind, items: ids.length }, 'outbox: could not record a confirm; retrying');
+          this.unrecordedConfirms.push(...ids);
+          this.confirmAgainAtMs = this.now() + OUTBOX_READ_RETRY_MS;
         }
+        this.options.onConfirmed?.(kind, ids.length);
         release();
       },
       (error: unknown) => {
