@@ -27,6 +27,7 @@ describe('redisKeys', () => {
       k.rate('dispatch'),
       k.alert('LOST_WORKER', '12'),
       k.roundRobin('t'),
+      k.backlogHolds,
       ...Object.values(k.channels),
     ];
     for (const key of all) expect(key.startsWith('ax:')).toBe(true);

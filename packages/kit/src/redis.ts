@@ -202,6 +202,8 @@ export function redisKeys(namespace: string) {
     rate: (name: string): string => `${ns}:rate:${name}`,
     /** Alert de-duplication per subject and kind: `<ns>:alert:<kind>:<subject>`. */
     alert: (kind: string, subject: string): string => `${ns}:alert:${kind}:${subject}`,
+    /** Worker pools whose backlog holds (backlog deferral, #22): hash pool → since (ISO, database clock): `<ns>:backlog-holds`. */
+    backlogHolds: `${ns}:backlog-holds`,
     /** Round-robin cursor of a task's routing: `<ns>:rr:<task>`. */
     roundRobin: (taskName: string): string => `${ns}:rr:${taskName}`,
     /** Pub/sub channels. */

@@ -119,6 +119,8 @@ export {
 } from './queries/dispatch.js';
 export type { ActiveRun, ClaimOptions, ClaimedInstance, NewExecution, RerunBatchLoad, WaitingEventType } from './queries/dispatch.js';
 export { activeRunsByTeam, lockTeamLimits } from './queries/team-limits.js';
+export { databaseNow, deferralLoadByTask, lockDeferrable, recordDeferredOnce } from './queries/backlog-deferral.js';
+export type { TaskDeferralLoad } from './queries/backlog-deferral.js';
 export { warmTaskDefinitions } from './queries/definition-warm.js';
 export type { WarmOutcome } from './queries/definition-warm.js';
 export {

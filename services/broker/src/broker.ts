@@ -7,6 +7,7 @@ import { closeRedis, isRetryableError, redisKeys, startBackgroundLoop, toError, 
 import { TaskDefinitionCache, type StorePool } from '@ax/store';
 import { AckClocks } from './ack-clocks.js';
 import { checkBacklogOnce } from './backlog.js';
+import { BacklogHolds, deferBacklogOnce } from './backlog-deferral.js';
 import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { createDeadLetterHandler } from './dead-letters.js';
@@ -85,6 +86,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     teams: new TeamDirectory(),
     ackClocks: new AckClocks({ ackTimeoutMs: config.ackTimeoutMs }),
     claimPace: { lastSmallClaimAtMs: Number.NEGATIVE_INFINITY },
+    backlogHolds: new BacklogHolds({ belowPriority: config.backlogDeferBelowPriority, holdAbovePercent: config.backlogDeferHoldPercent }),
     random: deps.random ?? Math.random,
     wakeRetriesIn: (delayMs) => retryWakeups.in(delayMs),
     wakeTimersIn: (delayMs) => timerWakeups.in(delayMs),
@@ -170,6 +172,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       loops.push(retriesLoop);
       loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
       loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
+      if (context.backlogHolds.enabled) loops.push(startBackgroundLoop({ name: 'backlog-deferral', intervalMs: config.backlogDeferPollMs, logger, run: guarded('backlog-deferral', () => deferBacklogOnce(context)) }));
       const warmState = { overCapacity: false };
       definitionsLoop = startBackgroundLoop({ name: 'definitions', intervalMs: DEFINITIONS_WARM_MS, logger, run: guarded('definitions', () => warmDefinitionsOnce(context, warmState)) });
       loops.push(definitionsLoop);

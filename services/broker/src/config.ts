@@ -61,6 +61,19 @@ export interface BrokerConfig {
   readonly backlogPollMs: number;
   /** BACKLOG alert when a worker queue holds more than this many times its slots. Default 100. */
   readonly backlogFactor: number;
+  /**
+   * `AX_BACKLOG_DEFER_BELOW_PRIORITY`: while a worker pool's backlog holds, its instances of a
+   * lower priority are held PENDING (backlog-deferral.ts). 0 = off (nothing is below 0). Default 0.
+   */
+  readonly backlogDeferBelowPriority: number;
+  /**
+   * `AX_BACKLOG_DEFER_HOLD_PERCENT`: a pool's backlog holds once its instances at or above
+   * `backlogDeferBelowPriority` (due PENDING, DISPATCHED, RUNNING) exceed this share of its
+   * slots, and clears at or below half of it. Default 100.
+   */
+  readonly backlogDeferHoldPercent: number;
+  /** Period of the backlog deferral pass (only runs with `backlogDeferBelowPriority` > 0). Default 2000. */
+  readonly backlogDeferPollMs: number;
   /** Prefetch of the events consumer. Default 50. */
   readonly eventsPrefetch: number;
   /**
@@ -95,6 +108,9 @@ export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'>
   alertTimeoutMs: 5_000,
   backlogPollMs: 10_000,
   backlogFactor: 100,
+  backlogDeferBelowPriority: 0,
+  backlogDeferHoldPercent: 100,
+  backlogDeferPollMs: 2_000,
   eventsPrefetch: 50,
   transactionTimeoutMs: 30_000,
 });

@@ -3,6 +3,7 @@ import type { Bus } from '@ax/bus';
 import type { Logger, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool, TaskDefinitionCache } from '@ax/store';
 import type { AckClocks } from './ack-clocks.js';
+import type { BacklogHolds } from './backlog-deferral.js';
 import type { BrokerConfig } from './config.js';
 import type { LinkMonitor } from './links.js';
 import type { BrokerMetrics } from './metrics.js';
@@ -33,6 +34,8 @@ export interface BrokerContext {
   readonly teams: TeamDirectory;
   /** Confirmed dispatches whose ACK deadline is written a moment later (R8). */
   readonly ackClocks: AckClocks;
+  /** Worker pools whose backlog holds, low-priority instances deferred (backlog-deferral.ts, #22). */
+  readonly backlogHolds: BacklogHolds;
   /** When this broker last claimed while every slot was taken (see `claimSize` in dispatch.ts). */
   readonly claimPace: { lastSmallClaimAtMs: number };
   /** Random numbers in [0, 1) (routing ties, retry jitter). */

@@ -4,7 +4,8 @@
  * DISPATCHED with a generous ACK deadline and an execution row, commit, publish one message per
  * worker (R10, mandatory, confirmed), then start the ACK deadline from the confirm (R8).
  * An instance without an eligible worker stays PENDING (R11); so does one whose team has its
- * `maxRunning` instances DISPATCHED or RUNNING (DESIGN §11, decided under the team rows' locks).
+ * `maxRunning` instances DISPATCHED or RUNNING (DESIGN §11, decided under the team rows' locks),
+ * and one below `AX_BACKLOG_DEFER_BELOW_PRIORITY` while its pool's backlog holds (backlog-deferral.ts).
  */
 import {
   MESSAGE_VERSION,
@@ -53,6 +54,7 @@ import {
   type Queryable,
   type TaskRecord,
 } from '@ax/store';
+import { recordDeferred, type PoolHold } from './backlog-deferral.js';
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
 import { idsByWorker } from './reservations.js';
@@ -136,7 +138,9 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       // other teams'; this read takes no lock and only steers the claim (the decision is below).
       const limits = ctx.teams.limited();
       const skipTeams = limits.size === 0 ? [] : teamsAtLimit(limits, await activeRunsByTeam(conn, [...limits.keys()]));
-      const claimed = await claimDuePending(conn, granted, skipTeams.length === 0 ? {} : { skipTeams });
+      // #22 backlog deferral: held instances of the tasks the last pass saw are not claimed at all.
+      const defer = ctx.backlogHolds.claimFilter();
+      const claimed = await claimDuePending(conn, granted, { ...(skipTeams.length === 0 ? {} : { skipTeams }), ...(defer === undefined ? {} : { defer }) });
       if (claimed.length === 0) return { planned: [] as Planned[], outcome: EMPTY };
       const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId), ctx.definitions);
       const blocking = [...tasks.values()].filter((t) => t.definition.block !== 'parallel');
@@ -155,6 +159,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       const plan: Planned[] = [];
       const noWorker = new Map<string, string[]>();
       const teamLimited = new Map<string, string[]>();
+      const heldBack = new Map<string, { hold: PoolHold; ids: string[] }>();
       let canceled = 0;
       let deferred = 0;
 
@@ -184,6 +189,15 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
             });
             canceled++;
           }
+          continue;
+        }
+        // #22: below the deferral priority, an instance of a backlogged pool waits (backlog-deferral.ts).
+        const hold = ctx.backlogHolds.holdOf(def, instance.priority);
+        if (hold !== undefined) {
+          const entry = heldBack.get(hold.pool) ?? { hold, ids: [] };
+          entry.ids.push(instance.id);
+          heldBack.set(hold.pool, entry);
+          deferred++;
           continue;
         }
         // R4: the block strategy is enforced where a run starts.
@@ -295,6 +309,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         const fresh = await recordNoWorker(conn, ids, why);
         ctx.metrics.noWorker.inc(fresh.length);
       }
+      for (const { hold, ids } of heldBack.values()) await recordDeferred(ctx, conn, ids, hold);
       for (const [team, ids] of teamLimited) {
         await recordWaitingOnce(conn, 'TEAM_LIMIT', ids, `team ${team} has its maxRunning of ${quota?.limit(team) ?? '?'} instances DISPATCHED or RUNNING; waiting for one of them to end`);
       }

@@ -49,6 +49,16 @@ export const brokerEnvFields = {
       return heartbeatMs + 2_500;
     },
   }),
+  /**
+   * `AX_BACKLOG_DEFER_BELOW_PRIORITY` — while a worker pool's backlog holds, instances of lower
+   * priority wait PENDING (docs/configuration.md "Backlog deferral"). 0..9; 0 = off. Default 0.
+   */
+  backlogDeferBelowPriority: intField({ env: 'AX_BACKLOG_DEFER_BELOW_PRIORITY', unit: 'count', min: 0, max: 9, default: 0 }),
+  /**
+   * `AX_BACKLOG_DEFER_HOLD_PERCENT` — the backlog holds once the pool's instances at or above that
+   * priority exceed this % of its slots; it clears at half. Default 100.
+   */
+  backlogDeferHoldPercent: intField({ env: 'AX_BACKLOG_DEFER_HOLD_PERCENT', unit: 'count', min: 1, max: 10_000, default: 100 }),
   /** `AX_DB_TRANSACTION_TIMEOUT_MS` — most time one MySQL transaction may take. Default 30000. */
   transactionTimeoutMs: intField({ env: 'AX_DB_TRANSACTION_TIMEOUT_MS', unit: 'ms', min: 100, default: 30_000 }),
 };
@@ -74,6 +84,8 @@ export function toBrokerConfig(env: BrokerEnv): BrokerConfig {
       dispatchPollMs: env.dispatchPollMs,
       timersPollMs: env.timersPollMs,
       transactionTimeoutMs: env.transactionTimeoutMs,
+      backlogDeferBelowPriority: env.backlogDeferBelowPriority,
+      backlogDeferHoldPercent: env.backlogDeferHoldPercent,
       alertWebhookUrl: env.alertWebhookUrl,
       alertWebhookFormat: env.alertWebhookFormat,
     },

@@ -21,6 +21,12 @@ export interface BrokerMetrics {
   /** SLA_MISSED alerts raised by this broker, by the limit missed (`START` | `FINISH`). */
   readonly slaMissed: Counter<'miss'>;
   readonly timersSuspended: Gauge;
+  /** Backlog deferral (#22): 1 while a worker pool's backlog holds. */
+  readonly backlogHold: Gauge<'pool'>;
+  /** Backlog deferral: instances held PENDING now, per pool. */
+  readonly deferredInstances: Gauge<'pool'>;
+  /** Backlog deferral: DEFERRED events written (one per instance per hold), per pool. */
+  readonly deferred: Counter<'pool'>;
 }
 
 /** Registers the broker's series on `metrics`. */
@@ -43,5 +49,8 @@ export function createBrokerMetrics(metrics: Metrics): BrokerMetrics {
     alertsDelivered: metrics.counter({ name: 'ax_alert_deliveries_total', help: 'Alert webhook deliveries', labelNames: ['outcome'] }),
     slaMissed: metrics.counter({ name: 'ax_sla_missed_total', help: "Instances past their task's sla (SLA_MISSED alerts raised)", labelNames: ['miss'] }),
     timersSuspended: metrics.gauge({ name: 'ax_broker_expiry_suspended', help: '1 while ACK and lease expiry are suspended (R14)' }),
+    backlogHold: metrics.gauge({ name: 'ax_backlog_hold', help: "1 while a worker pool's backlog holds and its low-priority instances are deferred", labelNames: ['pool'] }),
+    deferredInstances: metrics.gauge({ name: 'ax_dispatch_deferred_instances', help: 'Instances held PENDING below AX_BACKLOG_DEFER_BELOW_PRIORITY while their pool is backlogged', labelNames: ['pool'] }),
+    deferred: metrics.counter({ name: 'ax_dispatch_deferred_total', help: 'Instances deferred by a backlog hold (DEFERRED events, one per instance per hold)', labelNames: ['pool'] }),
   };
 }

@@ -9,3 +9,5 @@ export type { BroadcastTarget, RoundRobinPick } from './strategies.js';
 export { routeInstance } from './route.js';
 export type { RouteContext, RouteDecision } from './route.js';
 export { TeamQuota, teamsAtLimit } from './team-quota.js';
+export { holdThresholds, isDeferrable, nextBacklogHold, poolKeyOf } from './backlog-deferral.js';
+export type { BacklogDeferralPolicy, PoolLoad, PoolRequest } from './backlog-deferral.js';

@@ -22,6 +22,7 @@ export const EVENT_TYPE_DESCRIPTIONS = {
   CLOCK_SKEW: 'a clock skew refusal or detection',
   NO_WORKER: 'no eligible worker; the instance keeps waiting (R11)',
   TEAM_LIMIT: "its team's maxRunning instances are DISPATCHED or RUNNING; the instance keeps waiting (DESIGN §11)",
+  DEFERRED: "held back below AX_BACKLOG_DEFER_BELOW_PRIORITY while its worker pool's backlog holds; keeps waiting PENDING (one per instance per hold; data.pool, data.since)",
   CANCEL_REQUESTED: 'a cancel was sent to the worker running it',
   CANCELED: 'the instance was canceled',
   RERUN_REQUESTED: 'a final instance was moved back for a rerun',

@@ -44,6 +44,7 @@ describe('event types', () => {
       'RERUN_REQUESTED',
       'NO_WORKER',
       'TEAM_LIMIT',
+      'DEFERRED',
       'SKIPPED',
       'COALESCED',
       'REFUSED',

@@ -77,6 +77,12 @@ export interface ClaimOptions {
    * statement is the plain claim).
    */
   readonly skipTeams?: readonly string[];
+  /**
+   * Backlog deferral (#22): instances below `belowPriority` of these tasks (those of pools whose
+   * backlog holds) are left out of the claim; they stay PENDING and due. Absent or no tasks: no
+   * filter.
+   */
+  readonly defer?: { readonly belowPriority: number; readonly taskIds: readonly string[] };
 }
 
 /**
@@ -87,6 +93,12 @@ export async function claimDuePending(conn: Queryable, limit: number, opts: Clai
   const skipTeams = opts.skipTeams ?? [];
   // The subquery reads task rows without locking them (a locking clause applies to its own query block).
   const teamFilter = skipTeams.length > 0 ? ' AND task_id NOT IN (SELECT t.id FROM task t WHERE t.team IN (?))' : '';
+  const defer = opts.defer !== undefined && opts.defer.taskIds.length > 0 ? opts.defer : undefined;
+  const deferFilter = defer !== undefined ? ' AND NOT (priority < ? AND task_id IN (?))' : '';
+  const params: unknown[] = [];
+  if (skipTeams.length > 0) params.push([...new Set(skipTeams)]);
+  if (defer !== undefined) params.push(defer.belowPriority, [...new Set(defer.taskIds)]);
+  params.push(limit);
   const [rows] = await conn.query<ClaimRow[]>(
     `SELECT id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
             params, worker_id, reroute_count, rerun_batch_id,
@@ -94,11 +106,11 @@ export async function claimDuePending(conn: Queryable, limit: number, opts: Clai
             TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS waiting_us,
             NOW(3) AS db_now
        FROM task_instance
-      WHERE state = 'PENDING' AND due_at <= NOW(3)${teamFilter}
+      WHERE state = 'PENDING' AND due_at <= NOW(3)${teamFilter}${deferFilter}
       ORDER BY priority DESC, due_at ASC
       LIMIT ?
       FOR UPDATE SKIP LOCKED`,
-    skipTeams.length > 0 ? [[...new Set(skipTeams)], limit] : [limit],
+    params,
   );
   return rows.map((r) => ({
     id: String(r.id),
