@@ -72,6 +72,12 @@ describe('cells and summaries', () => {
     expect(describeExec({ type: 'http', url: 'http://h/x' })).toBe('http http://h/x');
     expect(describeExec({ type: 'shell', command: ['python3', 'run.py', '--date', '{{bizDate}}'] })).toBe('shell python3 run.py --date {{bizDate}}');
     expect(describeExec({ type: 'plugin', name: 'archive_files' })).toBe('plugin archive_files');
+    expect(describeExec({ type: 'python', script: '/srv/jobs/report.py', args: ['--date', '{{bizDate}}'], venv: '/opt/venvs/report' })).toBe(
+      'python /srv/jobs/report.py --date {{bizDate}} (venv /opt/venvs/report)',
+    );
+    expect(describeExec({ type: 'python', code: 'print(1)', args: [], interpreter: '/usr/bin/python3' })).toBe('python -c … (/usr/bin/python3)');
+    expect(describeExec({ type: 'sql', datasource: 'REPORTS_DB', statement: 'UPDATE t SET a = 1' })).toBe('sql REPORTS_DB statement');
+    expect(describeExec({ type: 'sql', datasource: 'REPORTS_DB', script: 'SELECT 1; SELECT 2;' })).toBe('sql REPORTS_DB script');
   });
 
   it('formats durations', () => {

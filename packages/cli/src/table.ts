@@ -96,7 +96,10 @@ export function describeSchedule(schedule: unknown): string {
   }
 }
 
-/** An executor in a few words: `http <url>`, `shell <argv>`, `plugin <name>`. */
+/**
+ * An executor in a few words: `http <url>`, `shell <argv>`, `plugin <name>`,
+ * `python <script> <args> (venv <dir>)`, `sql <datasource> statement|script`.
+ */
 export function describeExec(exec: unknown): string {
   if (exec === null || typeof exec !== 'object') return EMPTY_CELL;
   const e = exec as Record<string, unknown>;
@@ -107,6 +110,14 @@ export function describeExec(exec: unknown): string {
       return `shell ${Array.isArray(e['command']) ? e['command'].map((a) => cell(a)).join(' ') : cell(e['command'])}`;
     case 'plugin':
       return `plugin ${cell(e['name'])}`;
+    case 'python': {
+      const args = Array.isArray(e['args']) ? e['args'].map((a) => ` ${cell(a)}`).join('') : '';
+      const program = typeof e['script'] === 'string' ? cell(e['script']) : '-c …';
+      const where = typeof e['venv'] === 'string' ? ` (venv ${cell(e['venv'])})` : typeof e['interpreter'] === 'string' ? ` (${cell(e['interpreter'])})` : '';
+      return `python ${program}${args}${where}`;
+    }
+    case 'sql':
+      return `sql ${cell(e['datasource'])} ${typeof e['script'] === 'string' ? 'script' : 'statement'}`;
     default:
       return cell(e['type']);
   }

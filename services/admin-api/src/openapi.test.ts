@@ -116,4 +116,19 @@ describe('OpenAPI document', () => {
     expect(Object.keys(calendarBody.properties ?? {})).toEqual(['team', 'timezone', 'dates']);
     expect(calendarBody.required).toEqual(['dates']);
   });
+
+  it('#22 documents the python and sql exec types, in request bodies and task responses', () => {
+    type Schema = { properties?: Record<string, Schema>; required?: string[]; oneOf?: Schema[]; anyOf?: Schema[]; const?: unknown };
+    const create = op('post', '/api/v1/tasks')?.requestBody?.content['application/json']?.schema as Schema;
+    const resource = (document['paths'] as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>)['/api/v1/tasks/{name}']?.['get']
+      ?.responses['200']?.content?.['application/json']?.schema;
+    for (const exec of [create.properties?.['exec'], resource?.properties?.['exec']]) {
+      const variants = exec?.oneOf ?? exec?.anyOf ?? [];
+      const byType = new Map(variants.map((v) => [v.properties?.['type']?.const, v]));
+      expect([...byType.keys()]).toEqual(['shell', 'http', 'plugin', 'python', 'sql']);
+      expect(Object.keys(byType.get('python')?.properties ?? {})).toEqual(['type', 'script', 'code', 'args', 'interpreter', 'venv', 'env', 'cwd']);
+      expect(Object.keys(byType.get('sql')?.properties ?? {})).toEqual(['type', 'datasource', 'statement', 'script']);
+      expect(byType.get('sql')?.required).toEqual(expect.arrayContaining(['type', 'datasource']));
+    }
+  });
 });

@@ -12,6 +12,14 @@ describe('restoreRedactedSecrets', () => {
     expect(restoreRedactedSecrets(redactTaskSecrets(http), http)).toEqual({ ok: true, value: http });
   });
 
+  it('#22 does the same for the env of a python task', () => {
+    const python = def({ type: 'python', code: 'print(1)', env: { PASS: 'p1', REF: { secretRef: 'K' } } });
+    expect(redactTaskSecrets(python).exec).toMatchObject({ env: { PASS: '***', REF: { secretRef: 'K' } } });
+    expect(restoreRedactedSecrets(redactTaskSecrets(python), python)).toEqual({ ok: true, value: python });
+    const fresh = restoreRedactedSecrets(redactTaskSecrets(python), null);
+    expect(fresh.ok ? [] : fresh.issues.map((i) => i.path)).toEqual(['exec.env.PASS']);
+  });
+
   it('takes values other than "***" as sent, and leaves a definition without "***" as it is', () => {
     const next = def({ type: 'shell', command: ['run.sh'], env: { PASS: '***', MODE: 'delta', NEW: { secretRef: 'N' } } });
     const restored = restoreRedactedSecrets(next, shell);

@@ -1,6 +1,6 @@
 /**
  * `"***"` sent back for a secret (ADMIN-API.md "Secrets"): an exported or viewer-read task shows
- * its literal `exec.env` (shell) and `exec.headers` (http) values as `"***"` (core's
+ * its literal `exec.env` (shell, python) and `exec.headers` (http) values as `"***"` (core's
  * `redactTaskSecrets`); a definition that comes back with `"***"` for such a value, by PUT or
  * by import, keeps the stored literal value of that key. A `"***"` with no stored literal value
  * behind it (a new task, a key the stored task lacks or holds as a `secretRef`, another exec
@@ -12,7 +12,7 @@ import type { Parsed } from './route.js';
 
 /** The exec field whose literal values are shown as `"***"`, per exec type (as `redactTaskSecrets`). */
 function maskedField(exec: TaskDefinition['exec']): { field: 'env' | 'headers'; values: Readonly<Record<string, SecretableValue>> } | undefined {
-  if (exec.type === 'shell' && exec.env !== undefined) return { field: 'env', values: exec.env };
+  if ((exec.type === 'shell' || exec.type === 'python') && exec.env !== undefined) return { field: 'env', values: exec.env };
   if (exec.type === 'http' && exec.headers !== undefined) return { field: 'headers', values: exec.headers };
   return undefined;
 }
@@ -61,7 +61,7 @@ export function restoreRedactedSecrets(next: TaskDefinition, stored: TaskDefinit
   }
   if (issues.length > 0) return { ok: false, issues };
   const exec = next.exec;
-  if (exec.type === 'shell') return { ok: true, value: { ...next, exec: { ...exec, env: values } } };
+  if (exec.type === 'shell' || exec.type === 'python') return { ok: true, value: { ...next, exec: { ...exec, env: values } } };
   if (exec.type === 'http') return { ok: true, value: { ...next, exec: { ...exec, headers: values } } };
   return { ok: true, value: next };
 }

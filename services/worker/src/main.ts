@@ -12,7 +12,9 @@ import { createAlertWebhook } from './alert-webhook.js';
 import { outboxFile, workerEnvFields } from './env.js';
 import { hostAllowList } from './executors/host-allow.js';
 import { createHttpExecutor } from './executors/http.js';
+import { createPythonExecutor } from './executors/python.js';
 import { createShellExecutor } from './executors/shell.js';
+import { createSqlExecutor } from './executors/sql.js';
 import { installFatalHandlers } from './fatal.js';
 import { Outbox } from './outbox.js';
 import { createPluginExecutor } from './plugins/plugin-executor.js';
@@ -100,6 +102,8 @@ async function main(): Promise<void> {
       shell: createShellExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
       http,
       plugin: createPluginExecutor({ plugins, outputTailBytes, killGraceMs: env.killGraceMs }),
+      python: createPythonExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
+      sql: createSqlExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
     },
     logger,
     metrics: workerMetrics,

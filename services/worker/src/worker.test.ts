@@ -66,6 +66,20 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
     expect(after.avgDurationMs5m).toBeGreaterThan(500);
   });
 
+  it('#22 python and sql items reach their executors: python runs with its args, sql fails naming its missing datasource', async () => {
+    await worker('w-exec-types');
+    // The interpreter is /bin/sh here (`<interpreter> -c <code> <args…>`): the wiring is under test, not Python.
+    const python = dispatchItem({ exec: { type: 'python', code: 'echo "py $0 $1"', args: ['x', '{{bizDate}}'], interpreter: '/bin/sh' } });
+    const sql = dispatchItem({ exec: { type: 'sql', datasource: 'REPORTS_DB', statement: 'SELECT 1' } });
+    await driver.dispatch('w-exec-types', [python, sql]);
+    await waitFor(() => driver.resultOf(python.executionId) !== undefined && driver.resultOf(sql.executionId) !== undefined, { description: 'both results' });
+    expect(driver.resultOf(python.executionId)).toMatchObject({ outcome: 'SUCCESS', exitCode: 0, outputTail: 'py x 2026-12-01\n' });
+    expect(driver.resultOf(sql.executionId)).toMatchObject({
+      outcome: 'FAILED',
+      error: 'SECRET_MISSING: secret "REPORTS_DB" of team "default" cannot be read: AX_SECRETS_DIR is not set on this worker (the datasource of this sql task)',
+    });
+  });
+
   it('R12 a redelivered dispatch is not run twice', async () => {
     const w = await worker('w-dup');
     const marker = path.join(tmp, 'dup.log');

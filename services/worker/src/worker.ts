@@ -6,7 +6,7 @@
  * output goes to `<ns>.logs` through the outbox too (`logs/`, DESIGN §11).
  */
 import os from 'node:os';
-import { DEFAULT_LOG_MAX_BYTES, parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type ReservedSlots } from '@ax/core';
+import { DEFAULT_LOG_MAX_BYTES, parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type Exec, type ReservedSlots } from '@ax/core';
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
@@ -72,7 +72,7 @@ export interface WorkerDeps {
   readonly redis: Redis;
   readonly keys: RedisKeys;
   readonly outbox: Outbox;
-  readonly executors: Readonly<Record<'shell' | 'http' | 'plugin', Executor>>;
+  readonly executors: Readonly<Record<Exec['type'], Executor>>;
   readonly logger: Logger;
   readonly metrics?: WorkerMetrics;
   /** Sends an alert only the worker can see (clock skew) to the webhook; default: logged only. */

@@ -149,6 +149,11 @@ const LEFT_TO_ZOD: Array<[string, Body]> = [
   ['a URL holding a newline zod strips', dispatch(dispatchItem({ exec: { type: 'http', url: 'http://orders.internal/a\nb' } }))],
   ['a refusal detail over 1,000 units but within 1,000 code points', { v: 1, kind: 'refusal', workerId: 'w', items: [{ executionId: 'e', instanceId: '1', reason: 'EXPIRED', detail: '😀'.repeat(600) }] }],
   ['a kind without a fast path', { v: 1, kind: 'cancel', workerId: 'w1', executionIds: ['e1'], reason: 'COVERED' }],
+  [
+    '#22 a python exec',
+    dispatch(dispatchItem({ exec: { type: 'python', script: '/srv/jobs/report.py', args: ['--date', '{{bizDate}}'], venv: '/opt/venvs/report', env: { T: { secretRef: 'T_1' } } } })),
+  ],
+  ['#22 a sql exec', dispatch(dispatchItem({ exec: { type: 'sql', datasource: 'REPORTS_DB', script: 'DELETE FROM t WHERE d = @ax_biz_date; SELECT 1;' } }))],
 ];
 
 function fastAccept(raw: string) {

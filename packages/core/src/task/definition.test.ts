@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Schedule } from '../schedule/types.js';
 import { ValidationError } from '../errors.js';
 import { isQueueBlock, maxWaitingOf, parseTaskDefinition, parseTaskDefinitionOrThrow, type TaskDefinition, type TaskDefinitionInput } from './definition.js';
+import { redactTaskSecrets } from './redact.js';
+import { expandExecTemplates } from './template.js';
 
 const minimal = {
   name: 'order_stat_daily',
@@ -162,6 +164,47 @@ describe('parseTaskDefinition defaults', () => {
     ).toEqual({ type: 'http', url: 'https://x.example/a', method: 'PUT', headers: { Authorization: { secretRef: 'API_TOKEN' } } });
   });
 
+  it('#22 accepts python and sql execs with their defaults', () => {
+    expect(ok({ ...minimal, exec: { type: 'python', script: '/srv/jobs/report.py', args: ['--date', '{{bizDate}}'] } }).exec).toEqual({
+      type: 'python',
+      script: '/srv/jobs/report.py',
+      args: ['--date', '{{bizDate}}'],
+    });
+    expect(ok({ ...minimal, exec: { type: 'python', code: 'print(1)' } }).exec).toEqual({ type: 'python', code: 'print(1)', args: [] });
+    const full = {
+      type: 'python',
+      script: 'report.py',
+      venv: '/opt/venvs/report',
+      env: { A: 'x', TOKEN: { secretRef: 'MY_TOKEN' } },
+      cwd: '/srv/jobs',
+      args: [],
+    };
+    expect(ok({ ...minimal, exec: full }).exec).toEqual(full);
+    expect(ok({ ...minimal, exec: { type: 'python', code: 'print(1)', interpreter: 'python3.11' } }).exec).toMatchObject({ interpreter: 'python3.11' });
+    expect(ok({ ...minimal, exec: { type: 'python', code: 'print(1)', interpreter: '/usr/bin/python3' } }).exec).toMatchObject({ interpreter: '/usr/bin/python3' });
+    expect(ok({ ...minimal, exec: { type: 'sql', datasource: 'REPORTS_DB', statement: 'UPDATE t SET a = 1' } }).exec).toEqual({
+      type: 'sql',
+      datasource: 'REPORTS_DB',
+      statement: 'UPDATE t SET a = 1',
+    });
+    // JSON text in SQL is not a placeholder.
+    const script = `INSERT INTO t (j) VALUES ('{"a":{"b":1}}'); DELETE FROM t WHERE d < @ax_biz_date;`;
+    expect(ok({ ...minimal, exec: { type: 'sql', datasource: 'db.reports-1', script } }).exec).toEqual({ type: 'sql', datasource: 'db.reports-1', script });
+  });
+
+  it('#22 redacts literal python env values for viewers as it does for shell', () => {
+    const def = ok({ ...minimal, exec: { type: 'python', code: 'print(1)', env: { A: 'clear', B: { secretRef: 'X_1' } } } });
+    expect(redactTaskSecrets(def).exec).toMatchObject({ env: { A: '***', B: { secretRef: 'X_1' } } });
+  });
+
+  it('#22 expands templates in python args, never in sql', () => {
+    const context = { bizDate: '2026-12-01', expectedTime: '2026-12-01T02:00:00.000Z', params: { x: 'a b;c' } };
+    const python = ok({ ...minimal, exec: { type: 'python', code: 'print(1)', args: ['--date', '{{bizDate}}', '{{params.x}}'] } }).exec;
+    expect(expandExecTemplates(python, context)).toMatchObject({ args: ['--date', '2026-12-01', 'a b;c'] });
+    const sql = ok({ ...minimal, exec: { type: 'sql', datasource: 'DB', statement: 'SELECT @ax_biz_date' } }).exec;
+    expect(expandExecTemplates(sql, context)).toEqual(sql);
+  });
+
   it('deduplicates tags, keeping their order', () => {
     expect(ok({ ...minimal, tags: ['etl', 'gpu', 'etl'] }).tags).toEqual(['etl', 'gpu']);
   });
@@ -240,7 +283,7 @@ describe('parseTaskDefinition refusals', () => {
     ['startAt', { ...minimal, schedule: { type: 'fixed_rate', everySeconds: 5, startAt: 'tomorrow' } }, 'schedule.startAt: must be an ISO-8601 date-time'],
     ['once.at local', { ...minimal, schedule: { type: 'once', at: '2026-12-01T02:00:00' } }, 'schedule.at: must be an ISO-8601 date-time with Z or an offset'],
     ['once.at missing', { ...minimal, schedule: { type: 'once' } }, 'schedule.at: is required'],
-    ['exec type', { ...minimal, exec: { type: 'ssh' } }, 'exec.type: must be one of "shell", "http", "plugin", got "ssh"'],
+    ['exec type', { ...minimal, exec: { type: 'ssh' } }, 'exec.type: must be one of "shell", "http", "plugin", "python", "sql", got "ssh"'],
     ['empty command', { ...minimal, exec: { type: 'shell', command: [] } }, 'exec.command: must have at least one item'],
     ['empty program', { ...minimal, exec: { type: 'shell', command: [''] } }, 'exec.command[0]: the program (first element) must not be empty'],
     ['command not strings', { ...minimal, exec: { type: 'shell', command: ['ls', 3] } }, 'exec.command[1]: expected a string, got 3'],
@@ -255,6 +298,24 @@ describe('parseTaskDefinition refusals', () => {
     ['plugin name', { ...minimal, exec: { type: 'plugin', name: '../etc/passwd' } }, 'exec.name: must be a plugin name'],
     ['plugin config', { ...minimal, exec: { type: 'plugin', name: 'p', config: 'x' } }, 'exec.config: expected an object, got "x"'],
     ['unknown template', { ...minimal, exec: { type: 'shell', command: ['run', '{{bizdate}}'] } }, 'exec.command[1]: unknown placeholder "{{bizdate}}"'],
+    ['python neither script nor code', { ...minimal, exec: { type: 'python' } }, 'exec.script: is required: give the script to run (a file) or code (inline Python)'],
+    ['python script and code', { ...minimal, exec: { type: 'python', script: '/a.py', code: 'print(1)' } }, 'exec.code: give either script or code, not both'],
+    ['python empty script', { ...minimal, exec: { type: 'python', script: '' } }, 'exec.script: must not be empty'],
+    ['python blank code', { ...minimal, exec: { type: 'python', code: '  \n' } }, 'exec.code: must not be empty'],
+    ['python code too long', { ...minimal, exec: { type: 'python', code: 'x'.repeat(65_537) } }, 'exec.code: must be at most 65536 bytes'],
+    ['python interpreter and venv', { ...minimal, exec: { type: 'python', code: 'print(1)', interpreter: '/usr/bin/python3', venv: '/opt/v' } }, 'exec.venv: give either interpreter or venv, not both'],
+    ['python relative venv', { ...minimal, exec: { type: 'python', code: 'print(1)', venv: 'venvs/x' } }, 'exec.venv: must be the absolute path of a virtualenv, got "venvs/x"'],
+    ['python interpreter', { ...minimal, exec: { type: 'python', code: 'print(1)', interpreter: 'bin/python -u' } }, 'exec.interpreter: must be an absolute path or the name of a program on PATH (like "python3"), got "bin/python -u"'],
+    ['python args not strings', { ...minimal, exec: { type: 'python', script: 'a.py', args: ['--n', 3] } }, 'exec.args[1]: expected a string, got 3'],
+    ['python unknown template', { ...minimal, exec: { type: 'python', script: 'a.py', args: ['{{bizdate}}'] } }, 'exec.args[0]: unknown placeholder "{{bizdate}}"'],
+    ['python env secretRef', { ...minimal, exec: { type: 'python', script: 'a.py', env: { A: { secretRef: '../x' } } } }, 'exec.env.A.secretRef: must be a secret name'],
+    ['python typo', { ...minimal, exec: { type: 'python', script: 'a.py', argv: [] } }, 'exec.argv: unknown field (did you mean "args"?)'],
+    ['sql datasource', { ...minimal, exec: { type: 'sql', datasource: '../db', statement: 'SELECT 1' } }, 'exec.datasource: must be a secret name (1-128 letters, digits, "_", ".", "-"; not "." or ".."), got "../db"'],
+    ['sql datasource missing', { ...minimal, exec: { type: 'sql', statement: 'SELECT 1' } }, 'exec.datasource: is required'],
+    ['sql neither statement nor script', { ...minimal, exec: { type: 'sql', datasource: 'DB' } }, 'exec.statement: is required: give one statement, or a script of several'],
+    ['sql statement and script', { ...minimal, exec: { type: 'sql', datasource: 'DB', statement: 'SELECT 1', script: 'SELECT 2;' } }, 'exec.script: give either statement or script, not both'],
+    ['sql blank statement', { ...minimal, exec: { type: 'sql', datasource: 'DB', statement: ' ' } }, 'exec.statement: must not be empty'],
+    ['sql template', { ...minimal, exec: { type: 'sql', datasource: 'DB', script: "DELETE FROM t WHERE d = '{{bizDate}}';" } }, 'exec.script: placeholder "{{bizDate}}": templates are not expanded in SQL'],
     ['unknown template in plugin config', { ...minimal, exec: { type: 'plugin', name: 'p', config: { a: ['{{nope}}'] } } }, 'exec.config.a[0]: unknown placeholder "{{nope}}"'],
     ['dependency timeout', { ...minimal, dependencyTimeoutSeconds: 0 }, 'dependencyTimeoutSeconds: must be at least 1, got 0'],
     ['jitter negative', { ...minimal, jitterSeconds: -1 }, 'jitterSeconds: must be at least 0, got -1'],

@@ -41,17 +41,21 @@ export type {
 } from './definition.js';
 export {
   EXEC_FIELDS,
+  EXEC_TYPES,
   HTTP_METHODS,
+  MAX_PYTHON_CODE_BYTES,
   RESERVED_HEADER_NAMES,
   SECRET_NAME_PATTERN,
   execSchema,
   httpExecSchema,
   pluginExecSchema,
+  pythonExecSchema,
   secretRefSchema,
   secretableValueSchema,
   shellExecSchema,
+  sqlExecSchema,
 } from './exec-schema.js';
-export type { Exec, ExecInput, HttpExec, PluginExec, SecretRef, SecretableValue, ShellExec } from './exec-schema.js';
+export type { Exec, ExecInput, HttpExec, PluginExec, PythonExec, SecretRef, SecretableValue, ShellExec, SqlExec } from './exec-schema.js';
 export { describeValue, formatPath } from './issues.js';
 export { MAX_JSON_DEPTH, structureProblems } from './json-guard.js';
 export type { StructureProblem } from './json-guard.js';

@@ -18,13 +18,13 @@ function redactValues(values: Readonly<Record<string, SecretableValue>>): Record
 }
 
 /**
- * A copy of the definition with literal `exec.env` (shell) and `exec.headers` (http) values
+ * A copy of the definition with literal `exec.env` (shell, python) and `exec.headers` (http) values
  * replaced by `"***"` (always a new object; the input is not changed). Works on any object carrying a definition's
  * `exec` (e.g. the task resource with `version`).
  */
 export function redactTaskSecrets<T extends Pick<TaskDefinition, 'exec'>>(definition: T): T {
   const exec = definition.exec;
-  if (exec.type === 'shell' && exec.env !== undefined) {
+  if ((exec.type === 'shell' || exec.type === 'python') && exec.env !== undefined) {
     return { ...definition, exec: { ...exec, env: redactValues(exec.env) } };
   }
   if (exec.type === 'http' && exec.headers !== undefined) {

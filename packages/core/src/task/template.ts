@@ -1,5 +1,5 @@
 /**
- * Templates in shell arguments and plugin config (ADMIN-API.md): `{{bizDate}}`,
+ * Templates in shell arguments, python `args` and plugin config (ADMIN-API.md): `{{bizDate}}`,
  * `{{expectedTime}}` and `{{params.<key>}}` (dots reach into nested params: `{{params.db.host}}`).
  * Whitespace inside the braces is allowed (`{{ bizDate }}`).
  *
@@ -150,8 +150,8 @@ export function expandTemplateValue(value: unknown, context: TemplateContext): u
 }
 
 /**
- * The executor with its templates expanded where ADMIN-API.md says they are: shell arguments
- * and plugin config. Http executors are returned unchanged. Under `shell: true` every value is
+ * The executor with its templates expanded where ADMIN-API.md says they are: shell arguments,
+ * python `args` and plugin config. Http and sql executors are returned unchanged. Under `shell: true` every value is
  * one quoted shell word of the script the elements are joined into (`expandTemplate` with
  * `shell` quoting, checked across the whole joined script).
  *
@@ -167,7 +167,12 @@ export function expandExecTemplates(exec: Exec, context: TemplateContext): Exec 
     }
     case 'plugin':
       return { ...exec, config: expandTemplateValue(exec.config, context) as Record<string, unknown> };
+    case 'python':
+      // argv elements: each value is one argument as it is (no shell).
+      return { ...exec, args: exec.args.map((arg) => substitute(arg, context, asIs)) };
     case 'http':
+    case 'sql':
+      // SQL never gets pasted values (the session variables @ax_biz_date… carry them instead).
       return exec;
   }
 }

@@ -8,18 +8,14 @@
  * joined with single spaces, the script that check was made on. In argv form values are
  * separate arguments and are never quoted.
  *
- * R13: the job is started through a gate, `/bin/sh -c 'read go || exit 125; exec "$@"'`: the
- * group exists, is recorded by `onSpawn`, and only then is told to go (one line on stdin). A
- * worker that dies before recording closes the pipe and the gate exits without running the job.
+ * R13: the job is started through a gate (process-job.ts, shared with the `python` executor):
+ * the group exists, is recorded by `onSpawn`, and only then is told to go.
  */
-import { spawn } from 'node:child_process';
 import { expandExecTemplates, type DispatchItem, type ShellExec } from '@ax/core';
-import { terminateGroup } from '../process-group.js';
-import { recordGroupAndArm } from './spawn-gate.js';
-import { OutputTail } from './output-tail.js';
-import { maskOutcome, NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
+import { runProcessJob } from './process-job.js';
+import { NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
-import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
+import type { ExecutionOutcome, ExecutionRequest, Executor } from './types.js';
 
 /** Options of the shell executor. */
 export interface ShellExecutorOptions {
@@ -36,7 +32,6 @@ export interface ShellExecutorOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-const GATE = 'IFS= read -r _ax_go || exit 125; exec "$@"';
 /** Variables of the worker passed on to jobs (never the worker's secrets). */
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'LD_PRELOAD', 'FAKETIME'];
 
@@ -98,91 +93,7 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
         return { outcome: 'FAILED', exitCode: null, error: message };
       }
       const argv = exec.shell ? ['/bin/sh', '-c', exec.command.join(' ')] : exec.command; // join: see the file comment
-      const tail = new OutputTail(options.outputTailBytes);
-      const started = Date.now();
-
-      return new Promise<ExecutionOutcome>((resolve) => {
-        let settled = false;
-        let timedOut = false;
-        let stopReason: unknown;
-        let killing: Promise<void> | undefined;
-        let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-        const child = spawn('/bin/sh', ['-c', GATE, 'ax-job', ...argv], {
-          cwd: exec.cwd,
-          env,
-          detached: true,
-          stdio: ['pipe', 'pipe', 'pipe'],
-        });
-        const pgid = child.pid;
-        const finish = (outcome: ExecutionOutcome): void => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          request.signal.removeEventListener('abort', onAbort);
-          resolve({
-            ...maskOutcome(mask, outcome),
-            outputTail: tail.text(mask),
-            outputTruncated: tail.truncated,
-          });
-        };
-        const kill = (): void => {
-          if (pgid !== undefined && killing === undefined) killing = terminateGroup(pgid, killGraceMs);
-        };
-        const onAbort = (): void => {
-          stopReason = request.signal.reason;
-          kill();
-        };
-        const timer = setTimeout(
-          () => {
-            timedOut = true;
-            kill();
-          },
-          Math.max(0, request.deadlineMs - started),
-        );
-        // The tail mixes both streams (the result's quick view); the log keeps them apart.
-        const output = request.output;
-        child.stdout.on('data', (chunk: Buffer) => {
-          tail.push(chunk);
-          output?.write('stdout', chunk);
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-          tail.push(chunk);
-          output?.write('stderr', chunk);
-        });
-        child.stdin.on('error', () => undefined); // EPIPE when the job exits without reading stdin
-        child.on('error', (error: NodeJS.ErrnoException) => {
-          finish({ outcome: 'FAILED', exitCode: null, error: `cannot start the command: ${error.message}` });
-        });
-        child.on('exit', (code, signal) => {
-          exitInfo = { code, signal };
-        });
-        child.on('close', () => {
-          void (async () => {
-            // A timed-out or canceled group is only reported once every member is gone.
-            if (killing !== undefined) await killing;
-            const info = exitInfo ?? { code: null, signal: null };
-            if (timedOut) {
-              finish({ outcome: 'TIMEOUT', exitCode: info.code, error: `timed out after ${item.timeoutSeconds} s; the process group was killed` });
-            } else if (stopReason !== undefined) {
-              finish({ ...stoppedOutcome(stopReason), exitCode: info.code });
-            } else if (info.code === 0) {
-              finish({ outcome: 'SUCCESS', exitCode: 0 });
-            } else if (info.code === 127) {
-              finish({ outcome: 'FAILED', exitCode: 127, error: `command not found: ${argv[0] ?? ''}` });
-            } else if (info.code === 126) {
-              finish({ outcome: 'FAILED', exitCode: 126, error: `command not executable: ${argv[0] ?? ''}` });
-            } else if (info.code !== null) {
-              finish({ outcome: 'FAILED', exitCode: info.code, error: `exited with code ${info.code}` });
-            } else {
-              finish({ outcome: 'FAILED', exitCode: null, error: `killed by ${info.signal ?? 'a signal'}` });
-            }
-          })();
-        });
-        if (pgid === undefined) return; // 'error' follows
-        // R13: record the group before the job starts, then open the gate.
-        if (!recordGroupAndArm(pgid, request, onAbort, finish)) return;
-        child.stdin.end('go\n');
-      });
+      return runProcessJob(request, { argv, env, cwd: exec.cwd, mask }, { outputTailBytes: options.outputTailBytes, killGraceMs });
     },
   };
 }

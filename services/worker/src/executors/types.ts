@@ -1,4 +1,4 @@
-/** What every executor (shell, http, plugin) takes and gives back. */
+/** What every executor (shell, http, plugin, python, sql) takes and gives back. */
 import type { DispatchItem, LogStream, ResultOutcome } from '@ax/core';
 import type { StopSignal } from '../stop-switch.js';
 import type { SecretMask } from './secret-mask.js';

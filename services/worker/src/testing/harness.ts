@@ -7,12 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createBus, type Bus } from '@ax/bus';
-import { encodeMessage, parseMessage, type AckItem, type DispatchItem, type LogItem, type RefusalItem, type ResultItem } from '@ax/core';
+import { encodeMessage, parseMessage, type AckItem, type DispatchItem, type Exec, type LogItem, type RefusalItem, type ResultItem } from '@ax/core';
 import { redisKeys, silentLogger, type Logger } from '@ax/kit';
 import { createTestAmqp, createTestRedis, startTcpProxy, testAmqpUrl, throughProxy, type CuttableProxy as TcpProxy, type TestAmqp, type TestRedis } from '@ax/testing';
 import { hostAllowList } from '../executors/host-allow.js';
 import { createHttpExecutor, type HttpExecutor } from '../executors/http.js';
+import { createPythonExecutor } from '../executors/python.js';
 import { createShellExecutor } from '../executors/shell.js';
+import { createSqlExecutor } from '../executors/sql.js';
 import type { Executor } from '../executors/types.js';
 import { Outbox } from '../outbox.js';
 import { Worker, type WorkerSettings } from '../worker.js';
@@ -105,7 +107,7 @@ export interface TestWorkerOptions {
   readonly workerId: string;
   readonly settings?: Partial<WorkerSettings>;
   readonly amqpUrl?: string;
-  readonly executors?: Partial<Record<'shell' | 'http' | 'plugin', Executor>>;
+  readonly executors?: Partial<Record<Exec['type'], Executor>>;
   readonly secret?: string;
   readonly logger?: Logger;
   /** Opens the outbox at `file` (a test injects one whose writes fail); default `new Outbox({ file })`. */
@@ -139,6 +141,8 @@ export async function startTestWorker(options: TestWorkerOptions): Promise<TestW
     shell: options.executors?.shell ?? createShellExecutor({ outputTailBytes: 4096, killGraceMs: 500 }),
     http: options.executors?.http ?? (http = createHttpExecutor({ workerId, secret: options.secret, allow: hostAllowList(['*']), outputTailBytes: 4096 })),
     plugin: options.executors?.plugin ?? { run: () => Promise.resolve({ outcome: 'FAILED' as const, error: 'no plugins in this test' }) },
+    python: options.executors?.python ?? createPythonExecutor({ outputTailBytes: 4096, killGraceMs: 500 }),
+    sql: options.executors?.sql ?? createSqlExecutor({ outputTailBytes: 4096, killGraceMs: 500 }),
   };
   const worker = new Worker({ settings, bus, redis: driver.redis.redis, keys: redisKeys(driver.namespace), outbox, executors, logger });
   await worker.start();
