@@ -1,6 +1,9 @@
 // An ax HTTP executor service a business team can copy: three endpoints showing a synchronous
 // success, a synchronous failure and an asynchronous job (202, then a signed report).
 //
+// `axExecutorApp` is a plain node:http request listener (no web framework needed); in an app of
+// your own use the adapter of its framework: @ax/sdk/express, /fastify, /koa or /nest.
+//
 // Tasks point at them, e.g.
 //   {"name":"order_stat_daily","schedule":{"type":"cron","expr":"0 2 * * *"},
 //    "exec":{"type":"http","url":"http://orders.internal:8080/ax/order-stat"}}

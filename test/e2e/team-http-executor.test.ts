@@ -4,12 +4,19 @@
 // relies on (ADMIN-API.md "Teams", "HTTP executors"; docs/http-executors.md): its endpoint is
 // called signed with its own executor key, only its own key reports for its executions, and a
 // key rotation does not break a service that still holds only the old key during the grace.
+// A second service is an ordinary express app (a plain `express.json()` mounted first, keeping no
+// raw bytes: the SDK verifies the parsed body re-serialized) serving a task through `@ax/sdk/express`. Needs
+// `pnpm build` (the services run their dist/, and `@ax/sdk/express` is the package's entry).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AxApiError, axExecutor, axExecutorApp, createAxClient, signV2, type ExecutionContext, type TeamKeys } from '@ax/sdk';
+import express from 'express';
+import { AxApiError, createAxClient, signV2, type TeamKeys } from '@ax/sdk';
+// The adapter's own entry point, as an app imports it (not a deep import into the sources).
+// eslint-disable-next-line no-restricted-imports
+import { axExecutor, type ExecutionContext } from '@ax/sdk/express';
 import {
   assertNoLeftoverProcesses,
   createTestAmqp,
@@ -37,6 +44,10 @@ let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 let redis: Awaited<ReturnType<typeof createTestRedis>> | undefined;
 let amqp: Awaited<ReturnType<typeof createTestAmqp>> | undefined;
 let service: Server | undefined;
+/** The ordinary express app (express.json() first) of the `@ax/sdk/express` test. */
+let expressService: Server | undefined;
+const EXPRESS_ROUTE = '/ax/express-settle';
+const EXPRESS_TASK = 'pay_settle_express';
 let adminUrl = '';
 
 interface ExecutorKey {
@@ -92,8 +103,8 @@ interface InstanceDetail {
 
 const instance = (id: string): Promise<InstanceDetail> => apiOk<InstanceDetail>('GET', `/api/v1/instances/${id}`);
 
-async function trigger(params: Record<string, unknown>): Promise<string> {
-  const { status, json } = await api<{ id: string; team: string }>('POST', `/api/v1/tasks/${TASK}/trigger`, { params });
+async function trigger(params: Record<string, unknown>, task = TASK): Promise<string> {
+  const { status, json } = await api<{ id: string; team: string }>('POST', `/api/v1/tasks/${task}/trigger`, { params });
   expect(status).toBe(202);
   expect(json.team).toBe('payments');
   return json.id;
@@ -156,7 +167,7 @@ beforeAll(async () => {
   // payments' business service: records each request as it arrived (headers and the exact body
   // bytes), then hands it to the SDK, which verifies and parses the same bytes.
   const client = createAxClient({ baseUrl: adminUrl, keys: paymentsKeys });
-  const app = axExecutorApp({});
+  const app = express();
   app.use((req, _res, next) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -207,6 +218,46 @@ beforeAll(async () => {
   });
   expect(task.status).toBe(201);
   expect(task.json).toMatchObject({ name: TASK, team: 'payments' });
+
+  // An ordinary express app: JSON parsing for every route first (keeping the raw bytes the
+  // signature covers), the ax executor as one route among the app's own.
+  const ordinary = express();
+  ordinary.use(express.json()); // plain, as NestJS and most apps mount it: the SDK re-serializes and verifies
+  ordinary.post('/api/orders', (req, res) => void res.status(201).json(req.body));
+  ordinary.post(
+    EXPRESS_ROUTE,
+    axExecutor({
+      keys: [{ team: 'payments', keyVersion: paymentsV1.keyVersion, key: paymentsV1.key }],
+      client,
+      handler: (ctx) => {
+        handled.push(ctx);
+        if (ctx.params.mode === 'async') {
+          setTimeout(() => {
+            ctx.report({ success: true, message: 'settled by express, later' }).then(
+              (outcome) => reports.set(ctx.executionId, outcome),
+              (error: unknown) => reports.set(ctx.executionId, error instanceof Error ? error : new Error(String(error))),
+            );
+          }, 200);
+          return ctx.accepted();
+        }
+        return { success: true, message: 'settled by express', data: { parsedBy: 'express.json' } };
+      },
+    }),
+  );
+  const ordinaryServer = createServer(ordinary);
+  expressService = ordinaryServer;
+  await new Promise<void>((resolve) => ordinaryServer.listen(0, '127.0.0.1', resolve));
+  const expressTask = await api('POST', '/api/v1/tasks', {
+    name: EXPRESS_TASK,
+    team: 'payments',
+    description: 'e2e: payments settlement over HTTP, served by an ordinary express app',
+    schedule: { type: 'none' },
+    exec: { type: 'http', url: `http://127.0.0.1:${(ordinaryServer.address() as AddressInfo).port}${EXPRESS_ROUTE}` },
+    params: { mode: 'sync' },
+    timeoutSeconds: 60,
+    retry: { max: 0 },
+  });
+  expect(expressTask.status).toBe(201);
   await waitFor(
     async () => (await apiOk<{ items: Array<{ id: string }> }>('GET', '/api/v1/workers')).items.some((w) => w.id === 'e2e-team-w1'),
     { description: 'worker e2e-team-w1 registered', timeoutMs: WAIT_MS, intervalMs: 200 },
@@ -215,13 +266,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopAllProcesses();
-  await new Promise<void>((resolve) => {
-    if (service === undefined) resolve();
-    else {
-      service.closeAllConnections();
-      service.close(() => resolve());
-    }
-  });
+  for (const server of [service, expressService]) {
+    await new Promise<void>((resolve) => {
+      if (server === undefined) resolve();
+      else {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }
+    });
+  }
   await amqp?.cleanup();
   await redis?.cleanup();
   await db?.drop();
@@ -260,6 +313,19 @@ describe("a team's HTTP executor end to end", () => {
     expect(final.executions).toHaveLength(1);
     expect(final.executions[0]).toMatchObject({ executionId: ctx.executionId, workerId: 'e2e-team-w1' });
     expect(final.events.map((e) => e.type)).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'SUCCEEDED']));
+  });
+
+  it('#21 e2e: an ordinary express app with express.json() mounted first serves a task through @ax/sdk/express: sync SUCCESS, and 202 then report', async () => {
+    onTestFailed(() => dumpAllProcessOutput());
+    const syncId = await trigger({ mode: 'sync' }, EXPRESS_TASK);
+    const asyncId = await trigger({ mode: 'async' }, EXPRESS_TASK);
+    const synced = await expectSuccess(syncId);
+    expect(synced.executions).toHaveLength(1);
+    const syncCtx = handled.find((c) => c.instanceId === syncId);
+    expect(syncCtx).toMatchObject({ team: 'payments', taskName: EXPRESS_TASK, attempt: 1, workerId: 'e2e-team-w1', keyVersion: 1 });
+    const asyncCtx = await waitFor(() => handled.find((c) => c.instanceId === asyncId), { description: 'the async call', timeoutMs: WAIT_MS });
+    await expectSuccess(asyncId);
+    expect(reports.get(asyncCtx.executionId)).toEqual({ duplicate: false });
   });
 
   it('#18 e2e: a service of another team cannot report for payments\' execution', async () => {

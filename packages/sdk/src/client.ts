@@ -4,7 +4,8 @@
  * `POST /api/v1/executions/{id}/claim`.
  */
 import { request } from 'undici';
-import { signedHeaders, type TeamKeys } from './signature.js';
+import { resolveKeys, type ExecutorKeys } from './keys.js';
+import { signedHeaders } from './signature.js';
 
 /** A result as the business reports it. */
 export interface AxResult {
@@ -17,8 +18,12 @@ export interface AxResult {
 export interface AxClientOptions {
   /** The admin API, e.g. `http://ax-admin:8080` (without `/api/v1`). */
   readonly baseUrl: string;
-  /** The team's executor keys (signs with the newest version). Never the master AX_EXECUTOR_SECRET. */
-  readonly keys: TeamKeys;
+  /**
+   * The team's executor keys, as for the executors (a list of `{ team, keyVersion, key }` or
+   * `{ team, keys: { <version>: <key> } }`); signs with the newest version. Never the master
+   * AX_EXECUTOR_SECRET.
+   */
+  readonly keys: ExecutorKeys;
   /** Per request; default 10000 ms. */
   readonly timeoutMs?: number;
   /**
@@ -65,6 +70,7 @@ export function createAxClient(options: AxClientOptions): AxClient {
   // a base URL with a path (behind a proxy) is part of what is signed
   const basePath = new URL(base).pathname.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const keys = resolveKeys(options.keys, 'createAxClient');
 
   const notAsyncRetryMs = options.notAsyncRetryMs ?? 30_000;
 
@@ -73,7 +79,7 @@ export function createAxClient(options: AxClientOptions): AxClient {
     const path = `/api/v1/executions/${encodeURIComponent(executionId)}/${action}`;
     const response = await request(`${base}${path}`, {
       method: 'POST',
-      headers: signedHeaders(options.keys, { method: 'POST', path: `${basePath}${path}`, body }),
+      headers: signedHeaders(keys, { method: 'POST', path: `${basePath}${path}`, body }),
       body,
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -1,6 +1,15 @@
 // @ax/sdk: what business teams use to receive ax HTTP executions and report async results.
-export { axExecutor, axExecutorApp, executionRequestSchema } from './executor.js';
-export type { Accepted, AxExecutorOptions, ExecutionContext, ExecutionRequestBody, HandlerResult } from './executor.js';
+// Framework-neutral; the adapters have their own entry points: @ax/sdk/express, @ax/sdk/fastify,
+// @ax/sdk/koa, @ax/sdk/nest.
+export { executionRequestSchema, ExecutorCallError, headerValue, verifyExecutorCall } from './execution.js';
+export type { ExecutionCall, ExecutionRequestBody, ExecutorCallErrorCode, HeaderSource, VerifyExecutorCallInput, VerifyExecutorCallResult } from './execution.js';
+export { acceptedAnswer, errorAnswer, syncAnswer } from './answer.js';
+export type { ExecutorAnswer } from './answer.js';
+export { createExecutorHandler, DEFAULT_BODY_LIMIT_BYTES } from './handler.js';
+export type { Accepted, AxExecutorOptions, ExecutionContext, ExecutorHandler, HandlerResult, IncomingExecutorCall, ResolvedExecutorOptions } from './handler.js';
+export { axExecutorApp } from './node.js';
+export { AxConfigError, resolveKeys } from './keys.js';
+export type { ExecutorKey, ExecutorKeys } from './keys.js';
 export { AxApiError, createAxClient } from './client.js';
 export type { AxClient, AxClientOptions, AxResult } from './client.js';
 export { currentVersion, DEFAULT_MAX_SKEW_MS, signedHeaders, signV2, verifySignature } from './signature.js';

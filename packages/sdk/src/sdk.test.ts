@@ -3,7 +3,8 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axExecutor, createAxClient, signedHeaders, signV2, verifySignature, type ExecutionContext } from './index.js';
+import { axExecutor } from './express.js';
+import { createAxClient, signedHeaders, signV2, verifySignature, type ExecutionContext } from './index.js';
 
 const KEYS = { team: 'payments', keys: { 1: 'a'.repeat(64) } };
 /** The vector of packages/core/src/signature/signature.test.ts: both implementations must agree. */
@@ -72,7 +73,7 @@ describe('@ax/sdk signature v2', () => {
   });
 });
 
-describe('@ax/sdk axExecutor', () => {
+describe('@ax/sdk/express axExecutor', () => {
   let server: Server;
   let url: string;
   const seen: ExecutionContext[] = [];
