@@ -24,15 +24,17 @@ export interface OptionSpec {
 }
 
 /** Options every command takes. */
-export const GLOBAL_OPTIONS: Readonly<Record<'url' | 'token' | 'json' | 'help', OptionSpec>> = {
+export const GLOBAL_OPTIONS: Readonly<Record<'url' | 'token' | 'team' | 'json' | 'output' | 'help', OptionSpec>> = {
   url: { type: 'string', value: 'URL', help: 'admin API base URL (default: AX_URL, else http://127.0.0.1:8080)' },
   token: { type: 'string', value: 'TOKEN', help: 'bearer token (default: AX_TOKEN)' },
+  team: { type: 'string', value: 'NAME', help: 'act for one team (default: AX_TEAM): narrows lists, the team of applied tasks, the scope of --prune' },
   json: { type: 'boolean', help: "print the API's JSON instead of a table" },
+  output: { type: 'string', short: 'o', value: 'table|json|yaml', help: 'output format; json = --json; yaml: task definitions as a job file (tasks get/list)' },
   help: { type: 'boolean', short: 'h', help: 'show help for the command' },
 };
 
 /** Names of the global options that take a value (for finding the command words). */
-const VALUE_OPTIONS = new Set(['--url', '--token']);
+const VALUE_OPTIONS = new Set(['--url', '--token', '--team', '--output', '-o']);
 
 /** The parsed command line of one command. */
 export interface ParsedArgs {

@@ -8,6 +8,8 @@ export interface Io {
   err(line: string): void;
   /** Raw bytes to stdout, as they are (job output); resolves once they may be followed by more. */
   write(bytes: Uint8Array): Promise<void>;
+  /** Clears a terminal screen (`instances list -w`); absent when stdout is not a terminal. */
+  clear?(): void;
 }
 
 /** What a command runs with. */
@@ -20,6 +22,10 @@ export interface Ctx {
   readonly command: string;
   /** Aborted by Ctrl-C (SIGINT) or SIGTERM. */
   readonly signal: AbortSignal;
+  /** `-o yaml`: print task definitions as a YAML job file (commands with `yaml: true`). */
+  readonly yaml?: boolean;
+  /** The global `--team` (or `AX_TEAM`): narrows lists, the team of applied tasks, the scope of prune. */
+  readonly team?: string | undefined;
 }
 
 /** One command (`tasks get`). */
@@ -33,7 +39,10 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Extra help lines (examples, notes). */
   readonly notes?: readonly string[];
-  run(ctx: Ctx, args: ParsedArgs): Promise<void>;
+  /** Whether `-o yaml` is meaningful (it prints task definitions). Default false. */
+  readonly yaml?: boolean;
+  /** Answers nothing (exit 0) or its own exit code (`apply --dry-run` with changes: 3). */
+  run(ctx: Ctx, args: ParsedArgs): Promise<void | number>;
 }
 
 /** A command failed (exit 1) for a reason other than the API's answer: `axctl: <message>`. */

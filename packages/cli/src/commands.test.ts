@@ -265,12 +265,19 @@ describe('the built binary', () => {
       [['teams', 'create', 'default'], /^axctl: teams create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['tail', '--instance', '999999'], /^axctl: tail: instance "999999" does not exist \(404 NOT_FOUND\)$/],
       [['logs', '999999'], /^axctl: logs: instance 999999 not found \(404 NOT_FOUND\)$/],
+      [['apply', '-f', path.join(dir, 'none')], /^axctl: apply: cannot read .*none: no such file or folder$/],
+      [['tasks', 'delete', 'cli_http'], /^axctl: tasks delete: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['edges', 'add', 'nope', 'cli_http'], /^axctl: edges add: task "nope" does not exist \(404 NOT_FOUND\)$/],
+      [['edges', 'rm', 'nope', 'cli_http'], /\(404 NOT_FOUND\)$/],
+      [['edges', 'list'], /^axctl: edges list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
+      [['dag', 'show', 'nope'], /^axctl: dag show: task "nope" does not exist \(404 NOT_FOUND\)$/],
     ];
-    const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] !== 'drain') || args[0] === 'tail' || args[0] === 'logs' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
-    expect([...covered].sort()).toEqual(COMMANDS.map((c) => c.name).sort());
+    const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] !== 'drain') || args[0] === 'tail' || args[0] === 'logs' || args[0] === 'apply' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
+    // `completion` calls no API: its only failure is a usage error (exit 2).
+    expect([...covered].sort()).toEqual(COMMANDS.map((c) => c.name).filter((n) => n !== 'completion').sort());
     const results: AxctlResult[] = [];
     for (let i = 0; i < cases.length; i += 4) {
-      const batch = cases.slice(i, i + 4).map(([args]) => axctl(t, args, args[0] === 'workers' && args[1] === undefined ? { token: 'bad-token-xyz' } : {}));
+      const batch = cases.slice(i, i + 4).map(([args]) => axctl(t, args, (args[0] === 'workers' && args[1] === undefined) || (args[0] === 'edges' && args[1] === 'list') ? { token: 'bad-token-xyz' } : {}));
       results.push(...(await Promise.all(batch)));
     }
     cases.forEach(([args, pattern], i) => {
@@ -278,7 +285,7 @@ describe('the built binary', () => {
       expect({ args, code: r.code, stdout: r.stdout, lines: r.errLines.length }).toEqual({ args, code: 1, stdout: '', lines: 1 });
       expect(r.errLines[0], args.join(' ')).toMatch(pattern);
     });
-  });
+  }, 90_000); // 26 node processes, four at a time
 
   it('prints a table and --json on success; apply -f - reads stdin', async () => {
     const [table, asJson, stdin] = await Promise.all([

@@ -8,36 +8,54 @@
 import { baseUrl, flag, parseCommandArgs, splitCommandWords, stringOption, UsageError } from './args.js';
 import { ApiClient, ApiRequestError, NetworkError, oneLine } from './client.js';
 import { CommandFailed, commandHelp, type CommandSpec, type Io } from './command.js';
+import { applyCommand } from './commands/apply.js';
+import { completionCommand } from './commands/completion.js';
+import { dagCommands } from './commands/dag.js';
 import { instanceCommands } from './commands/instances.js';
 import { logsCommand } from './commands/logs.js';
 import { rerunCommands } from './commands/reruns.js';
 import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
-import { teamCommands } from './commands/teams.js';
+import { teamCommands, teamName } from './commands/teams.js';
 import { workerCommands } from './commands/workers.js';
 
 /** Default `AX_URL`. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 /** Exit codes. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, dryRunChanges: 3, interrupted: 130 } as const;
 
 /** Every command, by its words. */
-export const COMMANDS: readonly CommandSpec[] = [...taskCommands, ...instanceCommands, ...rerunCommands, ...workerCommands, ...teamCommands, tailCommand, logsCommand];
+export const COMMANDS: readonly CommandSpec[] = [
+  applyCommand,
+  ...taskCommands,
+  ...dagCommands,
+  ...instanceCommands,
+  ...rerunCommands,
+  ...workerCommands,
+  ...teamCommands,
+  tailCommand,
+  logsCommand,
+  completionCommand(() => COMMANDS),
+];
 
 /** Command groups (first word) and what they are for. */
 const GROUPS: ReadonlyArray<readonly [string, string]> = [
-  ['tasks', 'task definitions: list, get, apply, enable, disable, trigger'],
+  ['apply', 'make the server match job files (a file or a folder): diff, dry run, prune'],
+  ['tasks', 'task definitions: list, get, apply, delete, enable, disable, trigger'],
+  ['edges', 'DAG edges: add, rm, list'],
+  ['dag', 'show a DAG from its root, with the states of one business date'],
   ['instances', 'runs of tasks: list, get, cancel'],
   ['rerun', 'run again: instance, dag, failed, backfill'],
   ['workers', 'the worker registry; drain a worker'],
   ['teams', 'the teams the token covers: list, show, create'],
   ['tail', 'follow instance events as they happen'],
   ['logs', "print (and follow) a run's output"],
+  ['completion', 'shell completion script: bash or zsh'],
 ];
 
 /** Commands whose first word takes a second word. */
-const SUBCOMMANDED = new Set(['tasks', 'instances', 'rerun', 'workers', 'teams']);
+const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'workers', 'teams']);
 
 function mainHelp(): string[] {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -50,9 +68,10 @@ function mainHelp(): string[] {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Global options: --url URL (AX_URL, default http://127.0.0.1:8080), --token TOKEN (AX_TOKEN),',
-    "--json (print the API's JSON), -h/--help. `axctl <command> --help` describes a command.",
+    "--team NAME (AX_TEAM), --json or -o json|yaml|table (print the API's JSON / task definitions as YAML),",
+    '-h/--help. `axctl <command> --help` describes a command.',
     'Exit codes: 0 success, 1 failure (API or network error; `tasks trigger --wait`: the run did not',
-    'succeed), 2 usage error, 130 interrupted.',
+    'succeed), 2 usage error, 3 `apply --dry-run` with changes, 130 interrupted.',
   ];
 }
 
@@ -117,9 +136,15 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<nu
     const urlFlag = stringOption(args, 'url');
     const url = urlFlag !== undefined ? baseUrl(urlFlag, '--url') : baseUrl(opts.env['AX_URL'] || DEFAULT_URL, 'AX_URL');
     const token = stringOption(args, 'token') ?? opts.env['AX_TOKEN'];
+    const output = stringOption(args, 'output');
+    if (output !== undefined && !['table', 'json', 'yaml'].includes(output)) throw new UsageError(`-o/--output: expected table, json or yaml, got ${JSON.stringify(output)}`);
+    if (output === 'yaml' && found.yaml !== true) throw new UsageError(`${command}: -o yaml prints task definitions (tasks get, tasks list); use -o json here`);
+    const teamFlag = stringOption(args, 'team');
+    const teamEnv = opts.env['AX_TEAM'];
+    const team = teamFlag !== undefined ? teamName('--team', teamFlag) : teamEnv !== undefined && teamEnv !== '' ? teamName('AX_TEAM', teamEnv) : undefined;
     const client = new ApiClient({ baseUrl: url, token, signal });
-    await found.run({ client, io, json: flag(args, 'json'), command, signal }, args);
-    return EXIT.ok;
+    const code = await found.run({ client, io, json: flag(args, 'json') || output === 'json', yaml: output === 'yaml', team, command, signal }, args);
+    return typeof code === 'number' ? code : EXIT.ok;
   } catch (err) {
     const where = command === '' ? '' : `${command}: `;
     if (err instanceof UsageError) {
@@ -164,6 +189,7 @@ export async function main(): Promise<void> {
       io: {
         out: (line) => void process.stdout.write(`${line}\n`),
         err: (line) => void process.stderr.write(`${line}\n`),
+        ...(process.stdout.isTTY ? { clear: () => void process.stdout.write('\x1b[H\x1b[2J') } : {}),
         // waits for 'drain' when stdout is full, so a large log is never all in memory
         write: (bytes) => new Promise<void>((resolve) => (process.stdout.write(bytes) ? resolve() : process.stdout.once('drain', resolve))),
       },

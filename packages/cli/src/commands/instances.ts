@@ -1,6 +1,7 @@
 /** `axctl instances list|get|cancel`. */
 import type { InstanceState } from '@ax/core';
-import { bizDate, instant, integer, positionals, stringOption } from '../args.js';
+import { bizDate, flag, instant, integer, positionals, stringOption, UsageError } from '../args.js';
+import { oneLine } from '../client.js';
 import { printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
 import { formatDuration, formatKeyValues, formatTable } from '../table.js';
 import { teamName } from './teams.js';
@@ -94,9 +95,10 @@ export function printInstanceSummary(ctx: Ctx, i: Instance): void {
 const list: CommandSpec = {
   name: 'instances list',
   synopsis: '[--team NAME] [--task T] [--state S] [--biz-date D] [--from T] [--to T] [--limit N] [--cursor C]',
-  summary: 'List instances, newest first.',
+  summary: 'List instances, newest first (-w: redraw every 2 s until Ctrl-C).',
+  notes: ['--team (global) lists only the instances of that team\'s tasks.'],
   options: {
-    team: { type: 'string', value: 'NAME', help: "only instances of this team's tasks (of those the token covers)" },
+    watch: { type: 'boolean', short: 'w', help: 'watch: redraw the list every 2 s until Ctrl-C (exit 0)' },
     task: { type: 'string', value: 'T', help: 'only instances of this task' },
     state: { type: 'string', value: 'S', help: 'only this state (or a comma list), e.g. FAILED,CANCELED' },
     'biz-date': { type: 'string', value: 'D', help: 'only this business date YYYY-MM-DD' },
@@ -111,8 +113,8 @@ const list: CommandSpec = {
     const from = stringOption(args, 'from');
     const to = stringOption(args, 'to');
     const limit = stringOption(args, 'limit');
-    const team = stringOption(args, 'team');
-    const { body } = await ctx.client.get<{ items: Instance[]; nextCursor: string | null }>('/api/v1/instances', {
+    const team = ctx.team;
+    const query = {
       team: team === undefined ? undefined : teamName('--team', team),
       task: stringOption(args, 'task'),
       state: stringOption(args, 'state')?.toUpperCase(),
@@ -121,8 +123,49 @@ const list: CommandSpec = {
       to: to === undefined ? undefined : instant('to', to),
       limit: limit === undefined ? undefined : integer('limit', limit, 1, 500),
       cursor: stringOption(args, 'cursor'),
+    };
+    if (!flag(args, 'watch')) return printInstances(ctx, (await ctx.client.get<InstancePage>('/api/v1/instances', query)).body);
+    if (ctx.json) throw new UsageError(`${ctx.command}: -w redraws a table; it does not go with --json`);
+    await watch(ctx, async () => {
+      const { body } = await ctx.client.get<InstancePage>('/api/v1/instances', query);
+      const lines: string[] = [];
+      printInstances({ ...ctx, io: { ...ctx.io, out: (l) => void lines.push(l), err: (l) => void lines.push(l) } }, body);
+      return lines;
     });
-    if (ctx.json) return printJson(ctx, body);
+  },
+};
+
+interface InstancePage {
+  items: Instance[];
+  nextCursor: string | null;
+}
+
+/** Every `WATCH_INTERVAL_MS` (2 s) the lines of `draw`, after clearing the screen (a terminal) or a separator line. */
+export const WATCH_INTERVAL_MS = 2_000;
+
+/** Redraws until Ctrl-C (then returns: exit 0). A failed draw is one line and the next one is tried. */
+export async function watch(ctx: Ctx, draw: () => Promise<string[]>): Promise<void> {
+  while (!ctx.signal.aborted) {
+    let lines: string[];
+    try {
+      lines = await draw();
+    } catch (err) {
+      if (ctx.signal.aborted) return;
+      lines = [`axctl: ${ctx.command}: ${err instanceof Error ? oneLine(err.message) : String(err)} (retrying in 2s)`];
+    }
+    if (ctx.io.clear !== undefined) ctx.io.clear();
+    else ctx.io.out(`--- ${new Date().toISOString()} (every 2s, Ctrl-C to stop)`);
+    lines.forEach((l) => ctx.io.out(l));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, WATCH_INTERVAL_MS);
+      ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
+}
+
+function printInstances(ctx: Ctx, body: InstancePage): void {
+  if (ctx.json) return printJson(ctx, body);
+  {
     formatTable<Instance>(
       [
         { header: 'id', value: (i) => i.id, align: 'right' },
@@ -141,8 +184,8 @@ const list: CommandSpec = {
       body.items,
     ).forEach((l) => ctx.io.out(l));
     printMore(ctx, body.nextCursor);
-  },
-};
+  }
+}
 
 /** One event as a table row / tail line. */
 export function eventText(e: InstanceEvent): string {

@@ -6,6 +6,7 @@ import { CommandFailed, printJson, printMore, type CommandSpec } from '../comman
 import { describeExec, describeSchedule, EMPTY_CELL, formatDuration, formatKeyValues, formatTable } from '../table.js';
 import { printInstanceSummary, type Instance, type InstanceDetail } from './instances.js';
 import { executionsInOrder, followInstance } from './log-follow.js';
+import { formatTaskYaml } from '@ax/core';
 import { withTeam } from './team-yaml.js';
 import { teamName } from './teams.js';
 
@@ -33,6 +34,7 @@ interface Task {
   updatedAt?: string;
   nextFireTime?: string | null;
   lastFireTime?: string | null;
+  dependsOn?: Array<{ task: string; rule?: string }>;
 }
 
 interface Page<T> {
@@ -46,8 +48,9 @@ const list: CommandSpec = {
   name: 'tasks list',
   synopsis: '[--team NAME] [--enabled true|false] [--tag T] [--q TEXT] [--limit N] [--cursor C]',
   summary: 'List tasks by name.',
+  yaml: true,
+  notes: ['--team (global) lists only the tasks of that team. -o yaml prints the page as one job file (a document per task, dependsOn included): an export to apply again.'],
   options: {
-    team: { type: 'string', value: 'NAME', help: 'only tasks of this team (of those the token covers)' },
     enabled: { type: 'string', value: 'true|false', help: 'only enabled (true) or disabled (false) tasks' },
     tag: { type: 'string', value: 'T', help: 'only tasks carrying this tag' },
     q: { type: 'string', value: 'TEXT', help: 'substring of the name or description' },
@@ -59,7 +62,7 @@ const list: CommandSpec = {
     const enabled = stringOption(args, 'enabled');
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw new UsageError(`--enabled: expected true or false, got ${JSON.stringify(enabled)}`);
     const limit = stringOption(args, 'limit');
-    const team = stringOption(args, 'team');
+    const team = ctx.team;
     const { body } = await ctx.client.get<Page<Task>>('/api/v1/tasks', {
       team: team === undefined ? undefined : teamName('--team', team),
       enabled,
@@ -69,6 +72,11 @@ const list: CommandSpec = {
       cursor: stringOption(args, 'cursor'),
     });
     if (ctx.json) return printJson(ctx, body);
+    if (ctx.yaml === true) {
+      if (body.items.length > 0) ctx.io.out(formatTaskYaml(body.items as unknown as Array<Record<string, unknown>>).replace(/\n$/, ''));
+      printMore(ctx, body.nextCursor);
+      return;
+    }
     const lines = formatTable<Task>(
       [
         { header: 'name', value: (t) => t.name },
@@ -89,13 +97,15 @@ const list: CommandSpec = {
 
 const get: CommandSpec = {
   name: 'tasks get',
-  synopsis: '<name>',
-  summary: 'Show one task.',
+  synopsis: '<name> [-o table|json|yaml]',
+  summary: 'Show one task (-o yaml: its definition as a job file, dependsOn included, to apply again).',
   options: {},
+  yaml: true,
   run: async (ctx, args) => {
     const [name] = positionals(args, ['name'], ctx.command) as [string];
     const { body: t } = await ctx.client.get<Task>(taskPath(name));
     if (ctx.json) return printJson(ctx, t);
+    if (ctx.yaml === true) return ctx.io.out(formatTaskYaml([t as unknown as Record<string, unknown>]).replace(/\n$/, ''));
     const retry = t.retry === undefined ? undefined : `max ${t.retry.max ?? 0}, backoff ${t.retry.backoffSeconds ?? '-'}s ×${t.retry.factor ?? '-'} ±${t.retry.jitterSeconds ?? '-'}s`;
     const misfire = t.misfire === undefined ? undefined : `${t.misfire.policy ?? '-'}${t.misfire.max === undefined ? '' : ` (max ${t.misfire.max})`}`;
     formatKeyValues([
@@ -116,6 +126,7 @@ const get: CommandSpec = {
       ['route', t.route],
       ['max lateness', t.maxLatenessSeconds === null || t.maxLatenessSeconds === undefined ? undefined : `${t.maxLatenessSeconds}s`],
       ['biz date offset', t.bizDateOffsetDays === undefined || t.bizDateOffsetDays === 0 ? undefined : `${t.bizDateOffsetDays} days`],
+      ['depends on', t.dependsOn === undefined || t.dependsOn.length === 0 ? undefined : t.dependsOn.map((p) => (p.rule === 'ALL_DONE' ? `${p.task} (ALL_DONE)` : p.task))],
       ['next fire', t.nextFireTime],
       ['last fire', t.lastFireTime],
       ['version', t.version],
@@ -139,9 +150,10 @@ const apply: CommandSpec = {
   summary: 'Create or update the tasks of a YAML file (one or more `---` documents; all or nothing).',
   options: {
     file: { type: 'string', short: 'f', value: 'FILE', help: 'YAML file of task definitions (- = stdin)' },
-    team: { type: 'string', value: 'NAME', help: 'the team of every task that names none; a task naming another team is an error' },
   },
   notes: [
+    'The global --team NAME is the team of every task that names none; a task naming another team is an error.',
+    'For a folder, a diff, --dry-run and --prune, see `axctl apply`.',
     'Prints each task as created, updated or unchanged. An invalid file changes nothing: every problem is printed with its document and line.',
     'Without --team (and without `team:` in a document) a task belongs to team "default".',
   ],
@@ -156,7 +168,7 @@ const apply: CommandSpec = {
       const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : oneLine(String(e.message));
       throw new CommandFailed(`${ctx.command}: cannot read ${file}: ${why}`);
     }
-    const team = stringOption(args, 'team');
+    const team = ctx.team;
     if (team !== undefined) {
       const placed = withTeam(yaml, teamName('--team', team));
       if (!placed.ok) throw new CommandFailed(`${ctx.command}: ${file === '-' ? 'standard input' : file}: ${placed.message}; nothing was applied`);
@@ -196,7 +208,9 @@ const switchTask = (action: 'enable' | 'disable'): CommandSpec => ({
     const [name] = positionals(args, ['name'], ctx.command) as [string];
     const { body } = await ctx.client.post<Task>(`${taskPath(name)}/${action}`);
     if (ctx.json) return printJson(ctx, body);
-    ctx.io.out(`task ${body.name} ${action}d (version ${body.version ?? '-'}, next fire ${body.nextFireTime ?? '-'})`);
+    // A disabled task does not fire: "-", whatever an older server still answers.
+    const next = action === 'disable' ? null : (body.nextFireTime ?? null);
+    ctx.io.out(`task ${body.name} ${action}d (version ${body.version ?? '-'}, next fire ${next ?? '-'})`);
   },
 });
 
@@ -257,4 +271,17 @@ const trigger: CommandSpec = {
   },
 };
 
-export const taskCommands: readonly CommandSpec[] = [list, get, apply, switchTask('enable'), switchTask('disable'), trigger];
+const remove: CommandSpec = {
+  name: 'tasks delete',
+  synopsis: '<name>',
+  summary: 'Delete a task (its edges go too; its instances stay). Needs an admin token.',
+  options: {},
+  run: async (ctx, args) => {
+    const [name] = positionals(args, ['name'], ctx.command) as [string];
+    await ctx.client.request<undefined>('DELETE', taskPath(name));
+    if (ctx.json) return printJson(ctx, { deleted: name });
+    ctx.io.out(`task ${name} deleted`);
+  },
+};
+
+export const taskCommands: readonly CommandSpec[] = [list, get, apply, remove, switchTask('enable'), switchTask('disable'), trigger];

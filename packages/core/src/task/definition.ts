@@ -124,6 +124,29 @@ export const blockSchema = z
       `must be one of "parallel", "serial", "discard", "cover" or {"queue":N} (N 1..${MAX_BLOCK_QUEUE}), got ${describeValue(iss.input)}`,
   })
   .default('serial');
+/** The rule of a dependency edge: the child runs when every parent SUCCEEDED / is final. */
+export const DEPENDENCY_RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
+
+/** Most parents one task may name in `dependsOn`. */
+export const MAX_DEPENDS_ON = 100;
+
+/**
+ * `dependsOn` (ADMIN-API.md "Task definition"): the task's parents, `[{"task","rule"?}]` (rule
+ * default `ALL_SUCCESS`). Its incoming edges are created, changed and removed with the task.
+ * Absent = the task's edges are left as they are; `[]` = it has no parents.
+ */
+export const dependsOnSchema = z
+  .array(
+    z.strictObject({
+      /** The parent task's name. */
+      task: nameSchema,
+      /** `ALL_SUCCESS` (default) or `ALL_DONE`. */
+      rule: z.enum(DEPENDENCY_RULES).default('ALL_SUCCESS'),
+    }),
+  )
+  .max(MAX_DEPENDS_ON)
+  .optional();
+
 /** How the broker picks workers (DESIGN §4, R21). */
 export const ROUTE_STRATEGIES = ['load', 'round_robin', 'consistent_hash', 'broadcast'] as const;
 
@@ -169,6 +192,8 @@ export const taskDefinitionSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Extension (DESIGN R19): seconds a `WAITING` instance waits for its upstream. */
   dependencyTimeoutSeconds: z.int().min(1).max(366 * 86_400).default(DEFAULT_DEPENDENCY_TIMEOUT_SECONDS),
+  /** The task's parents; absent leaves its edges as they are (see {@link dependsOnSchema}). */
+  dependsOn: dependsOnSchema,
 });
 
 /** A task definition with every default applied (what the services work with). */
@@ -197,6 +222,10 @@ export function isQueueBlock(block: BlockStrategy): block is { queue: number } {
 }
 /** `route` strategy. */
 export type RouteStrategy = (typeof ROUTE_STRATEGIES)[number];
+/** One parent of `dependsOn`, after defaults. */
+export type DependsOnEntry = NonNullable<TaskDefinition['dependsOn']>[number];
+/** The rule of an edge. */
+export type DependencyRule = (typeof DEPENDENCY_RULES)[number];
 /** `sla` after defaults (null = none). */
 export type TaskSla = TaskDefinition['sla'];
 
@@ -226,6 +255,7 @@ function knownFieldsAt(input: unknown): (path: PathSegments) => readonly string[
     value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
   return (path) => {
     if (path.length === 0) return TASK_DEFINITION_FIELDS;
+    if (path.length === 2 && path[0] === 'dependsOn') return ['task', 'rule'];
     if (path.length !== 1) return [];
     const section = pick(input, String(path[0]));
     const type = String(pick(section, 'type'));
@@ -256,6 +286,15 @@ function crossFieldIssues(def: TaskDefinition): Issue[] {
       issueAt(['jitterSeconds'], `must be less than maxLatenessSeconds (${def.maxLatenessSeconds}), got ${def.jitterSeconds}: lateness counts from the slot time, offset included`),
     );
   }
+  (def.dependsOn ?? []).forEach((parent, index) => {
+    const at = ['dependsOn', index, 'task'];
+    if (parent.task === def.name) {
+      issues.push(issueAt(at, `a task cannot depend on itself, got ${describeValue(parent.task)}`));
+      return;
+    }
+    const first = def.dependsOn?.findIndex((p) => p.task === parent.task) ?? index;
+    if (first !== index) issues.push(issueAt(at, `${describeValue(parent.task)} is listed already (dependsOn[${first}]); name each parent once`));
+  });
   return issues;
 }
 

@@ -4,6 +4,9 @@ export {
   DEFAULT_CATCH_UP_MAX,
   DEFAULT_DEPENDENCY_TIMEOUT_SECONDS,
   DEFAULT_RETRY,
+  DEPENDENCY_RULES,
+  MAX_DEPENDS_ON,
+  dependsOnSchema,
   MAX_BLOCK_QUEUE,
   MAX_CATCH_UP,
   MAX_PAUSE_AFTER_FAILURES,
@@ -30,6 +33,8 @@ export {
 } from './definition.js';
 export type {
   BlockStrategy,
+  DependencyRule,
+  DependsOnEntry,
   MisfirePolicy,
   ParseTaskOptions,
   RetryPolicy,
@@ -66,3 +71,6 @@ export { MAX_TASK_YAML_BYTES, TASK_YAML_MAX_ALIAS_COUNT, parseTaskYaml } from '.
 export type { TaskYamlIssue, TaskYamlResult } from './yaml-import.js';
 export { CALENDAR_NAME_PATTERN, MAX_CALENDAR_DATES, calendarBodySchema, calendarNameSchema, parseCalendarBody } from './calendar-schema.js';
 export type { CalendarBody } from './calendar-schema.js';
+export { dependsOnOf, planDependsOn } from './depends-on.js';
+export type { DependencyEdge, DependsOnPlan, PlanDependsOnOptions } from './depends-on.js';
+export { definitionOf, formatTaskYaml } from './yaml-export.js';

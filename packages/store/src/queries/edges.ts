@@ -46,3 +46,29 @@ export async function deleteEdge(db: Queryable, edge: { parent: string; child: s
   ]);
   return result.affectedRows === 1;
 }
+
+/** An incoming edge of a task with the team of its parent (to leave out parents a caller cannot see). */
+export interface IncomingEdgeRow {
+  readonly parent: string;
+  readonly child: string;
+  readonly rule: 'ALL_SUCCESS' | 'ALL_DONE';
+  /** The parent task's team. */
+  readonly parentTeam: string;
+}
+
+/** The incoming edges of `children` (their `dependsOn` as stored), by child then parent. */
+export async function listIncomingEdges(db: Queryable, children: readonly string[]): Promise<IncomingEdgeRow[]> {
+  if (children.length === 0) return [];
+  const [rows] = await db.query<Array<RowDataPacket & { parent_task: string; child_task: string; rule: string; team: string }>>(
+    `SELECT e.parent_task, e.child_task, e.rule, t.team FROM task_edge e JOIN task t ON t.name = e.parent_task
+      WHERE e.child_task IN (?) ORDER BY e.child_task, e.parent_task`,
+    [children],
+  );
+  return rows.map((r) => ({ parent: r.parent_task, child: r.child_task, rule: r.rule === 'ALL_DONE' ? 'ALL_DONE' : 'ALL_SUCCESS', parentTeam: r.team }));
+}
+
+/** Changes the rule of an edge; returns whether it exists. */
+export async function setEdgeRule(db: Queryable, edge: { parent: string; child: string; rule: string }): Promise<boolean> {
+  const [result] = await db.query<ResultSetHeader>('UPDATE task_edge SET rule = ? WHERE parent_task = ? AND child_task = ?', [edge.rule, edge.parent, edge.child]);
+  return result.affectedRows === 1;
+}

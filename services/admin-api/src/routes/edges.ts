@@ -1,13 +1,13 @@
 /** DAG edges: add (cycle-checked under the DAG lock, R19), remove, and the DAG view. */
 import { z } from 'zod';
-import { findCycle, reachableFrom } from '@ax/core';
+import { findCycle, planDependsOn, reachableFrom, type DependencyEdge, type DependsOnEntry, type Issue } from '@ax/core';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
-import { bumpDagVersion, deleteEdge, insertEdge, listEdges, listTasks, lockDag, withTransaction, type Queryable } from '@ax/store';
+import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTasks, lockDag, setEdgeRule, withTransaction, type Queryable } from '@ax/store';
 import type { Principal } from '../auth.js';
-import { mustSeeTask, visibleTeams } from '../team-scope.js';
+import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { audit } from '../audit.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { taskNameSchema } from '../schemas.js';
@@ -21,6 +21,92 @@ async function assertEdgeWritable(tx: Queryable, principal: Principal | null, ed
   await mustSeeTask(tx, principal, edge.parent);
   const child = await mustSeeTask(tx, principal, edge.child);
   return child.definition.team;
+}
+
+/** One task of a write that names its parents (`dependsOn`). */
+export interface DependsOnWrite {
+  readonly child: string;
+  /** The child's team (of the write): the team of its edges' audit entries. */
+  readonly team: string;
+  readonly parents: readonly DependsOnEntry[];
+  /** Put in front of each issue about it (`document 2: `); default none. */
+  readonly where?: string;
+}
+
+/** What {@link writeDependsOn} changed: edges added, changed (new rule) and removed. */
+export interface DependsOnOutcome {
+  readonly added: DependencyEdge[];
+  readonly changed: DependencyEdge[];
+  readonly removed: DependencyEdge[];
+}
+
+/**
+ * Makes the incoming edges of each task in `writes` what its `dependsOn` names (ADMIN-API.md
+ * "Task definition"), inside the caller's transaction, which must hold the DAG lock
+ * (`lockDag`) and have written the tasks already. A parent must exist and be visible to the
+ * caller, or be one of `written` (created in the same write), and not be in `deleted`; a parent
+ * the caller cannot see is reported exactly as a missing one (400, issue at
+ * `dependsOn[i].task`). Edges from parents the caller cannot see are kept as they are. A
+ * cycle is refused whole: 409 `CYCLE`, `details.cycle` the task names in order. Edges of the
+ * `deleted` tasks are left to their delete (they go with the task).
+ */
+export async function writeDependsOn(
+  tx: Queryable,
+  principal: Principal | null,
+  writes: readonly DependsOnWrite[],
+  opts: { written?: ReadonlySet<string>; deleted?: ReadonlySet<string>; reason?: string; dryRun?: boolean } = {},
+): Promise<DependsOnOutcome> {
+  const written = opts.written ?? new Set(writes.map((w) => w.child));
+  const deleted = opts.deleted ?? new Set<string>();
+  const issues: Issue[] = [];
+  const seen = new Map<string, boolean>();
+  for (const w of writes) {
+    for (const [index, parent] of w.parents.entries()) {
+      let visible = seen.get(parent.task);
+      if (visible === undefined) {
+        const task = written.has(parent.task) ? null : await getTask(tx, parent.task);
+        visible = written.has(parent.task) || (task !== null && coversTeam(principal, task.definition.team));
+        seen.set(parent.task, visible);
+      }
+      if (!visible || deleted.has(parent.task)) {
+        const path = `dependsOn[${index}].task`;
+        issues.push({ path, message: `${w.where ?? ''}${path}: no task ${JSON.stringify(parent.task)} (task ${JSON.stringify(w.child)} depends on it; create it first or in the same import)` });
+      }
+    }
+  }
+  if (issues.length > 0) throw validationFailed(issues);
+  if (writes.length === 0 && deleted.size === 0) return { added: [], changed: [], removed: [] };
+  const hidden = new Set(
+    (await listIncomingEdges(tx, writes.map((w) => w.child)))
+      .filter((e) => !coversTeam(principal, e.parentTeam))
+      .map((e) => `${e.parent}\n${e.child}`),
+  );
+  const plan = planDependsOn(await listEdges(tx), new Map(writes.map((w) => [w.child, w.parents])), {
+    keep: (e) => hidden.has(`${e.parent}\n${e.child}`),
+    deleted,
+  });
+  if (plan.cycle !== null) {
+    throw new ApiError(409, 'CYCLE', `dependsOn: cycle ${plan.cycle.join(' → ')}`, { cycle: plan.cycle });
+  }
+  const removed = plan.remove.filter((e) => !deleted.has(e.parent) && !deleted.has(e.child));
+  const outcome = { added: plan.add, changed: plan.change, removed };
+  if (opts.dryRun === true || (plan.add.length === 0 && plan.change.length === 0 && removed.length === 0)) return outcome;
+  const teamOf = new Map(writes.map((w) => [w.child, w.team]));
+  const reason = opts.reason ?? 'dependsOn';
+  for (const edge of removed) {
+    await deleteEdge(tx, edge);
+    await audit(tx, principal, { action: 'edge.delete', target: `edge:${edge.parent}->${edge.child}`, team: teamOf.get(edge.child) ?? null, reason, before: edge });
+  }
+  for (const edge of plan.change) {
+    await setEdgeRule(tx, edge);
+    await audit(tx, principal, { action: 'edge.update', target: `edge:${edge.parent}->${edge.child}`, team: teamOf.get(edge.child) ?? null, reason, after: edge });
+  }
+  for (const edge of plan.add) {
+    await insertEdge(tx, edge);
+    await audit(tx, principal, { action: 'edge.create', target: `edge:${edge.parent}->${edge.child}`, team: teamOf.get(edge.child) ?? null, reason, after: edge });
+  }
+  await bumpDagVersion(tx);
+  return outcome;
 }
 
 const edgeSchema = z.object({ parent: z.string(), child: z.string(), rule: z.enum(RULES) });

@@ -8,6 +8,7 @@ import {
   getTask,
   getTeam,
   insertTask,
+  listIncomingEdges,
   listTasks,
   lockDag,
   replaceTask,
@@ -17,6 +18,8 @@ import {
   type TaskRecord,
 } from '@ax/store';
 import { audit } from '../audit.js';
+import { hasRole } from '../auth.js';
+import { writeDependsOn, type DependsOnOutcome } from './edges.js';
 import { compiledWithCalendar } from './calendars.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
@@ -29,6 +32,50 @@ import { assertTeamVisible, coversTeam, mustSeeTask, visibleTeams } from '../tea
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
 
 const auditView = (t: TaskRecord): Record<string, unknown> => taskResource(t, { redact: true });
+
+/** `dependsOn` of each task as the caller sees it: its incoming edges from parents of teams it covers. */
+async function dependsOnByTask(db: Queryable, principal: Principal | null, tasks: readonly TaskRecord[]): Promise<Map<string, Array<{ task: string; rule: string }>>> {
+  const out = new Map<string, Array<{ task: string; rule: string }>>(tasks.map((t) => [t.definition.name, []]));
+  for (const e of await listIncomingEdges(db, tasks.map((t) => t.definition.name))) {
+    if (coversTeam(principal, e.parentTeam)) out.get(e.child)?.push({ task: e.parent, rule: e.rule });
+  }
+  return out;
+}
+
+/** The task resource with its `dependsOn` (so an exported task applies back with its edges). */
+async function resourceOf(db: Queryable, principal: Principal | null, task: TaskRecord): Promise<Record<string, unknown>> {
+  const deps = await dependsOnByTask(db, principal, [task]);
+  return withParents(taskResource(task, { redact: redactFor(principal?.role) }), deps.get(task.definition.name));
+}
+
+/** Adds `dependsOn` to a resource when the task has parents the caller sees (absent = none). */
+function withParents(resource: Record<string, unknown>, parents: ReadonlyArray<{ task: string; rule: string }> | undefined): Record<string, unknown> {
+  return parents === undefined || parents.length === 0 ? resource : { ...resource, dependsOn: parents };
+}
+
+/** The definition without `dependsOn` (what the `task` row stores), for comparing with a stored one. */
+function storedPart(def: TaskDefinition): TaskDefinition {
+  const { dependsOn: _edges, ...rest } = def;
+  return rest;
+}
+
+/** Thrown inside a dry-run import so its transaction rolls back; carries the answer. */
+class DryRunRollback extends Error {
+  constructor(readonly outcome: ImportOutcome) {
+    super('dry run: rolled back');
+    this.name = 'DryRunRollback';
+  }
+}
+
+/** The answer of an import. */
+interface ImportOutcome {
+  created: string[];
+  updated: string[];
+  unchanged: string[];
+  deleted: string[];
+  edges: DependsOnOutcome;
+  dryRun: boolean;
+}
 
 /** Resource fields beyond core's `TASK_RESOURCE_FIELDS` that a PUT body may carry back (ignored). */
 const READ_ONLY_COUNTERS: readonly string[] = ['skippedCount', 'coalescedCount', 'pausedReason', 'calendarSkippedCount'];
@@ -92,6 +139,8 @@ export function listedTeams(principal: Principal | null, team: string | undefine
   return coversTeam(principal, team) ? [team] : [];
 }
 
+const EDGE = z.object({ parent: z.string(), child: z.string(), rule: z.enum(['ALL_SUCCESS', 'ALL_DONE']) });
+
 const YAML_ISSUE = z.object({ path: z.string(), message: z.string(), document: z.int().optional(), line: z.int().optional() });
 
 export const taskRoutes: RouteSpec[] = [
@@ -110,14 +159,18 @@ export const taskRoutes: RouteSpec[] = [
     handler: async ({ body, deps, principal }) => {
       const definition = withStoredSecrets(body, null); // a new task: a "***" has nothing to keep
       const created = await withTransaction(deps.pool, async (tx) => {
+        if (definition.dependsOn !== undefined) await lockDag(tx); // its edges are written with it (R19)
         await assertTeamUsable(tx, principal, definition.team);
         await assertCalendarUsable(tx, definition);
         const task = await insertTask(tx, definition);
         await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, team: task.definition.team, after: auditView(task) });
-        return task;
+        if (definition.dependsOn !== undefined) {
+          await writeDependsOn(tx, principal, [{ child: definition.name, team: definition.team, parents: definition.dependsOn }]);
+        }
+        return { task, resource: await resourceOf(tx, principal, task) };
       });
-      await notifyTaskChanged(deps, [created.definition.name]);
-      return { status: 201, body: taskResource(created, { redact: redactFor(principal?.role) }) };
+      await notifyTaskChanged(deps, [created.task.definition.name]);
+      return { status: 201, body: created.resource };
     },
   }),
   defineRoute<{ name: string }, unknown, { definition: TaskDefinition; version: number }>({
@@ -137,16 +190,19 @@ export const taskRoutes: RouteSpec[] = [
       if (body.definition.name !== params.name) {
         throw validationFailed([{ path: 'name', message: `name: must be ${JSON.stringify(params.name)}, the task named in the path (renaming is not supported)` }]);
       }
+      const dependsOn = body.definition.dependsOn;
       const updated = await withTransaction(deps.pool, async (tx) => {
+        if (dependsOn !== undefined) await lockDag(tx); // its edges change with it (R19)
         const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         if (body.definition.team !== before.definition.team) await assertTeamUsable(tx, principal, body.definition.team);
         await assertCalendarUsable(tx, body.definition);
         const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version);
         await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, team: after.definition.team, before: auditView(before), after: auditView(after) });
-        return after;
+        if (dependsOn !== undefined) await writeDependsOn(tx, principal, [{ child: params.name, team: after.definition.team, parents: dependsOn }]);
+        return resourceOf(tx, principal, after);
       });
       await notifyTaskChanged(deps, [params.name]);
-      return { status: 200, body: taskResource(updated, { redact: redactFor(principal?.role) }) };
+      return { status: 200, body: updated };
     },
   }),
   defineRoute<unknown, { enabled?: boolean; tag?: string; q?: string; team?: string; limit: number; cursor?: string }>({
@@ -178,7 +234,8 @@ export const taskRoutes: RouteSpec[] = [
         limit: query.limit + 1,
       });
       const redact = redactFor(principal?.role);
-      return { status: 200, body: pageOf(rows, query.limit, (t) => t.definition.name, (t) => taskResource(t, { redact })) };
+      const parents = await dependsOnByTask(deps.pool, principal, rows);
+      return { status: 200, body: pageOf(rows, query.limit, (t) => t.definition.name, (t) => withParents(taskResource(t, { redact }), parents.get(t.definition.name))) };
     },
   }),
   defineRoute<{ name: string }>({
@@ -191,7 +248,7 @@ export const taskRoutes: RouteSpec[] = [
     responses: { 200: { description: 'the task', schema: taskResourceSchema }, 404: { description: 'no such task' } },
     handler: async ({ params, deps, principal }) => {
       const task = await mustSeeTask(deps.pool, principal, params.name);
-      return { status: 200, body: taskResource(task, { redact: redactFor(principal?.role) }) };
+      return { status: 200, body: await resourceOf(deps.pool, principal, task) };
     },
   }),
   defineRoute<{ name: string }, { count: number; after?: string }>({
@@ -251,19 +308,32 @@ export const taskRoutes: RouteSpec[] = [
           const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
           const changed = (await setTaskEnabled(tx, params.name, action === 'enable')) ?? before;
           await audit(tx, principal, { action: `task.${action}`, target: `task:${params.name}`, team: before.definition.team, before: auditView(before), after: auditView(changed) });
-          return changed;
+          return resourceOf(tx, principal, changed);
         });
         await notifyTaskChanged(deps, [params.name]);
-        return { status: 200, body: taskResource(after, { redact: redactFor(principal?.role) }) };
+        return { status: 200, body: after };
       },
     }),
   ),
-  defineRoute<unknown, unknown, TaskDefinition[]>({
+  defineRoute<unknown, { dryRun: boolean; prune: boolean; team?: string }, TaskDefinition[]>({
     method: 'post',
     path: '/api/v1/tasks/import',
     access: 'operator',
     tag: 'tasks',
-    summary: 'Import task definitions from YAML (one or more `---` documents; all or nothing)',
+    summary: 'Import task definitions from YAML (one or more `---` documents; all or nothing, `dependsOn` edges included)',
+    query: z.object({
+      dryRun: z
+        .enum(['true', 'false'], { error: 'dryRun must be true or false' })
+        .default('false')
+        .transform((v) => v === 'true')
+        .describe('extension: check everything (parents, cycles, teams) and answer what would change; nothing is written'),
+      prune: z
+        .enum(['true', 'false'], { error: 'prune must be true or false' })
+        .default('false')
+        .transform((v) => v === 'true')
+        .describe('extension (admin): also delete the tasks of the token\'s teams (of `team` if given) that the YAML does not name, in the same transaction'),
+      team: teamNameSchema.optional().describe('extension: with `prune`, only tasks of this team are deleted'),
+    }),
     body: {
       kind: 'yaml',
       schema: z.string().describe('YAML documents, each a task definition'),
@@ -284,52 +354,101 @@ export const taskRoutes: RouteSpec[] = [
     },
     responses: {
       200: {
-        description: 'what changed',
-        schema: z.object({ created: z.array(z.string()), updated: z.array(z.string()), unchanged: z.array(z.string()) }),
+        description: 'what changed (with `dryRun`: what would change)',
+        schema: z.object({
+          created: z.array(z.string()),
+          updated: z.array(z.string()),
+          unchanged: z.array(z.string()),
+          deleted: z.array(z.string()).optional().describe('extension (with prune, dryRun or dependsOn): tasks deleted by `prune`'),
+          edges: z
+            .object({ added: z.array(EDGE), changed: z.array(EDGE), removed: z.array(EDGE) })
+            .optional()
+            .describe('extension: incoming edges written for the documents that carry `dependsOn`'),
+          dryRun: z.boolean().optional().describe('extension: true when nothing was written'),
+        }),
       },
-      400: { description: '`VALIDATION_FAILED`; each issue names its document (and line)', schema: z.object({ error: z.object({ details: z.object({ issues: z.array(YAML_ISSUE) }) }) }) },
+      400: { description: '`VALIDATION_FAILED`; each issue names its document (and line); a `dependsOn` parent that does not exist (or is not visible)', schema: z.object({ error: z.object({ details: z.object({ issues: z.array(YAML_ISSUE) }) }) }) },
+      403: { description: '`prune` without the admin role' },
+      409: { description: '`CYCLE`: the `dependsOn` of the documents would close a cycle, `details.cycle` names it; nothing is written' },
     },
-    handler: async ({ body, deps, principal }) => {
+    handler: async ({ body, query, deps, principal }) => {
       if (body.length === 0) throw validationFailed([{ path: '', message: 'the YAML holds no task definition' }]);
-      const outcome = await withTransaction(deps.pool, async (tx) => {
-        // Every document is checked against its stored task before anything is written (all or nothing).
-        const planned: Array<{ def: TaskDefinition; current: TaskRecord | null }> = [];
-        const issues: Issue[] = [];
-        for (const received of body) {
-          const current = await getTask(tx, received.name, { forUpdate: true });
-          // A task of a team the caller does not cover is not disclosed: it is as taken as any
-          // other name (409, like a create), never read or replaced.
-          if (current !== null && !coversTeam(principal, current.definition.team)) {
-            throw new ApiError(409, 'ALREADY_EXISTS', `task ${JSON.stringify(received.name)} already exists`, { name: received.name });
+      if (query.prune && (principal === null || !hasRole(principal.role, 'admin'))) {
+        throw new ApiError(403, 'FORBIDDEN', `prune deletes tasks: this needs the admin role; the token has ${principal?.role ?? 'none'}`, { required: 'admin', role: principal?.role ?? null });
+      }
+      const withEdges = query.prune || body.some((d) => d.dependsOn !== undefined);
+      let outcome: ImportOutcome;
+      try {
+        outcome = await withTransaction(deps.pool, async (tx) => {
+          if (withEdges) await lockDag(tx); // edges are written with the tasks (R19); taken first, as DELETE does
+          // Every document is checked against its stored task before anything is written (all or nothing).
+          const planned: Array<{ def: TaskDefinition; current: TaskRecord | null; document: number }> = [];
+          const issues: Issue[] = [];
+          for (const [index, received] of body.entries()) {
+            const current = await getTask(tx, received.name, { forUpdate: true });
+            // A task of a team the caller does not cover is not disclosed: it is as taken as any
+            // other name (409, like a create), never read or replaced.
+            if (current !== null && !coversTeam(principal, current.definition.team)) {
+              throw new ApiError(409, 'ALREADY_EXISTS', `task ${JSON.stringify(received.name)} already exists`, { name: received.name });
+            }
+            if (current === null || current.definition.team !== received.team) await assertTeamUsable(tx, principal, received.team);
+            await assertCalendarUsable(tx, received, index + 1);
+            const restored = restoreRedactedSecrets(received, current?.definition ?? null);
+            if (restored.ok) planned.push({ def: restored.value, current, document: index + 1 });
+            else issues.push(...restored.issues);
           }
-          if (current === null || current.definition.team !== received.team) await assertTeamUsable(tx, principal, received.team);
-          await assertCalendarUsable(tx, received, planned.length + issues.length + 1);
-          const restored = restoreRedactedSecrets(received, current?.definition ?? null);
-          if (restored.ok) planned.push({ def: restored.value, current });
-          else issues.push(...restored.issues);
-        }
-        if (issues.length > 0) throw validationFailed(issues);
-        const created: string[] = [];
-        const updated: string[] = [];
-        const unchanged: string[] = [];
-        for (const { def, current } of planned) {
-          if (current === null) {
-            const task = await insertTask(tx, def);
-            await audit(tx, principal, { action: 'task.create', target: `task:${def.name}`, team: def.team, reason: 'import', after: auditView(task) });
-            created.push(def.name);
-          } else if (stableStringify(current.definition) === stableStringify(def)) {
-            unchanged.push(def.name);
-          } else {
-            const task = await replaceTask(tx, def, current.version);
-            await audit(tx, principal, { action: 'task.replace', target: `task:${def.name}`, team: def.team, reason: 'import', before: auditView(current), after: auditView(task) });
-            updated.push(def.name);
+          if (issues.length > 0) throw validationFailed(issues);
+          const named = new Set(body.map((d) => d.name));
+          const pruned = query.prune
+            ? (await listTasks(tx, { teams: listedTeams(principal, query.team) })).filter((t) => !named.has(t.definition.name))
+            : [];
+          const created: string[] = [];
+          const updated: string[] = [];
+          const unchanged: string[] = [];
+          for (const { def, current } of planned) {
+            if (current === null) {
+              const task = await insertTask(tx, def);
+              await audit(tx, principal, { action: 'task.create', target: `task:${def.name}`, team: def.team, reason: 'import', after: auditView(task) });
+              created.push(def.name);
+            } else if (stableStringify(current.definition) === stableStringify(storedPart(def))) {
+              unchanged.push(def.name);
+            } else {
+              const task = await replaceTask(tx, def, current.version);
+              await audit(tx, principal, { action: 'task.replace', target: `task:${def.name}`, team: def.team, reason: 'import', before: auditView(current), after: auditView(task) });
+              updated.push(def.name);
+            }
           }
-        }
-        return { created, updated, unchanged };
-      });
-      await notifyTaskChanged(deps, [...outcome.created, ...outcome.updated]);
-      return { status: 200, body: outcome };
+          const edges = await writeDependsOn(
+            tx,
+            principal,
+            planned.flatMap(({ def, document }) => (def.dependsOn === undefined ? [] : [{ child: def.name, team: def.team, parents: def.dependsOn, where: `document ${document}: ` }])),
+            { written: named, deleted: new Set(pruned.map((t) => t.definition.name)), reason: 'import' },
+          );
+          // A task whose definition is the same but whose parents changed is updated too.
+          for (const edge of [...edges.added, ...edges.changed, ...edges.removed]) {
+            const at = unchanged.indexOf(edge.child);
+            if (at >= 0) updated.push(...unchanged.splice(at, 1));
+          }
+          const deleted: string[] = [];
+          for (const task of pruned) {
+            await deleteTask(tx, task.definition.name);
+            await audit(tx, principal, { action: 'task.delete', target: `task:${task.definition.name}`, team: task.definition.team, reason: 'import prune', before: auditView(task) });
+            deleted.push(task.definition.name);
+          }
+          if (deleted.length > 0) await bumpDagVersion(tx); // their edges went with them
+          const result: ImportOutcome = { created, updated, unchanged, deleted, edges, dryRun: query.dryRun };
+          if (query.dryRun) throw new DryRunRollback(result);
+          return result;
+        });
+      } catch (err) {
+        if (err instanceof DryRunRollback) return { status: 200, body: err.outcome };
+        throw err;
+      }
+      // The contract's three lists; the extensions only when asked for or when edges were written.
+      const plain = !query.prune && !withEdges;
+      const children = [...outcome.edges.added, ...outcome.edges.changed, ...outcome.edges.removed].map((e) => e.child);
+      await notifyTaskChanged(deps, [...new Set([...outcome.created, ...outcome.updated, ...outcome.deleted, ...children])]);
+      return { status: 200, body: plain ? { created: outcome.created, updated: outcome.updated, unchanged: outcome.unchanged } : outcome };
     },
   }),
 ];
-
