@@ -199,12 +199,27 @@ export {
   reserveIdempotencyKey,
 } from './queries/instances-manual.js';
 export type { CancelOutcome, ManualInstance } from './queries/instances-manual.js';
-export { insertRerunBatch, rerunInstance } from './queries/reruns.js';
-export type { NewRerunBatch, RerunTarget } from './queries/reruns.js';
+export {
+  RERUN_CANCEL_ACTION,
+  getRerunBatch,
+  insertRerunBatch,
+  instancesOfRerunBatch,
+  listRerunBatches,
+  rerunBatchCancels,
+  rerunBatchCounts,
+  rerunBatchTarget,
+  rerunBatchTeams,
+  rerunInstance,
+} from './queries/reruns.js';
+export type { NewRerunBatch, RerunBatchCancel, RerunBatchRecord, RerunTarget } from './queries/reruns.js';
 export { claimRun, isExecutionLive } from './queries/claims.js';
 export type { ClaimOutcome } from './queries/claims.js';
-export { dayStats } from './queries/stats.js';
-export type { DayStats } from './queries/stats.js';
+export { dayStats, hourlyStats } from './queries/stats.js';
+export type { DayStats, HourStats } from './queries/stats.js';
+export { currentRunTimes, runDurationMs } from './queries/run-times.js';
+export type { RunTimes } from './queries/run-times.js';
+export { listAlerts } from './queries/alerts-read.js';
+export type { AlertRecord, ListAlertsOptions } from './queries/alerts-read.js';
 export { listDeadLetters } from './queries/dead-letters.js';
 export type { DeadLetterRecord } from './queries/dead-letters.js';
 export { DISPATCH_PAUSED_FLAG, getSystemFlag, setSystemFlag } from './queries/flags.js';

@@ -13,6 +13,7 @@ import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationF
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
 import { adminRoutes } from './routes/admin.js';
+import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
 import { edgeRoutes } from './routes/edges.js';
 import { executionRoutes } from './routes/executions.js';
@@ -35,6 +36,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...instanceRoutes,
   ...rerunRoutes,
   ...opsRoutes,
+  ...alertRoutes,
   ...statsRoutes,
   ...sessionRoutes,
   ...adminRoutes,

@@ -90,12 +90,19 @@ describe('GET /api/v1/stats/hourly', () => {
     await insertInstance(built.pool, { task: 'hourly_a', expected: '2026-03-04T05:20:00.000Z', bizDate: '2026-03-04', state: 'FAILED' });
     const late = await insertInstance(built.pool, { task: 'hourly_a', expected: '2026-03-04T23:59:59.000Z', bizDate: '2026-03-04', state: 'FAILED' });
     await insertInstance(built.pool, { task: 'hourly_a', expected: '2026-03-05T00:00:00.000Z', bizDate: '2026-03-05', state: 'SUCCESS' });
-    // Committed 1.5 s after its slot; started 2.5 s after it.
-    await built.pool.query('UPDATE task_instance SET created_at = ?, started_at = ? WHERE id = ?', [
+    // Committed 1.5 s after its slot; its execution started 2.5 s after it (#20: the delay is
+    // the current execution's start, not the instance row's started_at).
+    await built.pool.query('UPDATE task_instance SET created_at = ?, started_at = ?, current_execution_id = ? WHERE id = ?', [
       new Date('2026-03-05T00:00:00.500Z'),
-      new Date('2026-03-05T00:00:01.500Z'),
+      new Date('2026-03-05T00:00:09.000Z'),
+      '00000000-0000-7000-8000-000000000001',
       late,
     ]);
+    await built.pool.query(
+      `INSERT INTO task_execution (execution_id, instance_id, attempt, run_no, worker_id, state, acked_at, started_at, ended_at)
+       VALUES ('00000000-0000-7000-8000-000000000001', ?, 1, 1, 'w1', 'FAILED', ?, ?, ?)`,
+      [late, new Date('2026-03-05T00:00:01.400Z'), new Date('2026-03-05T00:00:01.500Z'), new Date('2026-03-05T00:00:02.000Z')],
+    );
 
     const res = await built.call('GET', '/api/v1/stats/hourly?day=2026-03-04', { token: built.tokens.viewer });
     expect(res.status).toBe(200);

@@ -1,6 +1,6 @@
 /** Resource shapes of the API (ADMIN-API.md): tasks, instances, executions, events. */
-import { redactTaskSecrets } from '@ax/core';
-import type { EventRecord, ExecutionRecord, InstanceRecord, TaskRecord } from '@ax/store';
+import { isFinal, redactTaskSecrets } from '@ax/core';
+import { runDurationMs, type EventRecord, type ExecutionRecord, type InstanceRecord, type RunTimes, type TaskRecord } from '@ax/store';
 import type { Role } from './auth.js';
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
@@ -12,7 +12,8 @@ export function taskResource(task: TaskRecord, opts: { redact: boolean }): Recor
     version: task.version,
     createdAt: task.createdAt.toISOString(),
     updatedAt: task.updatedAt.toISOString(),
-    nextFireTime: iso(task.nextFireTime),
+    // A disabled task does not fire (the stored time is where scheduling resumes from).
+    nextFireTime: task.definition.enabled ? iso(task.nextFireTime) : null,
     lastFireTime: iso(task.lastFireTime),
     skippedCount: task.skippedCount,
     coalescedCount: task.coalescedCount,
@@ -27,8 +28,15 @@ export function redactFor(role: Role | undefined): boolean {
   return role === undefined || role === 'viewer';
 }
 
-/** The instance resource. */
-export function instanceResource(i: InstanceRecord): Record<string, unknown> {
+/**
+ * The instance resource. Its times are those of its current execution (`run`, from
+ * `currentRunTimes`; undefined: none yet): `startedAt` when that started running, `endedAt`
+ * when it ended once the instance is final (else when the instance became final, e.g. canceled
+ * before it ran), `durationMs` between the two.
+ */
+export function instanceResource(i: InstanceRecord, run: RunTimes | undefined): Record<string, unknown> {
+  const startedAt = run?.startedAt ?? null;
+  const endedAt = isFinal(i.state) ? (run?.endedAt ?? i.endedAt) : i.endedAt;
   return {
     id: i.id,
     taskName: i.taskName,
@@ -45,8 +53,9 @@ export function instanceResource(i: InstanceRecord): Record<string, unknown> {
     workerId: i.workerId,
     currentExecutionId: i.currentExecutionId,
     createdAt: i.createdAt.toISOString(),
-    startedAt: iso(i.startedAt),
-    endedAt: iso(i.endedAt),
+    startedAt: iso(startedAt),
+    endedAt: iso(endedAt),
+    durationMs: run === undefined || run.endedAt === null ? null : run.durationMs,
     rerunBatchId: i.rerunBatchId,
     team: i.team,
   };
@@ -65,8 +74,10 @@ export function executionResource(e: ExecutionRecord): Record<string, unknown> {
     reason: e.reason,
     dispatchedAt: e.dispatchedAt.toISOString(),
     ackedAt: iso(e.ackedAt),
-    startedAt: iso(e.startedAt),
+    // Started running: as the worker reported it, else (still running) at its ACK.
+    startedAt: iso(e.startedAt ?? e.ackedAt),
     endedAt: iso(e.endedAt),
+    durationMs: runDurationMs(e.startedAt ?? e.ackedAt, e.endedAt),
     exitCode: e.exitCode,
     outputTail: e.outputTail,
     outputTruncated: e.outputTruncated,

@@ -70,8 +70,10 @@ export const instanceSchema = z.object({
   workerId: z.string().nullable(),
   currentExecutionId: z.string().nullable(),
   createdAt: z.string(),
-  startedAt: z.string().nullable(),
-  endedAt: z.string().nullable(),
+  startedAt: z.string().nullable().describe('when its current execution started running (reported by the worker, else its ACK); null before'),
+  endedAt: z.string().nullable().describe("when it became final: its current execution's end, or (canceled before running) the cancel"),
+  durationMs: z.number().nullable().describe("extension: its current execution's run, started → ended, ms; null until it ended"),
+  rerunBatchId: z.string().nullable().describe('extension: the rerun or backfill batch that last re-ran or created it'),
   team: z.string().nullable().describe("the team of the instance's task (null once the task is deleted: only tokens of every team see it then)"),
 });
 
@@ -83,4 +85,27 @@ export const eventSchema = z.object({
   workerId: z.string().optional(),
   message: z.string().optional(),
   data: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** One execution (attempt) in instance detail (ADMIN-API.md: `startedAt`, `endedAt`, `durationMs`, `logSize`). */
+export const executionSchema = z.object({
+  executionId: z.string(),
+  attempt: z.int(),
+  runNo: z.int(),
+  shardIndex: z.int().nullable(),
+  shardTotal: z.int().nullable(),
+  workerId: z.string(),
+  state: z.string(),
+  reason: z.string().nullable(),
+  dispatchedAt: z.string(),
+  ackedAt: z.string().nullable(),
+  startedAt: z.string().nullable().describe('when it started running (reported by the worker, else its ACK)'),
+  endedAt: z.string().nullable(),
+  durationMs: z.number().nullable().describe('started → ended, ms; null until it ended'),
+  exitCode: z.int().nullable(),
+  outputTail: z.string().nullable(),
+  outputTruncated: z.boolean(),
+  error: z.string().nullable(),
+  result: z.unknown(),
+  logSize: z.int().describe('bytes of output stored (both streams)'),
 });

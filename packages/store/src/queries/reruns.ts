@@ -2,13 +2,16 @@
  * Reruns (ADMIN-API.md "Reruns", R18, R20): a `rerun_batch` row holds the request and its
  * concurrency limit (checked by brokers at claim); a final instance moves back to `PENDING`
  * (or `WAITING` below a rerun parent) with `run_no + 1`, a fresh attempt budget and a
- * `RERUN_REQUESTED` event, by a conditional UPDATE from the state it was read in.
+ * `RERUN_REQUESTED` event, by a conditional UPDATE from the state it was read in. Reads of
+ * batches (`GET /api/v1/reruns`) count their instances by state; a cancel is recorded by its
+ * audit entry.
  */
-import type { ResultSetHeader } from 'mysql2';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { assertTransition, type InstanceState } from '@ax/core';
-import { encodeJson } from '../json.js';
+import { decodeJsonNullable, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { appendEvents } from './events.js';
+import { INSTANCE_COLUMNS, instanceFromRow, type InstanceRecord } from './instances-read.js';
 
 /** A rerun request to record. */
 export interface NewRerunBatch {
@@ -71,4 +74,170 @@ export async function rerunInstance(db: Queryable, t: RerunTarget): Promise<bool
     },
   ]);
   return true;
+}
+
+/** A `rerun_batch` row. */
+export interface RerunBatchRecord {
+  readonly id: string;
+  readonly mode: string;
+  readonly reason: string;
+  readonly actor: string;
+  readonly concurrency: number | null;
+  readonly forceDownstream: boolean;
+  /** The request body as accepted. */
+  readonly request: unknown;
+  readonly createdAt: Date;
+}
+
+/** A cancel of a batch, as its audit entry records it. */
+export interface RerunBatchCancel {
+  readonly at: Date;
+  readonly actor: string;
+}
+
+/** The audit action of a batch cancel; its target is {@link rerunBatchTarget}. */
+export const RERUN_CANCEL_ACTION = 'rerun.cancel';
+
+/** The audit target of a batch: `rerun:<id>`. */
+export function rerunBatchTarget(id: string): string {
+  return `rerun:${id}`;
+}
+
+/**
+ * SQL: whether batch `b` is visible to a token of `teams` (values: `[teams, teams]`). A batch
+ * belongs to the teams of its instances (an instance re-run by a later batch moves to it) and,
+ * while it has none, to the team of the task or instance its request named: visible when the
+ * token covers all of them, so its counts never include another team's instances.
+ */
+const BATCH_VISIBLE_SQL = `NOT EXISTS (SELECT 1 FROM task_instance bi LEFT JOIN task bt ON bt.id = bi.task_id
+                 WHERE bi.rerun_batch_id = b.id AND (bt.team IS NULL OR bt.team NOT IN (?)))
+    AND (EXISTS (SELECT 1 FROM task_instance bi WHERE bi.rerun_batch_id = b.id)
+         OR COALESCE(
+              (SELECT nt.team FROM task nt
+                WHERE nt.name = COALESCE(JSON_UNQUOTE(JSON_EXTRACT(b.request, '$.task')), JSON_UNQUOTE(JSON_EXTRACT(b.request, '$.root')))),
+              (SELECT nt.team FROM task_instance ni JOIN task nt ON nt.id = ni.task_id
+                WHERE ni.id = JSON_UNQUOTE(JSON_EXTRACT(b.request, '$.instanceId')))) IN (?))`;
+
+function teamCondition(teams: readonly string[] | null): { sql: string; values: unknown[] } | null {
+  if (teams === null) return null;
+  if (teams.length === 0) return { sql: 'FALSE', values: [] };
+  return { sql: BATCH_VISIBLE_SQL, values: [teams, teams] };
+}
+
+function batchFromRow(r: RowDataPacket): RerunBatchRecord {
+  return {
+    id: String(r['id']),
+    mode: String(r['mode']),
+    reason: String(r['reason']),
+    actor: String(r['actor']),
+    concurrency: r['concurrency'] == null ? null : Number(r['concurrency']),
+    forceDownstream: Number(r['force_downstream']) === 1,
+    request: decodeJsonNullable(r['request']),
+    createdAt: r['created_at'] as Date,
+  };
+}
+
+const BATCH_COLUMNS = 'b.id, b.mode, b.reason, b.actor, b.concurrency, b.force_downstream, b.request, b.created_at';
+
+/** Batches newest first (ids below `beforeId`), of these teams (`null`: all), at most `limit`. */
+export async function listRerunBatches(
+  db: Queryable,
+  opts: { teams: readonly string[] | null; beforeId?: string; mode?: string; limit: number },
+): Promise<RerunBatchRecord[]> {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (opts.beforeId !== undefined) {
+    where.push('b.id < ?');
+    values.push(opts.beforeId);
+  }
+  if (opts.mode !== undefined) {
+    where.push('b.mode = ?');
+    values.push(opts.mode);
+  }
+  const team = teamCondition(opts.teams);
+  if (team !== null) {
+    where.push(team.sql);
+    values.push(...team.values);
+  }
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${BATCH_COLUMNS} FROM rerun_batch b ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY b.id DESC LIMIT ?`,
+    [...values, opts.limit],
+  );
+  return rows.map(batchFromRow);
+}
+
+/** One batch if it exists and is visible to `teams` (`null`: all); `forUpdate` locks its row (cancels of one batch queue up). */
+export async function getRerunBatch(db: Queryable, id: string, opts: { teams: readonly string[] | null; forUpdate?: boolean }): Promise<RerunBatchRecord | null> {
+  const team = teamCondition(opts.teams);
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${BATCH_COLUMNS} FROM rerun_batch b WHERE b.id = ?${team === null ? '' : ` AND ${team.sql}`}${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    [id, ...(team === null ? [] : team.values)],
+  );
+  const row = rows[0];
+  return row === undefined ? null : batchFromRow(row);
+}
+
+/** Instances of each batch by state (`idx_instance_rerun_batch`). */
+export async function rerunBatchCounts(db: Queryable, batchIds: readonly string[]): Promise<Map<string, Map<InstanceState, number>>> {
+  const out = new Map<string, Map<InstanceState, number>>();
+  if (batchIds.length === 0) return out;
+  const [rows] = await db.query<RowDataPacket[]>(
+    'SELECT rerun_batch_id, state, COUNT(*) AS n FROM task_instance WHERE rerun_batch_id IN (?) GROUP BY rerun_batch_id, state',
+    [batchIds],
+  );
+  for (const r of rows) {
+    const id = String(r['rerun_batch_id']);
+    const byState = out.get(id) ?? new Map<InstanceState, number>();
+    byState.set(String(r['state']) as InstanceState, Number(r['n']));
+    out.set(id, byState);
+  }
+  return out;
+}
+
+/** The teams of each batch's instances (a deleted task's instance: null). */
+export async function rerunBatchTeams(db: Queryable, batchIds: readonly string[]): Promise<Map<string, Array<string | null>>> {
+  const out = new Map<string, Array<string | null>>();
+  if (batchIds.length === 0) return out;
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT DISTINCT i.rerun_batch_id, t.team FROM task_instance i LEFT JOIN task t ON t.id = i.task_id WHERE i.rerun_batch_id IN (?)`,
+    [batchIds],
+  );
+  for (const r of rows) {
+    const id = String(r['rerun_batch_id']);
+    out.set(id, [...(out.get(id) ?? []), (r['team'] as string | null) ?? null]);
+  }
+  return out;
+}
+
+/**
+ * The cancels of these batches, from their audit entries (the audit log is the record of the
+ * write: no column of its own). Read from the oldest batch's creation on (`idx_audit_at`).
+ */
+export async function rerunBatchCancels(db: Queryable, batches: ReadonlyArray<Pick<RerunBatchRecord, 'id' | 'createdAt'>>): Promise<Map<string, RerunBatchCancel>> {
+  const out = new Map<string, RerunBatchCancel>();
+  if (batches.length === 0) return out;
+  const since = new Date(Math.min(...batches.map((b) => b.createdAt.getTime())));
+  const targets = new Map(batches.map((b) => [rerunBatchTarget(b.id), b.id]));
+  const [rows] = await db.query<RowDataPacket[]>(
+    'SELECT target, at, actor FROM audit_log WHERE at >= ? AND action = ? AND target IN (?) ORDER BY id',
+    [since, RERUN_CANCEL_ACTION, [...targets.keys()]],
+  );
+  for (const r of rows) {
+    const id = targets.get(String(r['target']));
+    if (id !== undefined && !out.has(id)) out.set(id, { at: r['at'] as Date, actor: String(r['actor']) });
+  }
+  return out;
+}
+
+/** The batch's instances in `states`, oldest first, locked with `forUpdate`. */
+export async function instancesOfRerunBatch(
+  db: Queryable,
+  batchId: string,
+  opts: { states: readonly InstanceState[]; forUpdate?: boolean },
+): Promise<InstanceRecord[]> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT ${INSTANCE_COLUMNS} FROM task_instance WHERE rerun_batch_id = ? AND state IN (?) ORDER BY id${opts.forUpdate === true ? ' FOR UPDATE' : ''}`,
+    [batchId, opts.states],
+  );
+  return rows.map(instanceFromRow);
 }

@@ -1,7 +1,20 @@
-/** Today's figures for the dashboard (`GET /api/v1/stats/today`, UTC day), from `task_instance`. */
+/**
+ * The dashboard's figures (`GET /api/v1/stats/today`, UTC day) and charts
+ * (`GET /api/v1/stats/hourly`), from `task_instance` and `task_execution`.
+ *
+ * An instance counts in the day and hour it became due:
+ * - its `due_at` (slot time plus jitter; a retry's or a rerun's time),
+ * - a `dependency` instance (created PENDING once its parents were satisfied) at its
+ *   `created_at`: its `expected_time` and `due_at` are the start of its biz date, hours earlier,
+ * - an instance created WAITING for parents at its last `DEPS_MET` event (the promotion to
+ *   PENDING does not change `due_at`),
+ * whichever is latest. Trigger delay = start of its current execution − that time; durations
+ * are those of executions (started → ended), not the instance row's times.
+ */
 import type { RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
 import { instanceTeamFilter } from './instances-read.js';
+import { CURRENT_EXECUTION_ID_SQL, EXECUTION_START_SQL } from './run-times.js';
 
 /** The figures of one UTC day. */
 export interface DayStats {
@@ -9,36 +22,78 @@ export interface DayStats {
   succeeded: number;
   failed: number;
   running: number;
+  /** Mean of (start of the current execution − when the instance became due) over started instances, ms; null without any. */
   avgTriggerDelayMs: number | null;
+  /** Longest execution (started → ended) of the day's instances, ms; null without any. */
   maxDurationMs: number | null;
   topFailing: Array<{ task: string; count: number }>;
 }
 
-/** Figures of the instances whose slot lies in `[dayStart, dayStart + 1 day)`. */
-export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: readonly string[] | null = null): Promise<DayStats> {
-  const dayEnd = new Date(dayStart.getTime() + 86_400_000);
-  // Only the instances of these teams' tasks (null: all).
+/** One hour of a day. */
+export interface HourStats {
+  /** Start of the hour, ISO UTC. */
+  hour: string;
+  runs: number;
+  succeeded: number;
+  failed: number;
+  /** Mean of instance commit − expected time over `schedule` instances (the scheduler's fire lag), ms; null without any. */
+  avgFireLagMs: number | null;
+  /** Mean of start − due time over started instances, ms; null without any. */
+  avgTriggerDelayMs: number | null;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * SQL of the instances that became due in `[from, to)`, one row each: `id, task_name, state,
+ * trg, expected_time, created_at, due_time, run_started, longest_us`; and its values.
+ *
+ * The inner WHERE is a superset that needs no event read: the due time is the greatest of
+ * `due_at`, `created_at` (dependency) and a DEPS_MET time, so it lies before `to` only if
+ * `due_at` does, and at or after `from` only if `due_at` is, or the row was written since
+ * (creation and promotion both set `updated_at`).
+ */
+function dueInstances(from: Date, to: Date, teams: readonly string[] | null): { sql: string; values: unknown[] } {
   const team = instanceTeamFilter(teams);
-  const teamSql = team === null ? '' : ` AND ${team.sql}`;
-  const teamValues = team === null ? [] : team.values;
+  const sql = `SELECT d.* FROM (
+      SELECT i.id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at,
+             GREATEST(i.due_at,
+                      IF(i.\`trigger\` = 'dependency', i.created_at, i.due_at),
+                      COALESCE((SELECT MAX(ev.at) FROM event_log ev WHERE ev.instance_id = i.id AND ev.type = 'DEPS_MET'), i.due_at)) AS due_time,
+             (SELECT ${EXECUTION_START_SQL} FROM task_execution x WHERE x.id = ${CURRENT_EXECUTION_ID_SQL}) AS run_started,
+             (SELECT MAX(TIMESTAMPDIFF(MICROSECOND, ${EXECUTION_START_SQL}, x.ended_at)) FROM task_execution x
+               WHERE x.instance_id = i.id AND x.ended_at IS NOT NULL AND ${EXECUTION_START_SQL} IS NOT NULL) AS longest_us
+        FROM task_instance i
+       WHERE i.due_at < ? AND (i.due_at >= ? OR i.updated_at >= ?)${team === null ? '' : ` AND ${team.sql}`}
+    ) d WHERE d.due_time >= ? AND d.due_time < ?`;
+  return { sql, values: [to, from, from, ...(team === null ? [] : team.values), from, to] };
+}
+
+/** SQL of the trigger delay of a row of {@link dueInstances}, µs (a start before the due time, from a worker's clock, is 0). */
+const DELAY_US_SQL = 'CASE WHEN run_started IS NOT NULL THEN GREATEST(0, TIMESTAMPDIFF(MICROSECOND, due_time, run_started)) END';
+
+const ms = (v: unknown): number | null => (v == null ? null : Math.max(0, Math.round(Number(v) / 1000)));
+
+/** Figures of the instances that became due in `[dayStart, dayStart + 1 day)`. */
+export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: readonly string[] | null = null): Promise<DayStats> {
+  const due = dueInstances(dayStart, new Date(dayStart.getTime() + DAY_MS), teams);
   const [rows] = await db.query<RowDataPacket[]>(
     `SELECT COUNT(*) AS total,
             COALESCE(SUM(state = 'SUCCESS'), 0) AS succeeded,
             COALESCE(SUM(state = 'FAILED'), 0) AS failed,
             COALESCE(SUM(state IN ('DISPATCHED', 'RUNNING')), 0) AS running,
-            AVG(CASE WHEN started_at IS NOT NULL THEN TIMESTAMPDIFF(MICROSECOND, expected_time, started_at) END) AS delay_us,
-            MAX(CASE WHEN started_at IS NOT NULL AND ended_at IS NOT NULL THEN TIMESTAMPDIFF(MICROSECOND, started_at, ended_at) END) AS max_us
-       FROM task_instance WHERE expected_time >= ? AND expected_time < ?${teamSql}`,
-    [dayStart, dayEnd, ...teamValues],
+            AVG(${DELAY_US_SQL}) AS delay_us,
+            MAX(longest_us) AS max_us
+       FROM (${due.sql}) s`,
+    due.values,
   );
   const [top] = await db.query<Array<RowDataPacket & { task_name: string; n: string }>>(
-    `SELECT task_name, COUNT(*) AS n FROM task_instance
-      WHERE expected_time >= ? AND expected_time < ? AND state = 'FAILED'${teamSql}
+    `SELECT task_name, COUNT(*) AS n FROM (${due.sql}) s WHERE state = 'FAILED'
       GROUP BY task_name ORDER BY n DESC, task_name LIMIT ?`,
-    [dayStart, dayEnd, ...teamValues, topN],
+    [...due.values, topN],
   );
   const r = (rows[0] ?? {}) as Record<string, unknown>;
-  const ms = (v: unknown): number | null => (v == null ? null : Math.max(0, Math.round(Number(v) / 1000)));
   return {
     total: Number(r['total'] ?? 0),
     succeeded: Number(r['succeeded'] ?? 0),
@@ -48,4 +103,32 @@ export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: r
     maxDurationMs: ms(r['max_us']),
     topFailing: top.map((t) => ({ task: t.task_name, count: Number(t.n) })),
   };
+}
+
+/** 24 hours from `dayStart` (a UTC midnight), each present (zero or null when nothing was due); an instance counts in the hour it became due. */
+export async function hourlyStats(db: Queryable, dayStart: Date, teams: readonly string[] | null = null): Promise<HourStats[]> {
+  const due = dueInstances(dayStart, new Date(dayStart.getTime() + DAY_MS), teams);
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT FLOOR(TIMESTAMPDIFF(SECOND, ?, due_time) / 3600) AS h,
+            COUNT(*) AS runs,
+            COALESCE(SUM(state = 'SUCCESS'), 0) AS succeeded,
+            COALESCE(SUM(state = 'FAILED'), 0) AS failed,
+            AVG(CASE WHEN trg = 'schedule' THEN TIMESTAMPDIFF(MICROSECOND, expected_time, created_at) END) AS lag_us,
+            AVG(${DELAY_US_SQL}) AS delay_us
+       FROM (${due.sql}) s
+      GROUP BY h`,
+    [dayStart, ...due.values],
+  );
+  const byHour = new Map(rows.map((r) => [Number(r['h']), r]));
+  return Array.from({ length: 24 }, (_unused, h) => {
+    const r = byHour.get(h);
+    return {
+      hour: new Date(dayStart.getTime() + h * HOUR_MS).toISOString(),
+      runs: Number(r?.['runs'] ?? 0),
+      succeeded: Number(r?.['succeeded'] ?? 0),
+      failed: Number(r?.['failed'] ?? 0),
+      avgFireLagMs: ms(r?.['lag_us']),
+      avgTriggerDelayMs: ms(r?.['delay_us']),
+    };
+  });
 }

@@ -4,6 +4,7 @@ import { INSTANCE_STATES, bizDateOf, encodeMessage, teamNameSchema, toError } fr
 import {
   bindIdempotencyKey,
   cancelInstance,
+  currentRunTimes,
   insertManualInstance,
   listExecutions,
   listInstanceEvents,
@@ -18,7 +19,7 @@ import { notifyInstancesReady } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { eventResource, executionResource, instanceResource } from '../resources.js';
 import { defineRoute, type RouteSpec } from '../route.js';
-import { bizDateSchema, eventSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
+import { bizDateSchema, eventSchema, executionSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
 import { mustSeeInstance, mustSeeTask } from '../team-scope.js';
@@ -80,7 +81,8 @@ export const instanceRoutes: RouteSpec[] = [
         teams: listedTeams(principal, query.team),
         limit: query.limit + 1,
       });
-      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, instanceResource) };
+      const runs = await currentRunTimes(deps.pool, rows.slice(0, query.limit).map((i) => i.id));
+      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id))) };
     },
   }),
   defineRoute<{ id: string }>({
@@ -94,7 +96,7 @@ export const instanceRoutes: RouteSpec[] = [
       200: {
         description: 'the instance',
         schema: instanceSchema.extend({
-          executions: z.array(z.record(z.string(), z.unknown())),
+          executions: z.array(executionSchema),
           events: z.array(eventSchema),
           outputTail: z.string().nullable(),
         }),
@@ -103,13 +105,13 @@ export const instanceRoutes: RouteSpec[] = [
     },
     handler: async ({ params, deps, principal }) => {
       const inst = await mustSeeInstance(deps.pool, principal, params.id);
-      const [executions, events] = await Promise.all([listExecutions(deps.pool, inst.id), listInstanceEvents(deps.pool, inst.id)]);
+      const [executions, events, runs] = await Promise.all([listExecutions(deps.pool, inst.id), listInstanceEvents(deps.pool, inst.id), currentRunTimes(deps.pool, [inst.id])]);
       const logSizes = await logSizesOfExecutions(deps.pool, executions.map((e) => e.executionId));
       const last = executions[executions.length - 1];
       return {
         status: 200,
         body: {
-          ...instanceResource(inst),
+          ...instanceResource(inst, runs.get(inst.id)),
           executions: executions.map((e) => ({ ...executionResource(e), logSize: logSizes.get(e.executionId) ?? 0 })),
           events: events.map(eventResource),
           outputTail: last?.outputTail ?? null,
@@ -145,7 +147,8 @@ export const instanceRoutes: RouteSpec[] = [
         return result;
       });
       if (outcome.workerId !== null && outcome.executionId !== null) await sendCancel(deps, outcome.workerId, outcome.executionId);
-      return { status: 200, body: instanceResource(await mustSeeInstance(deps.pool, principal, params.id)) };
+      const canceled = await mustSeeInstance(deps.pool, principal, params.id);
+      return { status: 200, body: instanceResource(canceled, (await currentRunTimes(deps.pool, [canceled.id])).get(canceled.id)) };
     },
   }),
   defineRoute<{ name: string }, unknown, { params?: Record<string, unknown>; bizDate?: string }>({
@@ -203,7 +206,8 @@ export const instanceRoutes: RouteSpec[] = [
       });
       if (outcome.replayed) res.setHeader('idempotent-replayed', 'true');
       else await notifyInstancesReady(deps, 1);
-      return { status: 202, body: instanceResource(await mustSeeInstance(deps.pool, principal, outcome.id)) };
+      const triggered = await mustSeeInstance(deps.pool, principal, outcome.id);
+      return { status: 202, body: instanceResource(triggered, (await currentRunTimes(deps.pool, [triggered.id])).get(triggered.id)) };
     },
   }),
 ];

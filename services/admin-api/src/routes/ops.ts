@@ -125,7 +125,9 @@ export const opsRoutes: RouteSpec[] = [
     path: '/api/v1/stats/today',
     access: 'viewer',
     tag: 'stats',
-    summary: "Today's figures (UTC day of the slots), of the token's teams",
+    summary: "Today's figures (the instances that became due this UTC day), of the token's teams",
+    description:
+      'An instance became due at its `due_at`; a dependency instance when its parents were satisfied (created, or promoted from WAITING: its `DEPS_MET` event), never at the midnight of its biz date.',
     responses: {
       200: {
         description: 'figures',
@@ -133,10 +135,11 @@ export const opsRoutes: RouteSpec[] = [
           total: z.int(),
           succeeded: z.int(),
           failed: z.int(),
-          running: z.int(),
-          avgTriggerDelayMs: z.number().nullable(),
-          maxDurationMs: z.number().nullable(),
+          running: z.int().describe('DISPATCHED or RUNNING'),
+          avgTriggerDelayMs: z.number().nullable().describe('mean of (start of the current execution − when the instance became due) over started instances, ms'),
+          maxDurationMs: z.number().nullable().describe("the longest execution (started → ended) of the day's instances, ms"),
           topFailing: z.array(z.object({ task: z.string(), count: z.int() })),
+          day: z.string().describe('extension: the UTC day, YYYY-MM-DD'),
         }),
       },
     },

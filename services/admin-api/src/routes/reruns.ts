@@ -25,6 +25,7 @@ import { ApiError, invalidState, notFound, validationFailed } from '../errors.js
 import { notifyInstancesReady } from '../notify.js';
 import { defineRoute, type RouteSpec, type Tx } from '../route.js';
 import { bizDateSchema, reasonSchema, taskNameSchema } from '../schemas.js';
+import { rerunBatchRoutes } from './rerun-batches.js';
 
 /** Most slots one backfill may create or re-run. */
 export const MAX_BACKFILL_SLOTS = 10_000;
@@ -314,4 +315,6 @@ export const rerunRoutes: RouteSpec[] = [
       return { status: 202, body: { instances: outcome.ids, batchId: outcome.batchId } };
     },
   }),
+  // GET /reruns, GET /reruns/{id}, POST /reruns/{id}/cancel
+  ...rerunBatchRoutes,
 ];

@@ -12,7 +12,10 @@ const hourSchema = z.object({
   succeeded: z.int(),
   failed: z.int(),
   avgFireLagMs: z.number().nullable().describe('instance commit − expected time of scheduled instances'),
-  avgTriggerDelayMs: z.number().nullable().describe('start − expected time'),
+  avgTriggerDelayMs: z
+    .number()
+    .nullable()
+    .describe("start of the current execution − when the instance became due (due_at; a dependency instance: when its parents were satisfied), ms"),
 });
 
 export const statsRoutes: RouteSpec[] = [
@@ -22,7 +25,7 @@ export const statsRoutes: RouteSpec[] = [
     access: 'viewer',
     tag: 'stats',
     extension: true,
-    summary: 'Per-hour figures of a UTC day, by slot (extension)',
+    summary: 'Per-hour figures of a UTC day, by the hour each instance became due (extension)',
     query: z.object({ day: bizDateSchema.optional().describe('the UTC day, YYYY-MM-DD; default today') }),
     responses: { 200: { description: '24 hours, oldest first', schema: z.object({ day: z.string(), hours: z.array(hourSchema) }) } },
     handler: async ({ query, deps, principal }) => {
