@@ -61,6 +61,7 @@ export async function createAxRound(label) {
   track('dirs', dataDir);
   const procs = [];
   const allProcs = [];
+  const httpPorts = new WeakMap();
   const round = {
     namespace,
     db,
@@ -76,8 +77,11 @@ export async function createAxRound(label) {
       AX_WORKER_DATA_DIR: dataDir,
       ...fromEnv(AX_BENCH_ENV.common),
     },
-    /** Starts `count` processes of a service; `profileDir` turns on `--cpu-prof`. */
-    async start(service, count, { profileDir, extraEnv = {} } = {}) {
+    /**
+     * Starts `count` processes of a service; `profileDir` turns on `--cpu-prof`; `name` labels
+     * the process in output dumps (default `<service>-<i>`).
+     */
+    async start(service, count, { profileDir, extraEnv = {}, name } = {}) {
       const started = await Promise.all(
         Array.from({ length: count }, async (_, i) => {
           const env = { ...round.env, ...fromEnv(AX_BENCH_ENV[service] ?? {}), ...extraEnv };
@@ -92,7 +96,7 @@ export async function createAxRound(label) {
           const port = await freePort();
           env.AX_HTTP_PORT = String(port);
           const proc = await startProcess({
-            name: `${service}-${i + 1}`,
+            name: name ?? `${service}-${i + 1}`,
             command: process.execPath,
             args: [...nodeArgs, entryOf(service)],
             env,
@@ -100,12 +104,24 @@ export async function createAxRound(label) {
             readyTimeoutMs: 30_000,
           });
           track('pgids', proc.pgid);
+          httpPorts.set(proc, port);
           return proc;
         }),
       );
       procs.push(...started.map((p) => ({ service, proc: p })));
       allProcs.push(...started.map((p) => ({ service, proc: p })));
       return started.map((p) => p);
+    },
+    /** `http://127.0.0.1:<port>` of a started process's health server (`/healthz`, `/metrics`). */
+    httpUrl(proc) {
+      return `http://127.0.0.1:${httpPorts.get(proc)}`;
+    },
+    /** Kills one started process's group (SIGKILL unless told otherwise) and forgets it once gone. */
+    async kill(proc, signal = 'SIGKILL') {
+      await proc.stop({ signal, graceMs: 5_000 });
+      untrack('pgids', proc.pgid);
+      const i = procs.findIndex((p) => p.proc === proc);
+      if (i >= 0) procs.splice(i, 1);
     },
     /** The last `n` output lines of every process started so far (kept after they stop). */
     outputTail(n = 20) {
@@ -225,15 +241,16 @@ export async function dueBacklog(pool) {
 
 /**
  * Per instance: slot key, fire lag (expected → created, ms) and end lag (expected → ended,
- * ms), state. Times are on the database clock.
+ * ms), state. Times are on the database clock. `params` fill the `?` of `where`.
  */
-export async function instanceRows(pool, where = '1=1') {
+export async function instanceRows(pool, where = '1=1', params = []) {
   const [rows] = await pool.query(
     `SELECT task_name, expected_time, state, run_no,
             TIMESTAMPDIFF(MICROSECOND, expected_time, created_at) / 1000 AS fire_lag,
             TIMESTAMPDIFF(MICROSECOND, expected_time, ended_at) / 1000 AS end_lag,
             UNIX_TIMESTAMP(ended_at) * 1000 AS ended_ms
        FROM task_instance WHERE ${where}`,
+    params,
   );
   return rows.map((r) => ({
     taskName: r.task_name,

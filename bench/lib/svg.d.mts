@@ -10,7 +10,9 @@ export interface BarPanel {
 export interface LinePanel {
   title: string;
   unit: string;
-  series: Array<{ label: string; kind: Kind; points: Array<{ x: number; y: number }> }>;
+  series: Array<{ label: string; kind: Kind; color?: string; points: Array<{ x: number; y: number }> }>;
+  /** Dashed vertical lines at these x (e.g. the kills of a soak). */
+  marks?: Array<{ x: number; label: string }>;
   bars?: undefined;
 }
 export type ChartPanel = BarPanel | LinePanel;

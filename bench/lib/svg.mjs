@@ -56,7 +56,12 @@ export function renderChart(panels, { width = 760, title = 'ax benchmarks' } = {
   ].join('\n');
 }
 
-/** A line panel `{ title, unit, series: [{ label, kind, points: [{ x, y }] }] }` (x in s); returns the next y. */
+/**
+ * A line panel `{ title, unit, series: [{ label, kind, color?, points: [{ x, y }] }], marks? }`
+ * (x in s; `color` overrides the kind's; `marks: [{ x, label }]` are dashed vertical lines, e.g.
+ * the kills of a soak); the legend wraps onto more rows when it is wider than the plot. Returns
+ * the next y.
+ */
 function linePanel(out, panel, top, width) {
   const left = 70;
   const plotW = width - left - 30;
@@ -73,16 +78,27 @@ function linePanel(out, panel, top, width) {
   out.push(`<text x="${left - 4}" y="${y0 + 10}" font-size="11" text-anchor="end">${esc(fmt(maxY / 1.05))}</text>`);
   out.push(`<text x="${left - 4}" y="${y0 + plotH}" font-size="11" text-anchor="end">0</text>`);
   out.push(`<text x="${left + plotW}" y="${y0 + plotH + 14}" font-size="11" text-anchor="end">${esc(fmt(maxX))} s</text>`);
+  for (const mark of panel.marks ?? []) {
+    const mx = px(Math.min(mark.x, maxX));
+    out.push(`<line x1="${mx}" y1="${y0}" x2="${mx}" y2="${y0 + plotH}" stroke="#c53030" stroke-width="1" stroke-dasharray="4,3"/>`);
+    out.push(`<text x="${mx}" y="${y0 + plotH + 14}" font-size="10" fill="#c53030" text-anchor="middle">${esc(mark.label)}</text>`);
+  }
   let legendX = left + 10;
+  let legendY = y0 + 4;
   for (const series of panel.series) {
-    const color = COLORS[series.kind] ?? COLORS.limit;
+    const color = series.color ?? COLORS[series.kind] ?? COLORS.limit;
     if (series.points.length > 0) {
       const d = series.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${px(p.x)},${py(p.y)}`).join(' ');
       out.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"/>`);
     }
-    out.push(`<rect x="${legendX}" y="${y0 + 4}" width="10" height="10" fill="${color}"/>`);
-    out.push(`<text x="${legendX + 14}" y="${y0 + 13}" font-size="11">${esc(series.label)}</text>`);
-    legendX += 24 + series.label.length * 6.5;
+    const legendW = 24 + series.label.length * 6.5;
+    if (legendX > left + 10 && legendX + legendW > left + plotW) {
+      legendX = left + 10;
+      legendY += 14;
+    }
+    out.push(`<rect x="${legendX}" y="${legendY}" width="10" height="10" fill="${color}"/>`);
+    out.push(`<text x="${legendX + 14}" y="${legendY + 9}" font-size="11">${esc(series.label)}</text>`);
+    legendX += legendW;
   }
   return y0 + plotH + 40;
 }

@@ -1,0 +1,369 @@
+/**
+ * Soak (issue #23; not in CI, not part of `pnpm bench`): `--rate` tasks firing every second
+ * (`* * * * * *`, no-op HTTP to the sink) for `--minutes` on 2 schedulers, 2 brokers and 2
+ * workers, `kill -9` of one service process every `--kill-every-s` in rotation (scheduler,
+ * broker, worker, …) with a replacement of the same role (a worker keeps its AX_WORKER_ID and so
+ * its outbox). Every `--sample-s` it samples each live process's RSS (/proc/<pid>/status),
+ * open files (/proc/<pid>/fd) and event-loop lag p99 (`nodejs_eventloop_lag_p99_seconds` from
+ * its `/metrics`, prom-client's default metrics: the histogram restarts at every scrape, so each
+ * sample is the p99 since the previous one), and the backlog and SUCCESS rate. At the end: the
+ * exactly-once check over the whole run and the growth check (bench/lib/soak-growth.mjs); any
+ * FAIL line exits 1. Writes bench/results/soak.{md,svg,json} (docs/benchmarks.md, "Soak").
+ *
+ *   pnpm soak                      # = pnpm build && node bench/soak.mjs (20 min, 1,000/s, kill every 120 s)
+ *   node bench/soak.mjs --minutes 3 --rate 200 --kill-every-s 45   # a short try
+ *   options: --sample-s 10 --warmup-min 5 --limit-pct 10 --settle-s 60 --drain-s 60
+ *            --schedulers 2 --brokers 2 --workers 2 --out-dir bench/results
+ */
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createAxRound, dueBacklog, insertTasks, instanceRows, repoRoot } from './lib/ax-stack.mjs';
+import { args, log, onCleanup, runScenario, sleep } from './lib/harness.mjs';
+import { parseIdempotencyKey, slotKey } from './lib/keys.mjs';
+import { startSink } from './lib/sink.mjs';
+import { growthCheck, parseVmRssKb, promValue, recoveryOf, victimOf } from './lib/soak-growth.mjs';
+import { ROLES, soakMarkdown, soakPanels } from './lib/soak-report.mjs';
+import { exactlyOnce, summarize } from './lib/stats.mjs';
+import { renderChart } from './lib/svg.mjs';
+
+/** The options, checked once: a bad value is one clear line. */
+function parseOptions(a) {
+  const number = (name, fallback, { min = 0, integer = false } = {}) => {
+    const v = a[name] === undefined ? fallback : Number(a[name]);
+    if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) {
+      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}, got ${a[name]}`);
+    }
+    return v;
+  };
+  const minutes = number('minutes', 20, { min: 2 });
+  const o = {
+    minutes,
+    /** Tasks firing every second = instances offered per second. */
+    rate: number('rate', 1_000, { min: 1, integer: true }),
+    killEveryS: number('kill-every-s', 120, { min: 5 }),
+    sampleS: number('sample-s', 10, { min: 1 }),
+    /** Start of the baseline minute of the growth check; default 5 (a shorter run: minutes − 2). */
+    warmupMin: number('warmup-min', Math.max(0, Math.min(5, minutes - 2)), { min: 0 }),
+    limitPct: number('limit-pct', 10, { min: 0 }),
+    /** Seconds of a process's start-up left out of the growth check. */
+    settleS: number('settle-s', 60, { min: 0 }),
+    drainS: number('drain-s', 60, { min: 0 }),
+    outDir: path.resolve(a['out-dir'] ?? path.join(repoRoot, 'bench', 'results')),
+  };
+  const topology = {
+    scheduler: number('schedulers', 2, { min: 1, integer: true }),
+    broker: number('brokers', 2, { min: 1, integer: true }),
+    worker: number('workers', 2, { min: 1, integer: true }),
+  };
+  if (o.warmupMin + 1 > minutes - 1) throw new Error(`--warmup-min ${o.warmupMin}: its minute must end before the last minute of the --minutes ${minutes} run`);
+  return { o, topology };
+}
+
+let parsed;
+try {
+  parsed = parseOptions(args());
+} catch (error) {
+  process.stderr.write(`bench/soak.mjs: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+}
+const { o: opts, topology: TOPOLOGY } = parsed;
+const FINAL = new Set(['SUCCESS', 'FAILED', 'CANCELED']);
+const CHECK_CHUNK_MS = 300_000;
+const toSql = (ms) => new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+const readOr = (file) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null; // the process is gone
+  }
+};
+
+/** Writes soak.{json,md,svg} and returns the Markdown. */
+function writeReport(result) {
+  mkdirSync(opts.outDir, { recursive: true });
+  const md = soakMarkdown(result);
+  writeFileSync(path.join(opts.outDir, 'soak.json'), `${JSON.stringify(result, null, 1)}\n`);
+  writeFileSync(path.join(opts.outDir, 'soak.md'), md);
+  writeFileSync(path.join(opts.outDir, 'soak.svg'), renderChart(soakPanels(result), { title: `ax soak: ${opts.minutes} min at ${opts.rate}/s, kill -9 every ${opts.killEveryS} s` }));
+  return md;
+}
+
+await runScenario(async () => {
+  const startedAt = new Date().toISOString();
+  const load1mBefore = os.loadavg()[0];
+  const sink = await startSink();
+  onCleanup(() => sink.close());
+  const round = await createAxRound('soak');
+  const pool = round.db.pool;
+  log(`database ${round.db.name}, namespace ${round.namespace}, data ${round.dataDir}`);
+
+  /** Slots (a place a process fills) and series (one per process, JSON-clean); live process per slot. */
+  const slots = [];
+  const series = [];
+  const live = new Map(); // slot name → { proc, series }
+  const system = [];
+  const kills = [];
+  let t0 = Date.now();
+  const tS = (ms = Date.now()) => Math.round((ms - t0) / 100) / 10;
+
+  const startSlot = async (slot) => {
+    const gen = slot.gen++;
+    const id = `${slot.name}.g${gen}`;
+    const [proc] = await round.start(slot.role, 1, { name: id, extraEnv: slot.workerId ? { AX_WORKER_ID: slot.workerId } : {} });
+    const s = { id, role: slot.role, slot: slot.name, gen, pid: proc.pid, startedS: tS(), endedS: null, endedBy: null, scrapeErrors: 0, lastScrapeError: null, points: [] };
+    series.push(s);
+    live.set(slot.name, { proc, series: s });
+    return s;
+  };
+
+  // A signal stops the loop first (cleanups run in reverse order), waits for a kill/restart in
+  // progress, and writes what was sampled as a partial report; then the round is removed.
+  let stopping = false;
+  let inFlight = Promise.resolve();
+  let finished = false;
+  const base = () => ({
+    startedAt,
+    options: { ...opts, outDir: path.relative(repoRoot, opts.outDir) },
+    topology: TOPOLOGY,
+    machine: { cores: os.cpus().length, load1mBefore, load1mAfter: os.loadavg()[0], node: process.version },
+    windows: { baseline: [opts.warmupMin * 60, opts.warmupMin * 60 + 60], last: [opts.minutes * 60 - 60, opts.minutes * 60] },
+    t0: new Date(t0).toISOString(),
+    series,
+    system,
+  });
+  onCleanup(async () => {
+    stopping = true;
+    await inFlight.catch(() => undefined); // its error is the run's, reported by the main path
+    if (finished) return;
+    const recovery = recoveryOf(kills, system, opts.rate);
+    const b = base();
+    const growth = growthCheck(series, { baseline: b.windows.baseline, last: b.windows.last, limitPct: opts.limitPct, settleS: opts.settleS });
+    writeReport({ ...b, status: 'interrupted', kills: kills.map((k, i) => ({ ...k, ...recovery[i] })), growth, checks: null, fails: ['the run did not finish (a signal or an error: see its output)'] });
+    log(`partial report written to ${path.relative(repoRoot, opts.outDir)}/soak.md`);
+  });
+
+  for (const role of ['worker', 'broker']) {
+    for (let i = 1; i <= TOPOLOGY[role]; i++) {
+      const slot = { role, name: `${role}-${i}`, gen: 0, ...(role === 'worker' ? { workerId: `soak-w${i}` } : {}) };
+      slots.push(slot);
+      await startSlot(slot);
+    }
+  }
+  const names = await insertTasks(pool, { count: opts.rate, prefix: 'soak', schedule: { type: 'cron', expr: '* * * * * *', timezone: 'UTC' }, url: sink.url });
+  for (let i = 1; i <= TOPOLOGY.scheduler; i++) {
+    const slot = { role: 'scheduler', name: `scheduler-${i}`, gen: 0 };
+    slots.push(slot);
+    await startSlot(slot);
+  }
+  // As in ax-steady: the run starts at the second second after the schedulers are ready.
+  t0 = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
+  for (const s of series) s.startedS = 0;
+  const endMs = t0 + opts.minutes * 60_000;
+  log(`${opts.rate} tasks every second; run ${new Date(t0).toISOString()} + ${opts.minutes} min; kill -9 every ${opts.killEveryS} s`);
+  await sleep(t0 - Date.now());
+
+  let lastDbNowS = t0 / 1000;
+  const sample = async () => {
+    const t = tS();
+    await Promise.all(
+      [...live.values()].map(async ({ proc, series: s }) => {
+        const status = readOr(`/proc/${proc.pid}/status`);
+        const rssKb = status === null ? null : parseVmRssKb(status);
+        let fds = null;
+        try {
+          fds = readdirSync(`/proc/${proc.pid}/fd`).length;
+        } catch (error) {
+          s.lastScrapeError = `fd: ${error instanceof Error ? error.message : String(error)}`;
+        }
+        let text = '';
+        try {
+          const res = await fetch(`${round.httpUrl(proc)}/metrics`, { signal: AbortSignal.timeout(3_000) });
+          text = await res.text();
+          if (!res.ok) throw new Error(`HTTP ${res.status}`);
+        } catch (error) {
+          s.scrapeErrors += 1;
+          s.lastScrapeError = `metrics: ${error instanceof Error ? error.message : String(error)}`;
+        }
+        const lag = promValue(text, 'nodejs_eventloop_lag_p99_seconds');
+        const heap = promValue(text, 'nodejs_heap_size_used_bytes');
+        s.points.push({
+          t,
+          rssMb: rssKb === null ? null : Math.round(rssKb / 102.4) / 10,
+          fds,
+          lagP99Ms: lag === null ? null : Math.round(lag * 10_000) / 10,
+          heapMb: heap === null ? null : Math.round(heap / 104_857.6) / 10,
+        });
+      }),
+    );
+    const [[due], [[done]]] = await Promise.all([
+      dueBacklog(pool),
+      pool.query(
+        `SELECT COUNT(*) AS n, UNIX_TIMESTAMP(NOW(3)) AS now FROM task_instance
+          WHERE ended_at > FROM_UNIXTIME(?) AND ended_at <= NOW(3) AND state = 'SUCCESS'`,
+        [lastDbNowS],
+      ),
+    ]);
+    const nowS = Number(done.now);
+    system.push({ t, backlog: due.backlog, pending: due.pending, successPerS: nowS > lastDbNowS ? Math.round(Number(done.n) / (nowS - lastDbNowS)) : null });
+    lastDbNowS = nowS;
+  };
+
+  const kill = async (k) => {
+    const { role, index } = victimOf(k, TOPOLOGY, ROLES);
+    const slot = slots.filter((s) => s.role === role)[index];
+    const victim = live.get(slot.name);
+    const killedMs = Date.now();
+    await round.kill(victim.proc, 'SIGKILL');
+    victim.series.endedS = tS(killedMs);
+    victim.series.endedBy = 'kill -9';
+    live.delete(slot.name);
+    const entry = { n: k + 1, t: tS(killedMs), victim: victim.series.id, victimPid: victim.proc.pid, replacement: null, replacementPid: null, restartMs: null, error: null };
+    kills.push(entry);
+    for (let attempt = 1; attempt <= 3 && !stopping; attempt++) {
+      try {
+        const s = await startSlot(slot);
+        Object.assign(entry, { replacement: s.id, replacementPid: s.pid, restartMs: Date.now() - killedMs, error: null });
+        break;
+      } catch (error) {
+        entry.error = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+        log(`replacement of ${victim.series.id} failed (attempt ${attempt}): ${entry.error}`);
+        await sleep(5_000);
+      }
+    }
+    if (!entry.replacement && !stopping) throw new Error(`no replacement for ${victim.series.id}: ${entry.error}`);
+    log(`kill ${entry.n}: ${entry.victim} (pid ${entry.victimPid}) → ${entry.replacement} ready after ${entry.restartMs} ms`);
+  };
+
+  let nextSampleMs = t0;
+  let nextKillMs = t0 + opts.killEveryS * 1_000;
+  let k = 0;
+  while (!stopping && Date.now() < endMs) {
+    if (nextKillMs < endMs && nextKillMs < nextSampleMs) {
+      await sleep(nextKillMs - Date.now());
+      if (stopping) break;
+      inFlight = kill(k++);
+      await inFlight;
+      nextKillMs += opts.killEveryS * 1_000;
+    } else {
+      if (nextSampleMs >= endMs) {
+        await sleep(endMs - Date.now());
+        break;
+      }
+      await sleep(nextSampleMs - Date.now());
+      if (stopping) break;
+      inFlight = sample();
+      await inFlight;
+      nextSampleMs += opts.sampleS * 1_000;
+      if (system.length % 6 === 0) {
+        const last = system.at(-1);
+        log(`t=${last.t} s backlog ${last.backlog} SUCCESS ${last.successPerS}/s; RSS MB ${[...live.values()].map((l) => `${l.series.id} ${l.series.points.at(-1)?.rssMb}`).join(', ')}`);
+      }
+    }
+  }
+  if (stopping) throw new Error('stopped by signal');
+
+  // The schedulers stop; what they created may drain; then everything stops and is checked.
+  const schedulersStoppedMs = Date.now();
+  for (const [name, l] of live) {
+    l.series.endedS = tS();
+    l.series.endedBy = 'end';
+    if (l.series.role === 'scheduler') live.delete(name);
+  }
+  await round.stop('scheduler', 15_000);
+  log(`schedulers stopped; draining for at most ${opts.drainS} s`);
+  let drainedAfterS = null;
+  while (Date.now() < schedulersStoppedMs + opts.drainS * 1_000) {
+    const [due] = await dueBacklog(pool);
+    // Slots are created up to 5 s ahead (precreate): they are due only after that.
+    if (due.backlog === 0 && Date.now() > schedulersStoppedMs + 6_000) {
+      drainedAfterS = Math.round((Date.now() - schedulersStoppedMs) / 100) / 10;
+      break;
+    }
+    await sleep(1_000);
+  }
+  await round.stop(undefined, 15_000);
+  live.clear();
+
+  log('checking every slot and every sink call');
+  const repairMs = Number(process.env.AX_FIRE_LOCK_TTL_MS ?? 30_000) + 2_000;
+  const windowEnd = endMs - 2_000;
+  const strictEnd = Math.min(windowEnd, schedulersStoppedMs - repairMs);
+  const sum = (a, b) => ({ expected: a.expected + b.expected, duplicates: a.duplicates + b.duplicates, missing: a.missing + b.missing, unexpected: a.unexpected + b.unexpected });
+  const zero = { expected: 0, duplicates: 0, missing: 0, unexpected: 0 };
+  let instances = zero;
+  let recent = zero;
+  let executions = zero;
+  const notSuccess = {};
+  for (let from = t0; from < windowEnd; from += CHECK_CHUNK_MS) {
+    const to = Math.min(from + CHECK_CHUNK_MS, windowEnd);
+    const rows = await instanceRows(pool, 'expected_time >= ? AND expected_time < ?', [toSql(from), toSql(to)]);
+    const strictObserved = new Map();
+    const recentObserved = new Map();
+    const successKeys = [];
+    for (const r of rows) {
+      const key = slotKey(r.taskName, r.expectedMs, 1);
+      const m = r.expectedMs < strictEnd ? strictObserved : recentObserved;
+      m.set(key, (m.get(key) ?? 0) + 1);
+      if (r.state === 'SUCCESS') successKeys.push(slotKey(r.taskName, r.expectedMs, r.runNo));
+      else {
+        const label = FINAL.has(r.state) ? r.state : `${r.state} (not final)`;
+        notSuccess[label] = (notSuccess[label] ?? 0) + 1;
+      }
+    }
+    const strictKeys = [];
+    const recentKeys = [];
+    for (let t = from; t < to; t += 1_000) for (const n of names) (t < strictEnd ? strictKeys : recentKeys).push(slotKey(n, t, 1));
+    instances = sum(instances, exactlyOnce(strictKeys, strictObserved));
+    recent = sum(recent, exactlyOnce(recentKeys, recentObserved));
+    executions = sum(executions, exactlyOnce(successKeys, new Map(successKeys.map((key) => [key, sink.counts.get(key) ?? 0]))));
+  }
+  // A second call of the same run anywhere is a duplicate; each is put down to the first kill at
+  // or after its slot (the kill that interrupted it, most likely).
+  let duplicateCalls = 0;
+  const duplicateCallsByKill = {};
+  const duplicateCallExamples = [];
+  for (const [key, n] of sink.counts) {
+    if (n <= 1) continue;
+    duplicateCalls += n - 1;
+    const parsed = parseIdempotencyKey(key);
+    const by = parsed ? kills.find((x) => t0 + x.t * 1_000 >= parsed.expectedMs) : undefined;
+    const label = by ? `kill ${by.n} (${by.victim})` : 'no kill after it';
+    duplicateCallsByKill[label] = (duplicateCallsByKill[label] ?? 0) + n - 1;
+    if (duplicateCallExamples.length < 10) duplicateCallExamples.push({ key, calls: n });
+  }
+  const startLags = sink.startLags(t0, windowEnd);
+  const checks = {
+    checkedSeconds: Math.max(0, Math.round((strictEnd - t0) / 1000)),
+    instances: { ...instances, duplicates: instances.duplicates + recent.duplicates },
+    unrepairedAtStop: recent.missing,
+    executions: { ...executions, duplicates: duplicateCalls },
+    duplicateCallsByKill,
+    duplicateCallExamples,
+    notSuccess,
+    drainedAfterS,
+    sinkCalls: sink.total,
+    earlyStarts: startLags.filter((lag) => lag < 0).length,
+    startLagMs: summarize(startLags),
+  };
+
+  const b = base();
+  const growth = growthCheck(series, { baseline: b.windows.baseline, last: b.windows.last, limitPct: opts.limitPct, settleS: opts.settleS });
+  const recovery = recoveryOf(kills, system, opts.rate);
+  const fails = [
+    ...growth.filter((g) => g.fail).map((g) => `${g.slot} ${g.metric} grew ${g.growthPct} % (${g.baseline.mean} → ${g.last.mean}; ${g.sameProcess ? 'same process' : `${g.baseline.series.join(', ')} → ${g.last.series[0]}`})`),
+    ...(checks.instances.duplicates > 0 ? [`${checks.instances.duplicates} duplicate instances`] : []),
+    ...(checks.instances.missing > 0 ? [`${checks.instances.missing} missing slots (no instance)`] : []),
+    ...(checks.executions.duplicates > 0 ? [`${checks.executions.duplicates} duplicate sink calls (same run called again)`] : []),
+    ...(checks.executions.missing > 0 ? [`${checks.executions.missing} SUCCESS runs without a sink call`] : []),
+    ...(checks.earlyStarts > 0 ? [`${checks.earlyStarts} calls before their fire time`] : []),
+    ...(Object.keys(notSuccess).length > 0 ? [`instances not SUCCESS after the ${opts.drainS} s drain: ${Object.entries(notSuccess).map(([s, n]) => `${s} ${n}`).join(', ')}`] : []),
+    ...kills.filter((x) => x.error && !x.replacement).map((x) => `no replacement for ${x.victim}: ${x.error}`),
+  ];
+  const result = { ...b, status: fails.length === 0 ? 'ok' : 'fail', endedAt: new Date().toISOString(), kills: kills.map((x, i) => ({ ...x, ...recovery[i] })), growth, checks, fails };
+  finished = true;
+  process.stderr.write(`\n${writeReport(result)}\n`);
+  log(`report: ${path.relative(repoRoot, opts.outDir)}/soak.{md,svg,json}`);
+  if (fails.length > 0) throw new Error(`soak FAIL: ${fails.length} problem(s): ${fails.join('; ')}`);
+  return { status: 'ok', report: path.join(path.relative(repoRoot, opts.outDir), 'soak.md'), fails: [] };
+});
