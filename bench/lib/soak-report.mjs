@@ -124,6 +124,14 @@ function checkSection(r) {
     '',
     `Sink calls ${num(c.sinkCalls)}, early starts ${c.earlyStarts}, start lag ms p50/p99/max ${num(c.startLagMs.p50)} / ${num(c.startLagMs.p99)} / ${num(c.startLagMs.max)}; instances not SUCCESS after the drain: ${Object.entries(c.notSuccess).map(([s, n]) => `${s} ${n}`).join(', ') || 'none'}.`,
   ];
+  if (c.misfire !== undefined) {
+    lines.push(
+      '',
+      `Slots the misfire policy decided (a scheduler more than AX_MISFIRE_THRESHOLD_MS behind; \`fire_once\`: one run for the gap, the rest counted on the task): skipped ${num(c.misfire.skipped)}, coalesced ${num(c.misfire.coalesced)}` +
+        ` — missing slots beyond those are lost. Missing by checked chunk: ${c.missingByChunk.length === 0 ? 'none' : c.missingByChunk.map((m) => `s ${num(m.fromS)}–${num(m.toS)}: ${num(m.missing)}`).join(', ')}.` +
+        ` Not SUCCESS by reason: ${c.notSuccessByReason.length === 0 ? 'none' : c.notSuccessByReason.map((r) => `${r.state} ${r.reason} ${num(r.n)}`).join(', ')}.`,
+    );
+  }
   if (c.duplicateCallExamples.length > 0) {
     lines.push('', `Duplicate calls by the kill just after their slot: ${Object.entries(c.duplicateCallsByKill).map(([k, n]) => `${k}: ${n}`).join(', ')}. Examples: ${c.duplicateCallExamples.map((d) => `\`${d.key}\` ×${d.calls}`).join(', ')}.`);
   }
