@@ -1,7 +1,7 @@
 // Which Node ax supports, said in one place each: `engines` of every package a user installs or
 // deploys, `.node-version` (the maintained LTS the images run and CI tests on as well), and a CI
 // script that exports nothing a README user would not have.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@ax/testing';
 import { describe, expect, it } from 'vitest';
@@ -11,8 +11,10 @@ const read = (file: string): string => readFileSync(join(root, file), 'utf8');
 const manifest = (file: string): { name?: string; engines?: { node?: string } } =>
   JSON.parse(read(file)) as { name?: string; engines?: { node?: string } };
 
+// Node packages only: packages/sdk-python is a Python package, without a package.json.
 const workspaceManifests = ['packages', 'services']
   .flatMap((dir) => readdirSync(join(root, dir)).map((name) => `${dir}/${name}/package.json`))
+  .filter((file) => existsSync(join(root, file)))
   .concat('examples/business-service/package.json');
 
 /** The major versions a `^a.b.c || ^d.e.f` range admits. */
