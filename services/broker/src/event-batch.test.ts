@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_VERSION, type AckMessage, type ResultMessage } from '@ax/core';
+import { TransactionTimeoutError } from '@ax/store';
 import { EventBatcher, mergeMessages, type BatchedMessage } from './event-batch.js';
 
 const ack = (workerId: string, ...ids: string[]): AckMessage => ({
@@ -73,5 +74,29 @@ describe('R10 events applied in batches', () => {
     const results = await Promise.allSettled([batcher.submit(ack('w1', 'a')), batcher.submit(ack('w2', 'poison')), batcher.submit(ack('w3', 'c'))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(applied).toEqual(['a', 'c']);
+  });
+
+  it('a transaction timeout (one row locked by a stray transaction) is re-applied one by one: the free messages commit, only the stuck one is requeued', async () => {
+    const singles: string[] = [];
+    const batcher = new EventBatcher(async (messages) => {
+      const ids = messages.flatMap((m) => m.items.map((i) => i.executionId));
+      if (messages.length === 1) singles.push(ids.join(','));
+      if (ids.includes('stuck')) throw new TransactionTimeoutError(500);
+    });
+    const outcomes = await Promise.allSettled([batcher.submit(ack('w1', 'stuck')), batcher.submit(ack('w2', 'free')), batcher.submit(ack('w3', 'also-free'))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toBeInstanceOf(TransactionTimeoutError);
+    expect(singles).toEqual(['stuck', 'free', 'also-free']);
+  });
+
+  it('when the store itself hangs (two single timeouts in a row) the rest of the batch is requeued untried', async () => {
+    let calls = 0;
+    const batcher = new EventBatcher(async () => {
+      calls += 1;
+      throw new TransactionTimeoutError(500);
+    });
+    const outcomes = await Promise.allSettled(['a', 'b', 'c', 'd'].map((id, i) => batcher.submit(ack(`w${i}`, id))));
+    expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
+    expect(calls).toBe(3); // the batch, then two singles
   });
 });

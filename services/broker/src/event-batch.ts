@@ -12,10 +12,15 @@
  * Each submitted message resolves when the transaction holding it committed, or rejects with
  * its error. A retryable error (MySQL away, deadlock) rejects the whole batch (each message is
  * requeued); any other error re-applies the batch's messages one by one, so that only the
- * message that really fails is dead-lettered.
+ * message that really fails is dead-lettered. A transaction timeout is re-applied one by one
+ * too: it is most often one row locked by a transaction gone astray, and the batch locks all
+ * its rows first, so a requeued batch would come back together and stay stuck together behind
+ * that one row. Two single timeouts in a row mean the store itself hangs: the rest of the batch
+ * is then requeued untried (each attempt would cost a whole timeout).
  */
 import type { AckMessage, RefusalMessage, ResultMessage } from '@ax/core';
 import { isRetryableError } from '@ax/kit';
+import { TransactionTimeoutError } from '@ax/store';
 
 /** The kinds applied in batches. */
 export type BatchedMessage = AckMessage | RefusalMessage | ResultMessage;
@@ -92,16 +97,24 @@ export class EventBatcher {
       await this.apply(mergeMessages(batch.map((p) => p.message)));
       for (const p of batch) p.resolve();
     } catch (error) {
-      if (batch.length === 1 || isRetryableError(error)) {
+      const timedOut = error instanceof TransactionTimeoutError;
+      if (batch.length === 1 || (isRetryableError(error) && !timedOut)) {
         for (const p of batch) p.reject(error);
         return;
       }
       // Isolate the message that fails: the others still apply.
+      let timeoutsInARow = 0;
       for (const p of batch) {
+        if (timeoutsInARow >= 2) {
+          p.reject(error);
+          continue;
+        }
         try {
           await this.apply([p.message]);
+          timeoutsInARow = 0;
           p.resolve();
         } catch (single) {
+          timeoutsInARow = single instanceof TransactionTimeoutError ? timeoutsInARow + 1 : 0;
           p.reject(single);
         }
       }
