@@ -210,6 +210,31 @@ export async function insertTasks(pool, { count, prefix, schedule, url, exec }) 
   return names;
 }
 
+/**
+ * `count` instances PENDING and due already (slots a second apart from a minute ago), spread
+ * over every task of the round in turn, one INSERT per second of slots. Returns each instance's
+ * `{ name, atMs }` (its task and slot time).
+ */
+export async function insertDueInstances(pool, count) {
+  const [tasks] = await pool.query('SELECT id, name FROM task');
+  const baseMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+  const slots = [];
+  for (let k = 0; slots.length < count && tasks.length > 0; k++) {
+    const rows = [];
+    for (const { id, name } of tasks) {
+      if (slots.length >= count) break;
+      const at = new Date(baseMs + k * 1_000);
+      slots.push({ name, atMs: at.getTime() });
+      rows.push([id, name, at, at.toISOString().slice(0, 10), 'manual', 'PENDING', 1, 1, at, '{}', 5]);
+    }
+    await pool.query(
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority) VALUES ?`,
+      [rows],
+    );
+  }
+  return slots;
+}
+
 /** Six-field cron expression that fires once a day at the UTC second of `atMs`. */
 export function cronAt(atMs) {
   const d = new Date(atMs);

@@ -9,7 +9,7 @@
  *
  *   node bench/scenarios/ax-output.mjs --instances 3000 --print-bytes 10240 [--out f.json]
  */
-import { countByState, createAxRound, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
+import { countByState, createAxRound, insertDueInstances, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
 import { args, log, runScenario, sleep } from '../lib/harness.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
 import { sustainedRate } from '../lib/stats.mjs';
@@ -41,22 +41,7 @@ await runScenario(async () => {
   const round = await createAxRound('output');
   const pool = round.db.pool;
   const names = await insertTasks(pool, { count: TASKS, prefix: 'out', schedule: { type: 'none' }, exec: { type: 'shell', command: command(PRINT_BYTES) } });
-  const [ids] = await pool.query('SELECT id, name FROM task');
-  const baseMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
-  let inserted = 0;
-  for (let k = 0; inserted < INSTANCES; k++) {
-    const rows = [];
-    for (const { id, name } of ids) {
-      if (inserted >= INSTANCES) break;
-      const at = new Date(baseMs + k * 1_000);
-      rows.push([id, name, at, at.toISOString().slice(0, 10), 'manual', 'PENDING', 1, 1, at, '{}', 5]);
-      inserted++;
-    }
-    await pool.query(
-      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority) VALUES ?`,
-      [rows],
-    );
-  }
+  const inserted = (await insertDueInstances(pool, INSTANCES)).length;
   log(`${inserted} PENDING shell instances of ${names.length} tasks printing ${PRINT_BYTES} bytes each; starting 2 workers, then 1 broker`);
   await round.start('worker', 2, { extraEnv: WORKER_ENV });
   await sleep(1_000);

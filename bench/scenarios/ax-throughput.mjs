@@ -8,7 +8,7 @@
  *
  * `--profile dir` runs the brokers and workers with `--cpu-prof` (one sub-directory per service).
  */
-import { countByState, createAxRound, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
+import { countByState, createAxRound, insertDueInstances, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
@@ -29,24 +29,7 @@ await runScenario(async () => {
   const round = await createAxRound('tput');
   const pool = round.db.pool;
   const names = await insertTasks(pool, { count: TASKS, prefix: 'tput', schedule: { type: 'none' }, url: sink.url });
-  const [ids] = await pool.query('SELECT id, name FROM task');
-  const baseMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
-  const expected = [];
-  const perTask = Math.ceil(INSTANCES / TASKS);
-  for (let k = 0; k < perTask; k++) {
-    const rows = [];
-    for (const { id, name } of ids) {
-      if (expected.length >= INSTANCES) break;
-      const at = new Date(baseMs + k * 1_000);
-      expected.push(slotKey(name, at.getTime(), 1));
-      rows.push([id, name, at, at.toISOString().slice(0, 10), 'manual', 'PENDING', 1, 1, at, '{}', 5]);
-    }
-    if (rows.length === 0) break;
-    await pool.query(
-      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority) VALUES ?`,
-      [rows],
-    );
-  }
+  const expected = (await insertDueInstances(pool, INSTANCES)).map((s) => slotKey(s.name, s.atMs, 1));
   log(`${expected.length} PENDING instances of ${names.length} tasks; starting ${WORKERS} workers, then ${BROKERS} broker(s)`);
   await round.start('worker', WORKERS, { profileDir: PROFILE_DIR });
   await sleep(1_000); // the workers' first heartbeat lands in the registry
