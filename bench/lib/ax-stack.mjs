@@ -182,6 +182,20 @@ export async function createAxRound(label) {
 const INSERT_COLUMNS = ['name', 'schedule', 'schedule_type', 'timezone', 'exec', 'params', 'tags', 'priority',
   'timeout_s', 'retry', 'misfire', 'block_strategy', 'route', 'enabled'];
 
+/** The column values after `name` of a parsed definition, in INSERT_COLUMNS order (enabled). */
+function taskValues(def) {
+  return [JSON.stringify(def.schedule), def.schedule.type, def.schedule.timezone, JSON.stringify(def.exec),
+    JSON.stringify(def.params), JSON.stringify(def.tags), def.priority, def.timeoutSeconds, JSON.stringify(def.retry),
+    JSON.stringify(def.misfire), def.block, def.route, 1];
+}
+
+/** Inserts one task from a definition (validated by `@ax/core`); returns `{ id, def }`. */
+export async function insertTaskDefinition(pool, input) {
+  const def = parseTaskDefinitionOrThrow(input);
+  const [t] = await pool.query(`INSERT INTO task (${INSERT_COLUMNS.join(', ')}) VALUES (?)`, [[def.name, ...taskValues(def)]]);
+  return { id: t.insertId, def };
+}
+
 /**
  * Inserts `count` tasks `<prefix>-<i>` in batches of 1,000 with one definition (validated once by
  * `@ax/core`): the same cron expression and a no-op HTTP call to `url` (or `exec`, e.g. a shell job).
@@ -195,9 +209,7 @@ export async function insertTasks(pool, { count, prefix, schedule, url, exec }) 
     retry: { max: 0 },
     timeoutSeconds: 30,
   });
-  const shared = [JSON.stringify(def.schedule), def.schedule.type, def.schedule.timezone, JSON.stringify(def.exec),
-    JSON.stringify(def.params), JSON.stringify(def.tags), def.priority, def.timeoutSeconds, JSON.stringify(def.retry),
-    JSON.stringify(def.misfire), def.block, def.route, 1];
+  const shared = taskValues(def);
   const names = [];
   for (let i = 0; i < count; i += 1_000) {
     const rows = [];

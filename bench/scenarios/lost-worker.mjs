@@ -8,9 +8,8 @@
  *
  *   node bench/scenarios/lost-worker.mjs [--rounds 5] [--out f.json]
  */
-import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
 import { redisKeys } from '../../packages/kit/dist/index.js';
-import { createAxRound } from '../lib/ax-stack.mjs';
+import { createAxRound, insertTaskDefinition } from '../lib/ax-stack.mjs';
 import { args, log, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
 
 const a = args();
@@ -22,13 +21,7 @@ const TIMINGS = { AX_LEASE_TTL_MS: String(LEASE_TTL_MS), AX_LOST_WORKER_GRACE_MS
 await runScenario(async () => {
   const round = await createAxRound('lost');
   const pool = round.db.pool;
-  const def = parseTaskDefinitionOrThrow({ name: 'lost-sleep', schedule: { type: 'none' }, exec: { type: 'shell', command: ['sleep', '60'] }, timeoutSeconds: 120, retry: { max: 0 } });
-  const [t] = await pool.query(
-    `INSERT INTO task (name, schedule, schedule_type, timezone, exec, params, tags, priority, timeout_s, retry, misfire, block_strategy, route, enabled)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-    [def.name, JSON.stringify(def.schedule), def.schedule.type, def.schedule.timezone, JSON.stringify(def.exec), JSON.stringify(def.params), JSON.stringify(def.tags),
-      def.priority, def.timeoutSeconds, JSON.stringify(def.retry), JSON.stringify(def.misfire), def.block, def.route],
-  );
+  const { id: taskId } = await insertTaskDefinition(pool, { name: 'lost-sleep', schedule: { type: 'none' }, exec: { type: 'shell', command: ['sleep', '60'] }, timeoutSeconds: 120, retry: { max: 0 } });
   await round.start('broker', 1, { extraEnv: TIMINGS });
   const brokerUpAt = Date.now();
   let next = 1;
@@ -47,7 +40,7 @@ await runScenario(async () => {
     const [ins] = await pool.query(
       `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
        VALUES (?, 'lost-sleep', NOW(3) + INTERVAL ? SECOND, CURDATE(), 'manual', 'PENDING', 1, 1, NOW(3), '{}', 5)`,
-      [t.insertId, r],
+      [taskId, r],
     );
     const instanceId = ins.insertId;
     await round.redis.redis.publish(redisKeys(round.namespace).channels.instancesReady, '{}');

@@ -18,9 +18,8 @@
  *   node bench/scenarios/timers.mjs [--retries 30] [--reroute-rounds 3] [--reroute-instances 16] [--out f.json]
  */
 import { createServer } from 'node:http';
-import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
 import { redisKeys } from '../../packages/kit/dist/index.js';
-import { createAxRound } from '../lib/ax-stack.mjs';
+import { createAxRound, insertTaskDefinition } from '../lib/ax-stack.mjs';
 import { args, log, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
 import { summarize } from '../lib/stats.mjs';
 
@@ -66,16 +65,9 @@ async function startFlakyEndpoint() {
   };
 }
 
-async function insertTask(pool, name, exec, retry, tags) {
-  const def = parseTaskDefinitionOrThrow({ name, schedule: { type: 'none' }, exec, tags, timeoutSeconds: 30, retry, block: 'parallel' });
-  const [t] = await pool.query(
-    `INSERT INTO task (name, schedule, schedule_type, timezone, exec, params, tags, priority, timeout_s, retry, misfire, block_strategy, route, enabled)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-    [def.name, JSON.stringify(def.schedule), def.schedule.type, def.schedule.timezone, JSON.stringify(def.exec), JSON.stringify(def.params), JSON.stringify(def.tags),
-      def.priority, def.timeoutSeconds, JSON.stringify(def.retry), JSON.stringify(def.misfire), def.block, def.route],
-  );
-  return { id: t.insertId, def };
-}
+
+/** A manual HTTP task for the `timers` workers. */
+const taskInput = (name, exec, retry) => ({ name, schedule: { type: 'none' }, exec, tags: ['timers'], timeoutSeconds: 30, retry, block: 'parallel' });
 
 /** `count` instances due now, their slots a second apart from `slotBaseS` (distinct slots). */
 async function insertInstances(pool, task, count, maxAttempts, slotBaseS) {
@@ -99,7 +91,7 @@ await runScenario(async () => {
     await round.start('worker', 1, { extraEnv: { ...TIMINGS, AX_WORKER_ID: 'timers-live', AX_WORKER_TAGS: 'timers' } });
 
     // --- retries ------------------------------------------------------------------------
-    const flaky = await insertTask(pool, 'timers-retry', { type: 'http', url: endpoint.url }, { max: 2, backoffSeconds: 1, factor: 2, jitterSeconds: 0 }, ['timers']);
+    const flaky = await insertTaskDefinition(pool, taskInput('timers-retry', { type: 'http', url: endpoint.url }, { max: 2, backoffSeconds: 1, factor: 2, jitterSeconds: 0 }));
     const baseS = Math.floor(Date.now() / 1000) - 86_400;
     // In three waves 700 ms apart, so the retries do not all fall due in the same millisecond.
     for (let w = 0; w < 3; w++) {
@@ -127,7 +119,7 @@ await runScenario(async () => {
     log(`retries: ${retryLatenessMs.n} retries; dispatched after due ms p50 ${retryLatenessMs.p50} / p99 ${retryLatenessMs.p99} / max ${retryLatenessMs.max}; at the endpoint the gap exceeded the backoff by p50 ${retryGapOverBackoffMs.p50} / p99 ${retryGapOverBackoffMs.p99} ms`);
 
     // --- re-routes ----------------------------------------------------------------------
-    const quick = await insertTask(pool, 'timers-reroute', { type: 'http', url: endpoint.url.replace('/flaky', '/ok') }, { max: 0 }, ['timers']);
+    const quick = await insertTaskDefinition(pool, taskInput('timers-reroute', { type: 'http', url: endpoint.url.replace('/flaky', '/ok') }, { max: 0 }));
     const rerouteLate = [];
     let rerouted = 0;
     for (let r = 0; r < REROUTE_ROUNDS; r++) {
