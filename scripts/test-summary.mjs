@@ -3,7 +3,8 @@
 // skip is seen by name and not only counted, and one per test file that failed outside its
 // tests (it did not load, or a beforeAll/afterAll hook threw: vitest then reports its tests as
 // skipped and counts no failed test); such a file counts as one failure. The closing line
-// stays the last line.
+// stays the last line. Each failed test is named too, with the first line of its failure, so
+// the tail of a CI log says which test failed without the rest of the log.
 //
 // Usage: node scripts/test-summary.mjs [report.json] [label]
 //   report.json  default .vitest-report.json
@@ -42,14 +43,21 @@ const NOT_RUN = new Map([
   ['todo', 'todo'],
 ]);
 const notRun = [];
+const failedTests = [];
 const brokenFiles = [];
 for (const result of files) {
   const name = shown(String(result.name ?? '?'));
   const tests = Array.isArray(result.assertionResults) ? result.assertionResults : [];
   for (const test of tests) {
+    const titles = [...(Array.isArray(test.ancestorTitles) ? test.ancestorTitles : []), test.title ?? test.fullName ?? '?'];
+    if (test.status === 'failed') {
+      const messages = Array.isArray(test.failureMessages) ? test.failureMessages : [];
+      const first = String(messages[0] ?? '').split('\n')[0]?.trim().slice(0, 300);
+      failedTests.push(`${label} failed: ${name} > ${titles.join(' > ')}${first ? `: ${first}` : ''}`);
+      continue;
+    }
     const kind = NOT_RUN.get(test.status);
     if (kind === undefined) continue;
-    const titles = [...(Array.isArray(test.ancestorTitles) ? test.ancestorTitles : []), test.title ?? test.fullName ?? '?'];
     notRun.push(`${label} ${kind}: ${name} > ${titles.join(' > ')}`);
   }
   if (result.status === 'failed' && !tests.some((t) => t.status === 'failed')) {
@@ -62,7 +70,7 @@ const passed = report.numPassedTests ?? 0;
 const failed = (report.numFailedTests ?? 0) + brokenFiles.length;
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 const noneRan = passed + (report.numFailedTests ?? 0) === 0;
-for (const line of [...notRun, ...brokenFiles]) console.log(line);
+for (const line of [...notRun, ...failedTests, ...brokenFiles]) console.log(line);
 if (noneRan) console.error('test-summary: no test was executed');
 console.log(`${label}: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(noneRan || failed > 0 || (report.numFailedTestSuites ?? 0) > 0 ? 1 : 0);
