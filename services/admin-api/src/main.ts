@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { createBus } from '@ax/bus';
-import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, redisKeys, redisTargetOf, toError } from '@ax/kit';
+import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
@@ -24,6 +24,8 @@ const config = loadConfigOrExit({
   }),
   /** `AX_TRUSTED_PROXIES` — comma list of proxy IPs/CIDRs whose `X-Forwarded-For` names the client. Default: none. */
   trustedProxies: trustedProxiesField(),
+  /** `AX_CONSOLE_DIR` — a console build to serve at / instead of the installed `@ax/console` dist (a custom or side-by-side build). */
+  consoleDir: pathField({ env: 'AX_CONSOLE_DIR', optional: true }),
 });
 const logger = createLogger({ service: 'admin-api', level: config.logLevel });
 /** Set when start-up fails: the process then exits 1 after closing what was opened. */
@@ -56,7 +58,7 @@ async function main(): Promise<void> {
   // The API serves reads without RabbitMQ; /readyz reports it until the first connection.
   bus.start().catch((err: unknown) => logger.error({ err: toError(err) }, 'RabbitMQ did not start'));
 
-  const consoleDir = locateConsoleDist();
+  const consoleDir = config.consoleDir ?? locateConsoleDist();
   if (consoleBuilt(consoleDir)) logger.info({ consoleDir }, 'serving the console at /');
   else logger.warn({ consoleDir }, 'the console is not built (pnpm build): / answers 503, the API works');
 
