@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { createBus } from '@ax/bus';
-import { axServiceFields, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
+import { axServiceFields, CONFIG_ERROR_EXIT_CODE, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
@@ -27,6 +27,11 @@ const config = loadConfigOrExit({
   /** `AX_CONSOLE_DIR` — a console build to serve at / instead of the installed `@ax/console` dist (a custom or side-by-side build). */
   consoleDir: pathField({ env: 'AX_CONSOLE_DIR', optional: true }),
 });
+if (config.consoleDir !== undefined && !consoleBuilt(config.consoleDir)) {
+  // Set on purpose, so a wrong folder is a configuration error, not a console answering 503.
+  process.stderr.write(`ax: AX_CONSOLE_DIR=${config.consoleDir} is invalid: it holds no console build (no index.html); build one there with \`vite build --outDir\` or unset it to serve the installed console\n`);
+  process.exit(CONFIG_ERROR_EXIT_CODE);
+}
 const logger = createLogger({ service: 'admin-api', level: config.logLevel });
 /** Set when start-up fails: the process then exits 1 after closing what was opened. */
 let startFailed = false;
