@@ -217,6 +217,8 @@ export type { ClaimOutcome } from './queries/claims.js';
 export { dayStats, hourlyStats } from './queries/stats.js';
 export type { DayStats, HourStats } from './queries/stats.js';
 export { currentRunTimes, runDurationMs } from './queries/run-times.js';
+export { lastRunsOf } from './queries/task-last-run.js';
+export type { LastRun } from './queries/task-last-run.js';
 export type { RunTimes } from './queries/run-times.js';
 export { listAlerts } from './queries/alerts-read.js';
 export type { AlertRecord, ListAlertsOptions } from './queries/alerts-read.js';

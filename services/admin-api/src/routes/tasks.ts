@@ -1,8 +1,9 @@
 /** Task endpoints: create, replace, list, get, preview, delete, enable/disable, YAML import. */
 import { z } from 'zod';
-import { parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
+import { INSTANCE_STATES, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
 import {
   bumpDagVersion,
+  lastRunsOf,
   deleteTask,
   getCalendar,
   getTask,
@@ -30,6 +31,11 @@ import { defineRoute, type Parsed, type RouteSpec, type Tx } from '../route.js';
 import type { Principal } from '../auth.js';
 import { assertTeamVisible, coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
+
+const LAST_RUN = z
+  .object({ instanceId: z.string(), state: z.enum(INSTANCE_STATES), endedAt: z.string().nullable() })
+  .nullable()
+  .describe('extension: the latest instance of the task (the last created, by `createdAt`, then id), null when it has none');
 
 const auditView = (t: TaskRecord): Record<string, unknown> => taskResource(t, { redact: true });
 
@@ -221,7 +227,7 @@ export const taskRoutes: RouteSpec[] = [
       team: teamNameSchema.optional().describe("extension: only tasks of this team (none if the token does not cover it)"),
       ...pageQueryShape,
     }),
-    responses: { 200: { description: 'a page of tasks', schema: listOf(taskResourceSchema) } },
+    responses: { 200: { description: 'a page of tasks, each with `lastRun` (extension)', schema: listOf(taskResourceSchema.extend({ lastRun: LAST_RUN })) } },
     handler: async ({ query, deps, principal }) => {
       const after = decodeCursor(query.cursor);
       if (after === null) throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
@@ -235,7 +241,11 @@ export const taskRoutes: RouteSpec[] = [
       });
       const redact = redactFor(principal?.role);
       const parents = await dependsOnByTask(deps.pool, principal, rows);
-      return { status: 200, body: pageOf(rows, query.limit, (t) => t.definition.name, (t) => withParents(taskResource(t, { redact }), parents.get(t.definition.name))) };
+      const lastRuns = await lastRunsOf(deps.pool, rows.slice(0, query.limit).map((t) => t.definition.name));
+      return {
+        status: 200,
+        body: pageOf(rows, query.limit, (t) => t.definition.name, (t) => ({ ...withParents(taskResource(t, { redact }), parents.get(t.definition.name)), lastRun: lastRuns.get(t.definition.name) ?? null })),
+      };
     },
   }),
   defineRoute<{ name: string }>({
