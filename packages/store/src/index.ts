@@ -180,6 +180,7 @@ export type { IncomingEdgeRow } from './queries/edges.js';
 export {
   INSTANCE_COLUMNS,
   bizDateText,
+  dagGridCells,
   getExecution,
   getInstance,
   instanceFromRow,
@@ -190,7 +191,7 @@ export {
   listInstanceEvents,
   listInstances,
 } from './queries/instances-read.js';
-export type { EventRecord, ExecutionRecord, InstanceRecord, ListInstancesOptions } from './queries/instances-read.js';
+export type { EventRecord, ExecutionRecord, GridCellRecord, InstanceRecord, ListInstancesOptions } from './queries/instances-read.js';
 export {
   TRIGGER_IDEMPOTENCY_WINDOW_HOURS,
   bindIdempotencyKey,

@@ -75,7 +75,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(create.properties ?? {})).toEqual(expect.arrayContaining(['priority', 'retry', 'misfire', 'block', 'route']));
     expect(op('put', '/api/v1/tasks/{name}')?.requestBody?.content['application/json']?.schema['required']).toContain('version');
     expect(op('post', '/api/v1/tasks/import')?.requestBody?.content['application/yaml']).toBeDefined();
-    expect(op('get', '/api/v1/instances')?.parameters?.map((p) => p.name)).toEqual(['task', 'team', 'state', 'bizDate', 'from', 'to', 'limit', 'cursor']);
+    expect(op('get', '/api/v1/instances')?.parameters?.map((p) => p.name)).toEqual(['task', 'team', 'state', 'bizDate', 'worker', 'trigger', 'from', 'to', 'limit', 'cursor']);
     const reruns = JSON.stringify(op('post', '/api/v1/reruns')?.requestBody);
     for (const mode of ['instance', 'dag', 'failed', 'backfill']) expect(reruns).toContain(`"${mode}"`);
   });

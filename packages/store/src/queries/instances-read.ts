@@ -101,6 +101,10 @@ export interface ListInstancesOptions {
   taskName?: string;
   states?: readonly string[];
   bizDate?: string;
+  /** Instances whose current (latest) execution ran on this worker (`worker_id`). */
+  workerId?: string;
+  /** Instances created by one of these triggers (`schedule`, `manual`, `dependency`, `rerun`). */
+  triggers?: readonly string[];
   /** Instances whose expected time is at or after this. */
   from?: Date;
   /** Instances whose expected time is before this. */
@@ -127,6 +131,14 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions): 
   if (opts.bizDate !== undefined) {
     where.push('biz_date = ?');
     values.push(opts.bizDate);
+  }
+  if (opts.workerId !== undefined) {
+    where.push('worker_id = ?');
+    values.push(opts.workerId);
+  }
+  if (opts.triggers !== undefined && opts.triggers.length > 0) {
+    where.push('`trigger` IN (?)');
+    values.push(opts.triggers);
   }
   if (opts.from !== undefined) {
     where.push('expected_time >= ?');
@@ -303,4 +315,76 @@ export async function listInstanceEvents(db: Queryable, instanceId: string, limi
       data: decodeJsonNullable<Record<string, unknown>>(r['data']),
     };
   });
+}
+
+/** One cell of the DAG grid: the latest slot of a task on a business date, with its current run's duration. */
+export interface GridCellRecord {
+  readonly taskName: string;
+  /** `YYYY-MM-DD`. */
+  readonly bizDate: string;
+  readonly instanceId: string;
+  readonly state: InstanceState;
+  readonly expectedTime: Date;
+  /** `endedAt − startedAt` of its current execution (reported start, else ACK), ms; null until both are known. */
+  readonly durationMs: number | null;
+  /** How many slots the task has on that business date (several cron fires a day). */
+  readonly slots: number;
+}
+
+/**
+ * The DAG grid of these tasks over their `days` latest business dates (at or before `toBizDate`
+ * when given): the dates, newest first, and per (task, date) its latest slot. One statement:
+ * the dates come from a derived table over `idx_instance_biz_date`, the durations from each
+ * instance's current execution. `teams` filters as in {@link listInstances}.
+ */
+export async function dagGridCells(
+  db: Queryable,
+  opts: { taskNames: readonly string[]; days: number; toBizDate?: string; teams?: readonly string[] | null },
+): Promise<{ bizDates: string[]; cells: GridCellRecord[] }> {
+  if (opts.taskNames.length === 0 || (opts.teams !== null && opts.teams !== undefined && opts.teams.length === 0)) return { bizDates: [], cells: [] };
+  const teamSql = opts.teams === null || opts.teams === undefined ? '' : ' AND task_id IN (SELECT t.id FROM task t WHERE t.team IN (?))';
+  const teamValues = opts.teams === null || opts.teams === undefined ? [] : [opts.teams];
+  const toSql = opts.toBizDate === undefined ? '' : ' AND biz_date <= ?';
+  const toValues = opts.toBizDate === undefined ? [] : [opts.toBizDate];
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT i.id, i.task_name, i.biz_date, i.state, i.expected_time,
+            COALESCE(x.started_at, x.acked_at) AS run_started_at, x.ended_at AS run_ended_at
+       FROM (SELECT DISTINCT biz_date FROM task_instance
+              WHERE task_name IN (?)${toSql}${teamSql}
+              ORDER BY biz_date DESC LIMIT ?) d
+       JOIN task_instance i ON i.biz_date = d.biz_date
+       LEFT JOIN task_execution x ON x.id = (SELECT MAX(y.id) FROM task_execution y
+            WHERE y.instance_id = i.id AND y.run_no = i.run_no
+              AND (i.current_execution_id IS NULL OR y.execution_id = i.current_execution_id))
+      WHERE i.task_name IN (?)${teamSql.replace('task_id', 'i.task_id')}
+      ORDER BY i.biz_date DESC, i.task_name, i.expected_time DESC, i.id DESC`,
+    [opts.taskNames, ...toValues, ...teamValues, opts.days, opts.taskNames, ...teamValues],
+  );
+  const dates: string[] = [];
+  const cells = new Map<string, { cell: GridCellRecord; slots: number }>();
+  for (const r of rows) {
+    const bizDate = bizDateText(r['biz_date'] as Date);
+    if (dates[dates.length - 1] !== bizDate) dates.push(bizDate);
+    const key = `${String(r['task_name'])}\n${bizDate}`;
+    const seen = cells.get(key);
+    if (seen !== undefined) {
+      seen.slots += 1;
+      continue;
+    }
+    const startedAt = (r['run_started_at'] as Date | null) ?? null;
+    const endedAt = (r['run_ended_at'] as Date | null) ?? null;
+    cells.set(key, {
+      slots: 1,
+      cell: {
+        taskName: String(r['task_name']),
+        bizDate,
+        instanceId: String(r['id']),
+        state: String(r['state']) as InstanceState,
+        expectedTime: r['expected_time'] as Date,
+        durationMs: startedAt === null || endedAt === null ? null : Math.max(0, endedAt.getTime() - startedAt.getTime()),
+        slots: 1,
+      },
+    });
+  }
+  return { bizDates: dates, cells: [...cells.values()].map(({ cell, slots }) => ({ ...cell, slots })) };
 }

@@ -1,14 +1,17 @@
 /** Instance endpoints: list, detail (executions, events, output tail), cancel, and manual triggers. */
 import { z } from 'zod';
-import { INSTANCE_STATES, bizDateOf, encodeMessage, teamNameSchema, toError } from '@ax/core';
+import { INSTANCE_STATES, bizDateOf, encodeMessage, reachableFrom, teamNameSchema, toError, topologicalOrder } from '@ax/core';
 import {
   bindIdempotencyKey,
   cancelInstance,
   currentRunTimes,
+  dagGridCells,
   insertManualInstance,
   listExecutions,
   listInstanceEvents,
+  listEdges,
   listInstances,
+  listTasks,
   logSizesOfExecutions,
   reserveIdempotencyKey,
   withTransaction,
@@ -22,10 +25,26 @@ import { defineRoute, type RouteSpec } from '../route.js';
 import { bizDateSchema, eventSchema, executionSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
-import { mustSeeInstance, mustSeeTask } from '../team-scope.js';
+import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { listedTeams } from './tasks.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** What created an instance (the `trigger` of the instance resource; a backfill slot is a `rerun`). */
+export const INSTANCE_TRIGGERS = ['schedule', 'manual', 'dependency', 'rerun'] as const;
+
+/** Tasks a DAG grid shows at most (rows). */
+const MAX_GRID_TASKS = 500;
+
+const gridCellSchema = z.object({
+  task: z.string(),
+  bizDate: z.string(),
+  instanceId: z.string().describe('the latest slot of the task on that business date'),
+  state: z.enum(INSTANCE_STATES),
+  expectedTime: z.string(),
+  durationMs: z.number().nullable().describe("its current execution's run time (started → ended), ms; null until both are known"),
+  slots: z.int().describe('how many slots the task has on that business date'),
+});
 
 /** Publishes a `cancel` to the worker's control queue; logged (not fatal) when it cannot. */
 async function sendCancel(deps: AppDeps, workerId: string, executionId: string): Promise<boolean> {
@@ -44,7 +63,7 @@ async function sendCancel(deps: AppDeps, workerId: string, executionId: string):
 }
 
 export const instanceRoutes: RouteSpec[] = [
-  defineRoute<unknown, { task?: string; team?: string; state?: string; bizDate?: string; from?: string; to?: string; limit: number; cursor?: string }>({
+  defineRoute<unknown, { task?: string; team?: string; state?: string; bizDate?: string; worker?: string; trigger?: string; from?: string; to?: string; limit: number; cursor?: string }>({
     method: 'get',
     path: '/api/v1/instances',
     access: 'viewer',
@@ -61,6 +80,19 @@ export const instanceRoutes: RouteSpec[] = [
           message: `must be one of ${INSTANCE_STATES.join(', ')} (extension: a comma list)`,
         }),
       bizDate: bizDateSchema.optional(),
+      worker: z
+        .string()
+        .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,254}$/, 'must be a worker id')
+        .optional()
+        .describe('extension: only instances whose current execution ran on this worker'),
+      trigger: z
+        .string()
+        .max(100)
+        .optional()
+        .refine((s) => s === undefined || s.split(',').every((p) => (INSTANCE_TRIGGERS as readonly string[]).includes(p)), {
+          message: `must be one of ${INSTANCE_TRIGGERS.join(', ')} (a comma list)`,
+        })
+        .describe('extension: only instances created by this trigger (a comma list)'),
       from: instantSchema.optional().describe('expected time at or after'),
       to: instantSchema.optional().describe('expected time before'),
       ...pageQueryShape,
@@ -75,6 +107,8 @@ export const instanceRoutes: RouteSpec[] = [
         ...(query.task === undefined ? {} : { taskName: query.task }),
         ...(query.state === undefined ? {} : { states: query.state.split(',') }),
         ...(query.bizDate === undefined ? {} : { bizDate: query.bizDate }),
+        ...(query.worker === undefined ? {} : { workerId: query.worker }),
+        ...(query.trigger === undefined ? {} : { triggers: query.trigger.split(',') }),
         ...(query.from === undefined ? {} : { from: new Date(query.from) }),
         ...(query.to === undefined ? {} : { to: new Date(query.to) }),
         ...(before === undefined ? {} : { beforeId: before }),
@@ -83,6 +117,71 @@ export const instanceRoutes: RouteSpec[] = [
       });
       const runs = await currentRunTimes(deps.pool, rows.slice(0, query.limit).map((i) => i.id));
       return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id))) };
+    },
+  }),
+  defineRoute<unknown, { root?: string; days: number; to?: string }>({
+    method: 'get',
+    path: '/api/v1/dag/grid',
+    access: 'viewer',
+    tag: 'dag',
+    extension: true,
+    summary: "The DAG grid (extension): tasks down, their latest business dates across, each cell the latest slot's state and duration",
+    description:
+      "Tasks of the DAG reachable from `root` (without: every task with an edge), of the token's teams only, parents first; the `days` latest business dates that have an instance of one of them (at or before `to`), oldest first. One statement reads the cells.",
+    query: z.object({
+      root: z.string().min(1).max(128).optional(),
+      days: z.coerce.number().int().min(1).max(90).default(14).describe('how many business dates, 1–90 (default 14)'),
+      to: bizDateSchema.optional().describe('the newest business date to show'),
+    }),
+    responses: {
+      200: {
+        description: 'the grid',
+        schema: z.object({ root: z.string().nullable(), days: z.int(), bizDates: z.array(z.string()), tasks: z.array(z.string()), cells: z.array(gridCellSchema) }),
+      },
+      404: { description: 'no such root task' },
+    },
+    handler: async ({ query, deps, principal }) => {
+      const teams = visibleTeams(principal);
+      const names = (await listTasks(deps.pool, { teams })).map((t) => t.definition.name);
+      const visible = new Set(names);
+      const edges = (await listEdges(deps.pool)).filter((e) => visible.has(e.parent) && visible.has(e.child));
+      let nodes: string[];
+      let shownEdges = edges;
+      if (query.root === undefined) {
+        const linked = new Set(edges.flatMap((e) => [e.parent, e.child]));
+        nodes = names.filter((n) => linked.has(n));
+      } else {
+        await mustSeeTask(deps.pool, principal, query.root);
+        const reach = reachableFrom(query.root, edges);
+        nodes = reach.nodes;
+        shownEdges = reach.edges;
+      }
+      let ordered: string[];
+      try {
+        ordered = topologicalOrder(nodes, shownEdges);
+      } catch {
+        ordered = nodes; // a cycle (refused on write; stored before that check): keep the list order
+      }
+      const tasks = ordered.slice(0, MAX_GRID_TASKS);
+      const grid = await dagGridCells(deps.pool, { taskNames: tasks, days: query.days, teams, ...(query.to === undefined ? {} : { toBizDate: query.to }) });
+      return {
+        status: 200,
+        body: {
+          root: query.root ?? null,
+          days: query.days,
+          bizDates: [...grid.bizDates].reverse(),
+          tasks,
+          cells: grid.cells.map((c) => ({
+            task: c.taskName,
+            bizDate: c.bizDate,
+            instanceId: c.instanceId,
+            state: c.state,
+            expectedTime: c.expectedTime.toISOString(),
+            durationMs: c.durationMs,
+            slots: c.slots,
+          })),
+        },
+      };
     },
   }),
   defineRoute<{ id: string }>({
