@@ -81,6 +81,23 @@ describe('GET /api/v1/reruns/{batchId}', () => {
     expect(res.body).toMatchObject({ state: 'running', total: 6, finished: 3, progress: 0.5, counts: db });
   });
 
+  it('its instances (extension GET …/instances): those the counts are of, oldest first, paged', async () => {
+    const res = await t.call('GET', `/api/v1/reruns/${backfill}/instances`, { token: t.tokens.viewer });
+    expect(res.status).toBe(200);
+    const [rows] = await t.pool.query<any[]>('SELECT id, state FROM task_instance WHERE rerun_batch_id = ? ORDER BY id', [backfill]);
+    expect(res.body.items.map((i: any) => [i.id, i.state, i.rerunBatchId])).toEqual(rows.map((r) => [String(r.id), r.state, backfill]));
+    expect(res.body.nextCursor).toBeNull();
+    const byState: Record<string, number> = Object.fromEntries(INSTANCE_STATES.map((s) => [s, 0]));
+    for (const i of res.body.items) byState[i.state] = (byState[i.state] ?? 0) + 1;
+    expect((await t.call('GET', `/api/v1/reruns/${backfill}`, { token: t.tokens.viewer })).body.counts).toEqual(byState);
+    const first = await t.call('GET', `/api/v1/reruns/${backfill}/instances?limit=4`, { token: t.tokens.viewer });
+    const second = await t.call('GET', `/api/v1/reruns/${backfill}/instances?limit=4&cursor=${first.body.nextCursor}`, { token: t.tokens.viewer });
+    expect([...first.body.items, ...second.body.items].map((i: any) => i.id)).toEqual(rows.map((r) => String(r.id)));
+    expect(second.body.nextCursor).toBeNull();
+    expect((await t.call('GET', '/api/v1/reruns/987654/instances', { token: t.tokens.viewer })).status).toBe(404);
+    expect((await t.call('GET', `/api/v1/reruns/${backfill}/instances?cursor=nope`, { token: t.tokens.viewer })).status).toBe(400);
+  });
+
   it('404 for an unknown or malformed id', async () => {
     for (const id of ['987654', 'abc', '1;DROP']) {
       const res = await t.call('GET', `/api/v1/reruns/${encodeURIComponent(id)}`, { token: t.tokens.viewer });
@@ -104,6 +121,7 @@ describe('POST /api/v1/reruns/{batchId}/cancel', () => {
     expect(db).toMatchObject({ SUCCESS: 2, FAILED: 1, RUNNING: 1, PENDING: 0, CANCELED: 2 });
     expect(res.body).toMatchObject({ id: backfill, state: 'canceled', canceledBy: 'operator-user', total: 6, finished: 5, counts: db });
     expect(res.body.canceledAt).toEqual(expect.any(String));
+    expect(res.body.canceled).toEqual(pending.map((r) => String(r.id)));
     const [rows] = await t.pool.query<any[]>('SELECT id, state, reason FROM task_instance WHERE id IN (?) ORDER BY id', [pending.map((r) => r.id)]);
     expect(rows.map((r) => [r.state, r.reason])).toEqual([
       ['CANCELED', 'CANCELED_BY_USER'],

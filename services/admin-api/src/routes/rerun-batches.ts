@@ -3,13 +3,15 @@
  * `GET /api/v1/reruns/{batchId}`, `POST /api/v1/reruns/{batchId}/cancel`): what `POST
  * /api/v1/reruns` started, its instances counted by state, and a cancel that stops what has not
  * started. A batch is of the teams of its instances: outside them it answers 404 and is not
- * listed (the store's visibility condition).
+ * listed (the store's visibility condition). Extension: `GET /api/v1/reruns/{batchId}/instances`
+ * lists the instances the counts are of, oldest first.
  */
 import { z } from 'zod';
 import { FINAL_STATES, INSTANCE_STATES, type InstanceState } from '@ax/core';
 import {
   RERUN_CANCEL_ACTION,
   cancelInstance,
+  currentRunTimes,
   getRerunBatch,
   instancesOfRerunBatch,
   listRerunBatches,
@@ -24,8 +26,9 @@ import {
 import { audit } from '../audit.js';
 import { invalidState, notFound, validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { instanceResource } from '../resources.js';
 import { defineRoute, type RouteSpec } from '../route.js';
-import { listOf, reasonSchema } from '../schemas.js';
+import { instanceSchema, listOf, reasonSchema } from '../schemas.js';
 
 /** `{batchId}` path parameter. */
 const batchParams = z.object({ batchId: z.string().max(64).describe('the batchId of POST /api/v1/reruns') });
@@ -134,6 +137,32 @@ export const rerunBatchRoutes: RouteSpec[] = [
       return { status: 200, body: resource };
     },
   }),
+  defineRoute<{ batchId: string }, { limit: number; cursor?: string }>({
+    method: 'get',
+    path: '/api/v1/reruns/{batchId}/instances',
+    access: 'viewer',
+    tag: 'instances',
+    extension: true,
+    summary: 'The instances of a rerun or backfill batch, oldest first (extension)',
+    description: 'The instances `counts` of `GET /api/v1/reruns/{batchId}` are of: those whose latest run was started by this batch (an instance re-run by a later batch moves to that one).',
+    params: batchParams,
+    query: z.object(pageQueryShape),
+    responses: { 200: { description: 'a page of instances', schema: listOf(instanceSchema) }, 404: { description: "no such batch of the token's teams" } },
+    handler: async ({ params, query, deps, principal }) => {
+      const id = batchId(params.batchId);
+      const after = decodeCursor(query.cursor);
+      if (after === null || (after !== undefined && !/^\d{1,20}$/.test(after))) {
+        throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
+      }
+      const batch = await getRerunBatch(deps.pool, id, { teams: visibleTeams(principal) });
+      if (batch === null) throw notFound(`rerun batch ${JSON.stringify(params.batchId)}`);
+      // A batch is at most MAX_BACKFILL_SLOTS instances (idx_instance_rerun_batch): paged here.
+      const all = await instancesOfRerunBatch(deps.pool, id, { states: INSTANCE_STATES });
+      const rows = (after === undefined ? all : all.filter((i) => BigInt(i.id) > BigInt(after))).slice(0, query.limit + 1);
+      const runs = await currentRunTimes(deps.pool, rows.slice(0, query.limit).map((i) => i.id));
+      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id))) };
+    },
+  }),
   defineRoute<{ batchId: string }, unknown, { reason?: string }>({
     method: 'post',
     path: '/api/v1/reruns/{batchId}/cancel',
@@ -144,7 +173,10 @@ export const rerunBatchRoutes: RouteSpec[] = [
     params: batchParams,
     body: { optional: true, schema: z.strictObject({ reason: reasonSchema.optional().describe('why (audited)') }) },
     responses: {
-      200: { description: 'the batch, canceled', schema: rerunBatchSchema },
+      200: {
+        description: 'the batch, canceled',
+        schema: rerunBatchSchema.extend({ canceled: z.array(z.string()).describe('extension: ids of the instances this cancel canceled, oldest first') }),
+      },
       404: { description: "no such batch of the token's teams" },
       409: { description: '`INVALID_STATE`: the batch is done or canceled already' },
     },
@@ -152,13 +184,14 @@ export const rerunBatchRoutes: RouteSpec[] = [
       const id = batchId(params.batchId);
       const teams = visibleTeams(principal);
       const actor = principal?.name ?? 'unknown';
+      const canceled: string[] = [];
       await withTransaction(deps.pool, async (tx) => {
+        canceled.length = 0; // a retried transaction starts over
         // The batch row locked: two cancels of one batch queue up and the second sees the first.
         const batch = await getRerunBatch(tx, id, { teams, forUpdate: true });
         if (batch === null) throw notFound(`rerun batch ${JSON.stringify(params.batchId)}`);
         const [before] = await batchResources(tx, [batch]);
         if (before?.['state'] !== 'running') throw invalidState(`rerun batch ${id} is ${String(before?.['state'])}`, { state: before?.['state'] });
-        const canceled: string[] = [];
         for (const inst of await instancesOfRerunBatch(tx, id, { states: NOT_STARTED, forUpdate: true })) {
           const outcome = await cancelInstance(tx, inst, actor);
           if (outcome.kind === 'canceled') canceled.push(inst.id);
@@ -176,7 +209,7 @@ export const rerunBatchRoutes: RouteSpec[] = [
       const batch = await getRerunBatch(deps.pool, id, { teams });
       if (batch === null) throw notFound(`rerun batch ${JSON.stringify(params.batchId)}`);
       const [resource] = await batchResources(deps.pool, [batch]);
-      return { status: 200, body: resource };
+      return { status: 200, body: { ...resource, canceled } };
     },
   }),
 ];
