@@ -19,6 +19,11 @@ export type RerunTarget =
 
 type Mode = 'instance' | 'dag' | 'failed';
 
+/** The console page of a rerun's batch: its progress by state, its instances, cancel. */
+export function batchHref(batchId: string): string {
+  return `/reruns/${encodeURIComponent(batchId)}`;
+}
+
 interface Choices {
   mode: Mode;
   reason: string;
@@ -39,7 +44,11 @@ function bodyOf(target: RerunTarget, c: Choices, dryRun: boolean): Record<string
   }
 }
 
-export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; onClose: () => void; onDone: (ids: string[]) => void }) {
+/**
+ * `onDone` gets the re-run instances and the batch id of the rerun (its page: `/reruns/<batchId>`,
+ * see {@link batchHref}), for the caller's notice.
+ */
+export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; onClose: () => void; onDone: (ids: string[], batchId: string) => void }) {
   const { client, principal } = useSession();
   const [choices, setChoices] = useState<Choices>({ mode: target.mode, reason: '', forceDownstream: false, bizDate: target.bizDate });
   const [preview, setPreview] = useState<{ for: string; items: RerunPlanItem[] } | null>(null);
@@ -74,8 +83,8 @@ export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; 
   const apply = async () => {
     setBusy(true);
     try {
-      const answer = await client.post<{ instances: string[] }>('/api/v1/reruns', bodyOf(target, choices, false));
-      onDone(answer.instances);
+      const answer = await client.post<{ batchId: string; instances: string[] }>('/api/v1/reruns', bodyOf(target, choices, false));
+      onDone(answer.instances, answer.batchId);
     } catch (err) {
       setError(errorText(err));
       setBusy(false);

@@ -11,7 +11,7 @@ import { ErrorLine } from '../components/ErrorLine';
 import { InstanceLogs } from '../components/InstanceLogs';
 import { Loading } from '../components/Loading';
 import { Notice } from '../components/Notice';
-import { RerunDialog } from '../components/RerunDialog';
+import { batchHref, RerunDialog } from '../components/RerunDialog';
 import { StateBadge } from '../components/StateBadge';
 import { between, duration, utc, utcTimeMs } from '../format';
 import { can } from '../roles';
@@ -51,7 +51,7 @@ export function InstanceDetailPage() {
   const detail = useApi<InstanceDetail>(`/api/v1/instances/${encodeURIComponent(id)}`, {}, { refreshMs: final ? 0 : 2_000 });
   const [error, setError] = useState<string | null>(null);
   const [rerun, setRerun] = useState(false);
-  const [rerunIds, setRerunIds] = useState<string[] | null>(null);
+  const [rerunDone, setRerunDone] = useState<{ ids: string[]; batchId: string } | null>(null);
   const operator = can(principal.role, 'operator');
   const i = detail.data;
 
@@ -119,10 +119,10 @@ export function InstanceDetailPage() {
           )}
         </div>
       )}
-      {rerunIds !== null && (
-        <Notice onClose={() => setRerunIds(null)}>
-          Rerun requested:{' '}
-          {rerunIds.map((rid, n) => (
+      {rerunDone !== null && (
+        <Notice onClose={() => setRerunDone(null)}>
+          Rerun requested (<Link href={batchHref(rerunDone.batchId)}>batch #{rerunDone.batchId}</Link>):{' '}
+          {rerunDone.ids.map((rid, n) => (
             <span key={rid}>
               {n > 0 && ', '}
               <Link href={`/instances/${rid}`}>#{rid}</Link>
@@ -213,9 +213,9 @@ export function InstanceDetailPage() {
         <RerunDialog
           target={{ mode: 'instance', instanceId: i.id, taskName: i.taskName, bizDate: i.bizDate }}
           onClose={() => setRerun(false)}
-          onDone={(ids) => {
+          onDone={(ids, batchId) => {
             setRerun(false);
-            setRerunIds(ids);
+            setRerunDone({ ids, batchId });
             detail.reload();
           }}
         />
