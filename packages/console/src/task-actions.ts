@@ -1,11 +1,6 @@
 /** Task actions shared by the task list and the task detail page. */
 import type { ApiClient } from './api';
-import type { Instance, Task } from './types';
-
-/** "Run now": `POST /tasks/{name}/trigger`; the instance it created. */
-export function runNow(client: ApiClient, name: string): Promise<Instance> {
-  return client.post<Instance>(`/api/v1/tasks/${encodeURIComponent(name)}/trigger`, {});
-}
+import type { Task } from './types';
 
 /** Switches scheduling on or off; the task as it now is. */
 export function setEnabled(client: ApiClient, name: string, enabled: boolean): Promise<Task> {

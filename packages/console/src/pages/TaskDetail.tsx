@@ -1,23 +1,28 @@
 /**
  * One task: its definition, the next fire times in UTC and in the task's own zone, its recent
- * instances, and (operators) run now, enable/disable and a DAG rerun for a business date.
+ * instances, and (operators) run now (through the trigger dialog), edit, enable/disable, a DAG
+ * rerun for a business date and a backfill; (admins) delete, with its consequences listed.
  */
 import { useState } from 'react';
-import { Link, useParams } from 'wouter';
+import { Link, useLocation, useParams } from 'wouter';
 import { errorText, type Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { InstanceTable } from '../components/InstanceTable';
 import { Loading } from '../components/Loading';
-import { Notice } from '../components/Notice';
-import { RerunDialog } from '../components/RerunDialog';
+import { DeleteTaskDialog } from '../authoring/DeleteTaskDialog';
+import type { TaskResource } from '../authoring/types';
+import { BackfillDialog } from '../components/BackfillDialog';
+import { batchHref, RerunDialog } from '../components/RerunDialog';
+import { TriggerDialog } from '../components/TriggerDialog';
 import { duration, inZone, scheduleText, utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
-import { runNow, setEnabled } from '../task-actions';
+import { setEnabled } from '../task-actions';
 import { useApi } from '../use-api';
-import type { Instance, Task } from '../types';
+import '../styles/authoring.css';
+import type { Instance } from '../types';
 
-function Definition({ task }: { task: Task }) {
+function Definition({ task }: { task: TaskResource }) {
   const zone = task.schedule.timezone ?? 'UTC';
   const rows: Array<[string, string]> = [
     ['team', task.team],
@@ -36,6 +41,7 @@ function Definition({ task }: { task: Task }) {
     ['pause after', task.pauseAfterFailures == null ? '—' : `${task.pauseAfterFailures} failures in a row${task.pausedReason === 'FAILURES' ? ' (paused by failures)' : ''}`],
     ['sla', task.sla == null ? '—' : [task.sla.startWithinSeconds === undefined ? null : `start ≤ ${task.sla.startWithinSeconds} s`, task.sla.finishWithinSeconds === undefined ? null : `finish ≤ ${task.sla.finishWithinSeconds} s`].filter((x) => x !== null).join(', ')],
     ['route', task.route],
+    ['depends on', task.dependsOn === undefined || task.dependsOn.length === 0 ? '—' : task.dependsOn.map((d) => (d.rule === 'ALL_SUCCESS' ? d.task : `${d.task} (${d.rule})`)).join(', ')],
     ['version', String(task.version)],
     ['last fire', utc(task.lastFireTime)],
   ];
@@ -63,14 +69,15 @@ export function TaskDetailPage() {
   const { name = '' } = useParams<{ name: string }>();
   const path = `/api/v1/tasks/${encodeURIComponent(name)}`;
   const { client, principal } = useSession();
-  const task = useApi<Task>(path);
+  const [, navigate] = useLocation();
+  const task = useApi<TaskResource>(path);
   const preview = useApi<{ fireTimes: string[] }>(`${path}/preview`, { count: 5 }, { refreshMs: 30_000 });
   const instances = useApi<Page<Instance>>('/api/v1/instances', { task: name, limit: 20 }, { refreshMs: 5_000 });
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const [triggered, setTriggered] = useState<string | null>(null);
-  const [rerun, setRerun] = useState(false);
+  const [dialog, setDialog] = useState<'trigger' | 'rerun' | 'backfill' | 'delete' | null>(null);
   const operator = can(principal.role, 'operator');
+  const admin = can(principal.role, 'admin');
 
   const act = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -110,20 +117,12 @@ export function TaskDetailPage() {
         <Link href={`/dag?root=${encodeURIComponent(t.name)}`}>DAG from here</Link>
         {operator && (
           <>
-            <button
-              type="button"
-              data-action="run-now"
-              disabled={busy}
-              onClick={() =>
-                void act(async () => {
-                  const instance = await runNow(client, t.name);
-                  setTriggered(instance.id);
-                  instances.reload();
-                })
-              }
-            >
-              Run now
+            <button type="button" data-action="run-now" disabled={busy} onClick={() => setDialog('trigger')}>
+              Run now…
             </button>
+            <Link href={`/tasks/${encodeURIComponent(t.name)}/edit`} role="button" className="secondary" data-action="edit">
+              Edit
+            </Link>
             <button type="button" className="secondary" disabled={busy} onClick={() =>
                 void act(async () => {
                   await setEnabled(client, t.name, !t.enabled);
@@ -132,17 +131,20 @@ export function TaskDetailPage() {
               }>
               {t.enabled ? 'Disable' : 'Enable'}
             </button>
-            <button type="button" className="secondary outline" onClick={() => setRerun(true)}>
+            <button type="button" className="secondary outline" onClick={() => setDialog('rerun')}>
               Rerun a date…
+            </button>
+            <button type="button" className="secondary outline" data-action="backfill" onClick={() => setDialog('backfill')}>
+              Backfill…
             </button>
           </>
         )}
+        {admin && (
+          <button type="button" className="secondary outline" data-action="delete" onClick={() => setDialog('delete')}>
+            Delete…
+          </button>
+        )}
       </div>
-      {triggered !== null && (
-        <Notice onClose={() => setTriggered(null)}>
-          Triggered: <Link href={`/instances/${triggered}`}>instance #{triggered}</Link>
-        </Notice>
-      )}
       <ErrorLine error={error ?? task.error} />
       <div className="grid-2">
         <section>
@@ -180,16 +182,28 @@ export function TaskDetailPage() {
         {instances.data === undefined ? instances.error === null && <Loading what="instances" /> : <InstanceTable instances={instances.data.items} showTask={false} />}
         <Link href={`/instances?task=${encodeURIComponent(t.name)}`}>All instances of {t.name} →</Link>
       </section>
-      {rerun && (
+      {dialog === 'rerun' && (
         <RerunDialog
           target={{ mode: 'dag', root: t.name, bizDate: latestBizDate }}
-          onClose={() => setRerun(false)}
-          onDone={() => {
-            setRerun(false);
+          onClose={() => setDialog(null)}
+          onDone={(_ids, batchId) => {
+            // A DAG rerun is a batch: its page follows it to the end.
+            setDialog(null);
+            navigate(batchHref(batchId));
+          }}
+        />
+      )}
+      {dialog === 'trigger' && <TriggerDialog task={t.name} team={t.team} onClose={() => setDialog(null)} />}
+      {dialog === 'backfill' && (
+        <BackfillDialog
+          task={t.name}
+          onClose={() => {
+            setDialog(null);
             instances.reload();
           }}
         />
       )}
+      {dialog === 'delete' && <DeleteTaskDialog task={t.name} onClose={() => setDialog(null)} />}
     </>
   );
 }

@@ -1,33 +1,52 @@
-/** Tasks by name: search (name or description), team filter, enable/disable and "run now" for operators. */
+/**
+ * Tasks by name: search (name or description), team filter, the state of each task's last run;
+ * for operators "New task", enable/disable and "Run now…" (the trigger dialog).
+ */
 import { useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { errorText, type Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
+import type { TaskResource } from '../authoring/types';
 import { Notice } from '../components/Notice';
+import { StateBadge } from '../components/StateBadge';
 import { TeamSelect } from '../components/TeamSelect';
+import { TriggerDialog } from '../components/TriggerDialog';
 import { age, scheduleText, utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
-import { runNow, setEnabled } from '../task-actions';
+import { setEnabled } from '../task-actions';
 import { useApi } from '../use-api';
-import type { Task } from '../types';
+import '../styles/authoring.css';
 
 const PAGE_SIZE = 100;
+
+/** The state of a task's latest instance, linked to it, or "never". */
+function LastRun({ task }: { task: TaskResource }) {
+  const last = task.lastRun;
+  if (last == null) return <span className="muted">never</span>;
+  return (
+    <Link href={`/instances/${last.instanceId}`} title={last.endedAt === null ? `instance #${last.instanceId}` : `instance #${last.instanceId}, ended ${utc(last.endedAt)}`}>
+      <StateBadge state={last.state} />
+    </Link>
+  );
+}
 
 export function TasksPage() {
   const { client, principal } = useSession();
   // The team filter is in the URL (`/tasks?team=payments`), so a view can be shared.
-  const team = new URLSearchParams(useSearch()).get('team') ?? '';
+  const searchParams = new URLSearchParams(useSearch());
+  const team = searchParams.get('team') ?? '';
+  const deleted = searchParams.get('deleted');
   const [, navigate] = useLocation();
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
-  const tasks = useApi<Page<Task>>('/api/v1/tasks', { q: search, team, limit: PAGE_SIZE, cursor }, { refreshMs: 15_000 });
+  const tasks = useApi<Page<TaskResource>>('/api/v1/tasks', { q: search, team, limit: PAGE_SIZE, cursor }, { refreshMs: 15_000 });
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<{ task: string; instanceId: string } | null>(null);
+  const [trigger, setTrigger] = useState<{ task: string; team: string } | null>(null);
   const operator = can(principal.role, 'operator');
 
   const act = async (name: string, action: () => Promise<void>) => {
@@ -45,7 +64,14 @@ export function TasksPage() {
 
   return (
     <>
-      <h2>Tasks</h2>
+      <div className="page-head">
+        <h2>Tasks</h2>
+        {operator && (
+          <Link href="/tasks/new" role="button" data-action="new-task">
+            New task
+          </Link>
+        )}
+      </div>
       <form
         role="search"
         onSubmit={(e) => {
@@ -66,9 +92,9 @@ export function TasksPage() {
           }}
         />
       </div>
-      {done !== null && (
-        <Notice onClose={() => setDone(null)}>
-          Triggered {done.task}: <Link href={`/instances/${done.instanceId}`}>instance #{done.instanceId}</Link>
+      {deleted !== null && (
+        <Notice onClose={() => navigate(team === '' ? '/tasks' : `/tasks?team=${encodeURIComponent(team)}`)}>
+          Deleted {deleted}: its edges went with it; its instances stay.
         </Notice>
       )}
       <ErrorLine error={error ?? tasks.error} />
@@ -76,7 +102,7 @@ export function TasksPage() {
         tasks.error === null && <Loading what="tasks" />
       ) : tasks.data.items.length === 0 ? (
         <p>
-          {search !== '' ? `No task matches “${search}”${team === '' ? '' : ` in team ${team}`}.` : team !== '' ? `No tasks in team ${team}.` : 'No tasks yet: import job files with axctl tasks apply -f jobs.yaml.'}
+          {search !== '' ? `No task matches “${search}”${team === '' ? '' : ` in team ${team}`}.` : team !== '' ? `No tasks in team ${team}.` : `No tasks yet: ${operator ? 'create one with “New task”, or ' : ''}import job files with axctl tasks apply -f jobs.yaml.`}
         </p>
       ) : (
         <div className="table-scroll">
@@ -87,7 +113,8 @@ export function TasksPage() {
                 <th className="hide-sm">team</th>
                 <th className="hide-sm">schedule</th>
                 <th className="hide-sm">tags</th>
-                <th>next fire (UTC)</th>
+                <th className="hide-sm">last run</th>
+                <th className="hide-sm">next fire (UTC)</th>
                 <th className="hide-sm">last fire</th>
                 <th>enabled</th>
                 {operator && <th>actions</th>}
@@ -99,11 +126,18 @@ export function TasksPage() {
                   <td>
                     <Link href={`/tasks/${encodeURIComponent(t.name)}`}>{t.name}</Link>
                     {t.description !== '' && <small className="muted block">{t.description}</small>}
+                    {/* Phones: the last run goes under the name, where its column would push "Run now…" off the screen. */}
+                    <span className="show-sm block">
+                      <LastRun task={t} />
+                    </span>
                   </td>
                   <td className="hide-sm" data-column="team">{t.team}</td>
                   <td className="hide-sm">{scheduleText(t.schedule)}</td>
                   <td className="hide-sm">{t.tags.length === 0 ? '—' : t.tags.map((tag) => <kbd key={tag}>{tag}</kbd>)}</td>
-                  <td>{utc(t.nextFireTime)}</td>
+                  <td className="hide-sm" data-column="last-run">
+                    <LastRun task={t} />
+                  </td>
+                  <td className="hide-sm">{utc(t.nextFireTime)}</td>
                   <td className="hide-sm">{age(t.lastFireTime)}</td>
                   <td>
                     {operator ? (
@@ -133,14 +167,9 @@ export function TasksPage() {
                         className="small"
                         data-action="run-now"
                         disabled={busy === t.name}
-                        onClick={() =>
-                          void act(t.name, async () => {
-                            const instance = await runNow(client, t.name);
-                            setDone({ task: t.name, instanceId: instance.id });
-                          })
-                        }
+                        onClick={() => setTrigger({ task: t.name, team: t.team })}
                       >
-                        Run now
+                        Run now…
                       </button>
                     </td>
                   )}
@@ -150,6 +179,7 @@ export function TasksPage() {
           </table>
         </div>
       )}
+      {trigger !== null && <TriggerDialog task={trigger.task} team={trigger.team} onClose={() => setTrigger(null)} />}
       <div className="pager">
         {cursors.length > 0 && (
           <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
