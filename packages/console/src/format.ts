@@ -112,3 +112,43 @@ export function scheduleText(s: { type: string; expr?: string; everySeconds?: nu
       return s.type;
   }
 }
+
+const localFormats = new Map<string, Intl.DateTimeFormat>();
+
+function localFormat(zone: string | undefined): Intl.DateTimeFormat {
+  const key = zone ?? '';
+  let format = localFormats.get(key);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      ...(zone === undefined ? {} : { timeZone: zone }),
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    localFormats.set(key, format);
+  }
+  return format;
+}
+
+/**
+ * The instant in the browser's own zone (or `zone`), short: `18:00 local`, or
+ * `12-02 02:00 local` when the local day differs from the UTC day; `—` for null.
+ */
+export function localTime(iso: string | null | undefined, zone?: string): string {
+  if (iso == null) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const parts = Object.fromEntries(localFormat(zone).formatToParts(date).map((p) => [p.type, p.value]));
+  const sameDay = `${parts['year']}-${parts['month']}-${parts['day']}` === date.toISOString().slice(0, 10);
+  return `${sameDay ? '' : `${parts['month']}-${parts['day']} `}${parts['hour']}:${parts['minute']} local`;
+}
+
+/** `2026-12-01 10:00:00 UTC · 18:00 local` (browser time beside UTC); `—` for null. */
+export function utcAndLocal(iso: string | null | undefined, zone?: string): string {
+  if (iso == null) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : `${utc(iso)} · ${localTime(iso, zone)}`;
+}

@@ -135,7 +135,10 @@ export function DagPage() {
         <p>
           {root === '' ? 'All dependencies' : `Downstream of ${root}`} · states on business date{' '}
           <strong data-testid="dag-bizdate">{states?.bizDate ?? '—'}</strong>
-          {chosenDate === '' && ' (latest)'}
+          {chosenDate === '' && ' (latest)'} ·{' '}
+          <Link href={root === '' ? '/dag/grid' : `/dag/grid?root=${encodeURIComponent(root)}`} data-testid="to-grid">
+            grid of the last 14 dates
+          </Link>
         </p>
       </hgroup>
       <form className="filters" onSubmit={apply}>
