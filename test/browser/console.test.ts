@@ -66,6 +66,20 @@ async function api<T = Json>(method: 'GET' | 'POST', path: string, body?: unknow
   return (text === '' ? {} : JSON.parse(text)) as T;
 }
 
+/** The elements that reach past the right edge of the screen, outermost first, to name in a failure. */
+function overflowing(page: Page): Promise<string> {
+  return page.evaluate<string>(`(() => {
+    const out = [];
+    for (const el of document.body.querySelectorAll('*')) {
+      const right = el.getBoundingClientRect().right;
+      if (right <= window.innerWidth + 0.5) continue;
+      if (el.parentElement && el.parentElement.getBoundingClientRect().right > window.innerWidth + 0.5) continue;
+      out.push(el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : '') + ' (right ' + Math.round(right) + ' px): ' + (el.textContent || '').trim().slice(0, 60));
+    }
+    return out.slice(0, 5).join('; ') || 'none found';
+  })()`);
+}
+
 type InstanceRow = { id: string; taskName: string; state: string; runNo: number };
 
 async function instancesOf(task: string): Promise<InstanceRow[]> {
@@ -192,15 +206,16 @@ describe.skipIf(noChromium)('the web console in chromium', () => {
       const row = page.locator('tr[data-task="console_ok"]');
       await row.waitFor({ timeout: UI_TIMEOUT_MS });
       await page.locator('tr[data-task="console_fail"]').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      // "Run now…" opens the trigger dialog; confirmed, it opens the new instance's page.
       await row.locator('[data-action="run-now"]').click();
-      const created = page.locator('.notice a');
-      await created.waitFor({ timeout: UI_TIMEOUT_MS });
-      const instanceId = /#(\d+)/.exec(await created.innerText())?.[1] ?? '';
+      const trigger = page.getByTestId('trigger-dialog');
+      await trigger.getByRole('button', { name: 'Review' }).click();
+      await trigger.locator('[data-action="confirm-run"]').click();
+      await page.waitForURL(/\/instances\/\d+$/, { timeout: UI_TIMEOUT_MS });
+      const instanceId = /\/instances\/(\d+)$/.exec(page.url())?.[1] ?? '';
       expect(instanceId).toMatch(/^\d+$/);
 
       // The instance page follows it to SUCCESS.
-      await created.click();
-      await page.waitForURL(`**/instances/${instanceId}`);
       await page.locator('h2 [data-state="SUCCESS"]').waitFor({ timeout: UI_TIMEOUT_MS });
       const events = await attributes(page.getByTestId('events').locator('li'), 'data-event');
       expect(events).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'SUCCEEDED']));
@@ -223,7 +238,13 @@ describe.skipIf(noChromium)('the web console in chromium', () => {
       expect((await instancesOf('console_ok')).find((i) => i.id === instanceId)?.runNo).toBe(1); // the dry run changed nothing
       await shot(page, 'rerun-preview');
       await apply.click();
-      await page.locator('.notice', { hasText: 'Rerun requested' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      const rerunNotice = page.locator('.notice', { hasText: 'Rerun requested' });
+      await rerunNotice.waitFor({ timeout: UI_TIMEOUT_MS });
+      // The notice links to the rerun's batch page, the one the API lists for it.
+      const batches = await api<{ items: Array<{ id: string; reason: string }> }>('GET', '/api/v1/reruns');
+      const batch = batches.items.find((b) => b.reason === 'console test: run it again');
+      expect(batch).toBeDefined();
+      expect(await rerunNotice.getByRole('link', { name: `batch #${batch?.id}` }).getAttribute('href')).toBe(`/reruns/${batch?.id}`);
       await waitFor(async () => (await instancesOf('console_ok')).find((i) => i.id === instanceId)?.runNo === 2, {
         description: 'the rerun is recorded as run 2',
         timeoutMs: UI_TIMEOUT_MS,
@@ -336,12 +357,12 @@ describe.skipIf(noChromium)('the web console in chromium', () => {
       await page.locator('[data-stat="total"]').waitFor({ timeout: UI_TIMEOUT_MS });
       await page.locator('.chart .uplot').first().waitFor({ timeout: UI_TIMEOUT_MS });
       const widths = await page.evaluate<{ page: number; viewport: number }>('({ page: document.documentElement.scrollWidth, viewport: window.innerWidth })');
-      expect(widths.page).toBeLessThanOrEqual(widths.viewport);
+      expect(widths.page, `wider than the screen: ${await overflowing(page)}`).toBeLessThanOrEqual(widths.viewport);
       await shot(page, 'phone-dashboard');
       await page.goto(`${baseUrl}/tasks`);
       await page.locator('tr[data-task="console_ok"]').waitFor({ timeout: UI_TIMEOUT_MS });
       // Wide tables scroll inside their own box, not the page; "Run now" is reachable without scrolling.
-      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(widths.viewport);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth'), `wider than the screen: ${await overflowing(page)}`).toBeLessThanOrEqual(widths.viewport);
       const runNow = await page.locator('tr[data-task="console_ok"] [data-action="run-now"]').boundingBox();
       expect(runNow).not.toBeNull();
       expect((runNow?.x ?? 0) + (runNow?.width ?? Infinity)).toBeLessThanOrEqual(widths.viewport);

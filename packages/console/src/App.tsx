@@ -3,13 +3,19 @@ import { Link, Route, Switch, useLocation } from 'wouter';
 import { can } from './roles';
 import { SessionProvider, useSession, useSignIn } from './session';
 import { teamsText } from './teams';
+import { AlertsPage } from './pages/Alerts';
 import { AuditPage } from './pages/Audit';
 import { DagPage } from './pages/Dag';
+import { DagGridPage } from './pages/DagGrid';
 import { DashboardPage } from './pages/Dashboard';
+import { DeadLettersPage } from './pages/DeadLetters';
 import { InstanceDetailPage } from './pages/InstanceDetail';
 import { InstancesPage } from './pages/Instances';
+import { RerunBatchPage } from './pages/RerunBatch';
+import { RerunsPage } from './pages/Reruns';
 import { SignInPage } from './pages/SignIn';
 import { TaskDetailPage } from './pages/TaskDetail';
+import { TaskEditorPage } from './pages/TaskEditor';
 import { TasksPage } from './pages/Tasks';
 import { WorkersPage } from './pages/Workers';
 
@@ -44,6 +50,9 @@ function Shell() {
             <NavLink href="/tasks">Tasks</NavLink>
             <NavLink href="/instances">Instances</NavLink>
             <NavLink href="/dag">DAG</NavLink>
+            <NavLink href="/reruns">Reruns</NavLink>
+            <NavLink href="/alerts">Alerts</NavLink>
+            {can(principal.role, 'operator') && <NavLink href="/dead-letters">Dead letters</NavLink>}
             <NavLink href="/workers">Workers</NavLink>
             {can(principal.role, 'admin') && <NavLink href="/audit">Audit</NavLink>}
           </ul>
@@ -68,10 +77,17 @@ function Shell() {
         <Switch>
           <Route path="/" component={DashboardPage} />
           <Route path="/tasks" component={TasksPage} />
+          <Route path="/tasks/new" component={TaskEditorPage} />
+          <Route path="/tasks/:name/edit" component={TaskEditorPage} />
           <Route path="/tasks/:name" component={TaskDetailPage} />
           <Route path="/instances" component={InstancesPage} />
           <Route path="/instances/:id" component={InstanceDetailPage} />
           <Route path="/dag" component={DagPage} />
+          <Route path="/dag/grid" component={DagGridPage} />
+          <Route path="/reruns" component={RerunsPage} />
+          <Route path="/reruns/:id" component={RerunBatchPage} />
+          <Route path="/alerts" component={AlertsPage} />
+          <Route path="/dead-letters" component={DeadLettersPage} />
           <Route path="/workers" component={WorkersPage} />
           <Route path="/audit" component={AuditPage} />
           <Route>
