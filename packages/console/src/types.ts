@@ -1,182 +1,57 @@
 /** The API resources the console reads (ADMIN-API.md and docs/admin-api.md "Extensions"). */
 
-export type Role = 'viewer' | 'operator' | 'admin';
+import type * as Api from '@ax/api-types';
 
-export interface Principal {
-  name: string;
-  role: Role;
-  /** The teams the token acts for (`["*"]`: every team); absent from older APIs. */
-  teams?: string[];
-}
+// CONVENTIONS: a response type is never written here. Each comes from @ax/api-types, generated
+// from admin-api's OpenAPI document (`pnpm gen:api-types`), the same types axctl reads: this
+// file only keeps the names the pages import. What the server sends but its document does not
+// describe is added beside the generated type, marked as such.
+
+export type Role = Api.Role;
+
+/**
+ * What the console keeps of `GET /api/v1/whoami` (session.tsx, also from a stored copy): the
+ * token's name, role and the teams it acts for (`["*"]`: every team; absent from older copies).
+ */
+export type Principal = Pick<Api.WhoAmI, 'name' | 'role'> & Partial<Pick<Api.WhoAmI, 'teams'>>;
 
 export const FINAL_STATES = ['SUCCESS', 'FAILED', 'CANCELED'] as const;
 
-export type InstanceState = 'WAITING' | 'PENDING' | 'DISPATCHED' | 'RUNNING' | 'RETRY_WAIT' | 'SUCCESS' | 'FAILED' | 'CANCELED';
+export type InstanceState = Api.InstanceState;
 
-export interface Schedule {
-  type: 'cron' | 'fixed_rate' | 'once' | 'none';
-  expr?: string;
-  everySeconds?: number;
-  at?: string;
-  timezone?: string;
-}
+export type Schedule = Api.Schedule;
 
-export interface Task {
-  name: string;
-  description: string;
-  /** The owning team. */
-  team: string;
-  owner: string;
-  schedule: Schedule;
-  exec: { type: string; [key: string]: unknown };
-  params: Record<string, unknown>;
-  tags: string[];
-  priority: number;
-  timeoutSeconds: number;
-  retry: { max: number; backoffSeconds: number; factor: number; jitterSeconds: number };
-  misfire: { policy: string; max?: number };
-  block: string | { queue: number };
-  jitterSeconds?: number;
-  pauseAfterFailures?: number | null;
-  sla?: { startWithinSeconds?: number; finishWithinSeconds?: number } | null;
-  pausedReason?: string | null;
-  calendar?: string | null;
-  calendarSkippedCount?: number;
-  route: string;
-  enabled: boolean;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  nextFireTime: string | null;
-  lastFireTime: string | null;
-}
+export type Task = Api.Task;
 
-export interface Instance {
-  id: string;
-  taskName: string;
-  expectedTime: string;
-  bizDate: string;
-  trigger: string;
-  runNo: number;
-  state: InstanceState;
-  reason: string | null;
-  attempt: number;
-  maxAttempts: number;
-  priority: number;
-  params: Record<string, unknown>;
-  workerId: string | null;
-  currentExecutionId: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  /** The team of its task (null: the task was deleted). */
-  team: string | null;
-}
+export type Instance = Api.Instance;
 
 /** A team (`GET /api/v1/teams` lists those the token covers). */
-export interface Team {
-  name: string;
-  description: string;
-  maxRunning: number | null;
-  keyVersion: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export type Team = Api.Team;
 
-export interface Execution {
-  executionId: string;
-  attempt: number;
-  runNo: number;
-  shardIndex: number | null;
-  shardTotal: number | null;
-  workerId: string | null;
-  state: string;
-  reason: string | null;
-  dispatchedAt: string;
-  ackedAt: string | null;
-  startedAt: string | null;
-  endedAt: string | null;
-  exitCode: number | null;
-  outputTail: string | null;
-  outputTruncated: boolean;
-  error: string | null;
-  /** Bytes of its log (both streams) stored so far (instance detail only; absent from older APIs). */
-  logSize?: number;
-}
+export type Execution = Api.Execution;
 
-export interface InstanceEvent {
-  type: string;
-  at: string;
-  executionId?: string;
-  workerId?: string;
-  message?: string;
-  data?: Record<string, unknown>;
-}
+export type InstanceEvent = Api.InstanceEvent;
 
-export interface InstanceDetail extends Instance {
-  executions: Execution[];
-  events: InstanceEvent[];
-  outputTail: string | null;
-}
+export type InstanceDetail = Api.InstanceDetail;
 
-export interface Worker {
-  id: string;
-  host: string;
-  tags: string[];
-  cores: number;
-  slots: number;
-  running: number;
-  avgDurationMs: number;
-  lastHeartbeat: string;
-  state: 'active' | 'draining';
-  version?: string;
-  clockOffsetMs?: number | null;
-  /** The teams it serves (`["*"]` = every team); absent from older APIs. */
-  teams?: string[];
-}
+/**
+ * A worker of `GET /api/v1/workers`. The server also sends `version` and `clockOffsetMs`, which
+ * the route's response schema does not declare (yet): they are added here, optional.
+ */
+export type Worker = Api.Worker & { version?: string; clockOffsetMs?: number | null };
 
-export interface TodayStats {
-  day: string;
-  total: number;
-  succeeded: number;
-  failed: number;
-  running: number;
-  avgTriggerDelayMs: number | null;
-  maxDurationMs: number | null;
-  topFailing: Array<{ task: string; count: number }>;
-}
+export type TodayStats = Api.TodayStats;
 
-export interface HourStats {
-  hour: string;
-  runs: number;
-  succeeded: number;
-  failed: number;
-  avgFireLagMs: number | null;
-  avgTriggerDelayMs: number | null;
-}
+export type HourStats = Api.HourStats;
 
-export interface Dag {
-  nodes: string[];
-  edges: Array<{ parent: string; child: string; rule: string }>;
-}
+export type Dag = Api.DagGraph;
 
-export interface AuditEntry {
-  id: string;
-  at: string;
-  /** Who did it: the token's id (null for HMAC callers `executor:<team>`) and its name then. */
-  actor: { tokenId: string | null; name: string };
-  /** The actor token's id (null: an HMAC caller or an older entry). */
-  actorTokenId: string | null;
-  action: string;
-  target: string;
-  /** The team of the target; absent for global targets. */
-  team?: string;
-  reason?: string;
-  before?: unknown;
-  after?: unknown;
-}
+export type AuditEntry = Api.AuditEntry;
 
-/** One line of a rerun dry run. */
+/**
+ * One line of a rerun dry run. The document types `POST /api/v1/reruns`'s plan items only as
+ * objects (`{[key: string]: unknown}[]`), so this UI-side reading of them stays here.
+ */
 export interface RerunPlanItem {
   action: 'rerun' | 'create';
   id?: string;
@@ -187,6 +62,12 @@ export interface RerunPlanItem {
   state: string;
   runNo?: number;
 }
+
+/** `POST /api/v1/reruns` with `dryRun`: 200, the plan (its items read as {@link RerunPlanItem}). */
+export type RerunPlan = Omit<Api.RerunPlan, 'instances'> & { instances: RerunPlanItem[] };
+
+/** `POST /api/v1/reruns` without `dryRun`: 202 (`batchId` null when nothing was started). */
+export type RerunStarted = Api.RerunStarted;
 
 /** Which output of an execution a log request reads (ADMIN-API.md "Job output (logs)"). */
 export type LogView = 'all' | 'stdout' | 'stderr';

@@ -8,6 +8,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+// CONVENTIONS: response types come from @ax/api-types (generated from the OpenAPI document).
+import type { TaskImport as ImportAnswer, TaskPage } from '@ax/api-types';
 import { parseTaskYaml, type TaskDefinition } from '@ax/core';
 import { flag, positionals, requiredOption } from '../args.js';
 import { ApiRequestError, oneLine } from '../client.js';
@@ -91,7 +93,7 @@ async function remoteTasks(ctx: Ctx): Promise<Array<Record<string, unknown>>> {
   const all: Array<Record<string, unknown>> = [];
   let cursor: string | undefined;
   do {
-    const { body } = await ctx.client.get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>('/api/v1/tasks', { limit: 500, cursor });
+    const { body } = await ctx.client.get<TaskPage>('/api/v1/tasks', { limit: 500, cursor });
     all.push(...body.items);
     cursor = body.nextCursor ?? undefined;
   } while (cursor !== undefined);
@@ -132,14 +134,6 @@ function printDiff(ctx: Ctx, diff: readonly TaskDiff[]): void {
     ],
     diff,
   ).forEach((l) => ctx.io.out(l));
-}
-
-interface ImportAnswer {
-  created: string[];
-  updated: string[];
-  unchanged: string[];
-  deleted?: string[];
-  edges?: { added: unknown[]; changed: unknown[]; removed: unknown[] };
 }
 
 export const applyCommand: CommandSpec = {

@@ -2,20 +2,7 @@
 import { bizDate, positionals, stringOption, UsageError } from '../args.js';
 import { printJson, type CommandSpec, type Ctx } from '../command.js';
 import { formatTable } from '../table.js';
-import type { Instance } from './instances.js';
-
-/** An edge of the DAG. */
-export interface DagEdge {
-  parent: string;
-  child: string;
-  rule: string;
-}
-
-/** `GET /api/v1/dag`. */
-interface Dag {
-  nodes: string[];
-  edges: DagEdge[];
-}
+import type { DagEdge, DagGraph as Dag, Instance, InstancePage } from '@ax/api-types';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'];
 
@@ -72,7 +59,7 @@ const list: CommandSpec = {
 
 /** The newest instance of a task (of `date` if given), or null. */
 async function latestInstance(ctx: Ctx, task: string, date: string | undefined): Promise<Instance | null> {
-  const { body } = await ctx.client.get<{ items: Instance[] }>('/api/v1/instances', { task, bizDate: date, limit: 1 });
+  const { body } = await ctx.client.get<InstancePage>('/api/v1/instances', { task, bizDate: date, limit: 1 });
   return body.items[0] ?? null;
 }
 

@@ -1,67 +1,12 @@
 /** `axctl instances list|get|cancel`. */
-import type { InstanceState } from '@ax/core';
+// CONVENTIONS: response types come from @ax/api-types (generated from admin-api's OpenAPI
+// document, shared with the console), never written here.
+import type { Execution, Instance, InstanceDetail, InstanceEvent, InstancePage } from '@ax/api-types';
 import { bizDate, flag, instant, integer, positionals, stringOption, UsageError } from '../args.js';
 import { oneLine } from '../client.js';
 import { printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
 import { formatDuration, formatKeyValues, formatTable } from '../table.js';
 import { teamName } from './teams.js';
-
-/** The instance resource (ADMIN-API.md). */
-export interface Instance {
-  id: string;
-  taskName: string;
-  expectedTime: string;
-  bizDate: string;
-  trigger: string;
-  runNo: number;
-  state: InstanceState;
-  reason: string | null;
-  attempt: number;
-  maxAttempts: number;
-  priority: number;
-  params: Record<string, unknown>;
-  workerId: string | null;
-  currentExecutionId: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  /** The team of its task (null: the task was deleted). */
-  team?: string | null;
-}
-
-/** An event of an instance. */
-export interface InstanceEvent {
-  type: string;
-  at: string;
-  executionId?: string;
-  workerId?: string;
-  message?: string;
-  data?: Record<string, unknown>;
-}
-
-/** One execution (attempt) in an instance detail. */
-export interface Execution {
-  executionId: string;
-  attempt: number;
-  runNo: number;
-  workerId: string | null;
-  state: string;
-  reason: string | null;
-  dispatchedAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  exitCode: number | null;
-  error: string | null;
-  /** Bytes of its output stored so far (both streams). */
-  logSize?: number;
-}
-
-/** `GET /api/v1/instances/{id}`. */
-export interface InstanceDetail extends Instance {
-  executions: Execution[];
-  events: InstanceEvent[];
-  outputTail: string | null;
-}
 
 /** `/api/v1/instances/{id}`. */
 export const instancePath = (id: string): string => `/api/v1/instances/${encodeURIComponent(id)}`;
@@ -134,11 +79,6 @@ const list: CommandSpec = {
     });
   },
 };
-
-interface InstancePage {
-  items: Instance[];
-  nextCursor: string | null;
-}
 
 /** Every `WATCH_INTERVAL_MS` (2 s) the lines of `draw`, after clearing the screen (a terminal) or a separator line. */
 export const WATCH_INTERVAL_MS = 2_000;

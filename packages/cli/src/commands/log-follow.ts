@@ -12,7 +12,8 @@
 import { ApiRequestError, NetworkError } from '../client.js';
 import { CommandFailed, type Ctx } from '../command.js';
 import { SseParser, type SseEvent } from '../sse.js';
-import { instancePath, type Execution, type InstanceDetail } from './instances.js';
+import type { Execution, InstanceDetail } from '@ax/api-types';
+import { instancePath } from './instances.js';
 import { FINAL_STATES, sleep } from './tail.js';
 
 /** Which bytes: one stream, or both interleaved as they were captured. */

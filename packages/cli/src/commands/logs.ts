@@ -9,7 +9,8 @@ import { flag, integer, positionals, stringOption, UsageError } from '../args.js
 import { ApiRequestError } from '../client.js';
 import { CommandFailed, type CommandSpec, type Ctx } from '../command.js';
 import { executionsInOrder, followInstance, instanceLogPath, printExecution, printPages, type LogView } from './log-follow.js';
-import { instancePath, type InstanceDetail } from './instances.js';
+import type { InstanceDetail } from '@ax/api-types';
+import { instancePath } from './instances.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INSTANCE_ID = /^\d{1,19}$/;

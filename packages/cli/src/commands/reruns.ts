@@ -1,4 +1,5 @@
 /** `axctl rerun instance|dag|failed|backfill` → `POST /api/v1/reruns`. */
+import type { RerunPlan, RerunStarted } from '@ax/api-types';
 import { bizDate, flag, integer, positionals, requiredOption, stringOption, UsageError, type ParsedArgs } from '../args.js';
 import type { OptionSpec } from '../args.js';
 import { printJson, type CommandSpec, type Ctx } from '../command.js';
@@ -10,7 +11,10 @@ const COMMON: Readonly<Record<string, OptionSpec>> = {
   'dry-run': { type: 'boolean', help: 'list what would run; change nothing' },
 };
 
-/** A line of a dry run. */
+/**
+ * A line of a dry run. The OpenAPI document types the plan's items only as objects
+ * (`{[key: string]: unknown}`), so this reading of them stays here (all fields optional).
+ */
 interface PlanLine {
   action?: string;
   id?: string;
@@ -22,11 +26,14 @@ interface PlanLine {
   runNo?: number;
 }
 
+/** `POST /api/v1/reruns`: the plan of a dry run (200), or the started batch (202). */
+type RerunAnswer = (Omit<RerunPlan, 'instances'> & { instances: PlanLine[] }) | RerunStarted;
+
 async function send(ctx: Ctx, args: ParsedArgs, body: Record<string, unknown>): Promise<void> {
   const reason = stringOption(args, 'reason');
   if (reason === undefined || reason.trim() === '') throw new UsageError(`${ctx.command}: --reason is required (see axctl ${ctx.command} --help)`);
   const dryRun = flag(args, 'dry-run');
-  const { body: answer } = await ctx.client.post<{ instances: Array<string | PlanLine>; batchId?: string | null }>('/api/v1/reruns', {
+  const { body: answer } = await ctx.client.post<RerunAnswer>('/api/v1/reruns', {
     json: { ...body, reason, forceDownstream: flag(args, 'force-downstream'), dryRun },
   });
   if (ctx.json) return printJson(ctx, answer);
@@ -48,7 +55,8 @@ async function send(ctx: Ctx, args: ParsedArgs, body: Record<string, unknown>): 
     return;
   }
   const ids = answer.instances.map(String);
-  ctx.io.out(`rerun batch ${answer.batchId ?? '-'}: ${ids.length} instance${ids.length === 1 ? '' : 's'} will run${ids.length === 0 ? '' : `: ${ids.join(', ')}`}`);
+  const batchId = 'batchId' in answer ? answer.batchId : null;
+  ctx.io.out(`rerun batch ${batchId ?? '-'}: ${ids.length} instance${ids.length === 1 ? '' : 's'} will run${ids.length === 0 ? '' : `: ${ids.join(', ')}`}`);
 }
 
 const instance: CommandSpec = {

@@ -10,7 +10,8 @@ import { positionals, secondsToMs, stringOption, UsageError } from '../args.js';
 import { ApiRequestError, NetworkError } from '../client.js';
 import type { CommandSpec, Ctx } from '../command.js';
 import { cell } from '../table.js';
-import { eventText, instancePath, type Instance, type InstanceDetail, type InstanceEvent } from './instances.js';
+import type { Instance, InstanceDetail, InstanceEvent, InstancePage } from '@ax/api-types';
+import { eventText, instancePath } from './instances.js';
 
 /** Default time between polls, ms. */
 export const DEFAULT_POLL_INTERVAL_MS = 2000;
@@ -116,7 +117,7 @@ async function followList(loop: Loop, task: string | undefined): Promise<void> {
   const known = new Map<string, Followed>();
   let first = true;
   while (loop.running()) {
-    const page = await loop.request(() => ctx.client.get<{ items: Instance[] }>('/api/v1/instances', { task, limit: LIST_LIMIT }));
+    const page = await loop.request(() => ctx.client.get<InstancePage>('/api/v1/instances', { task, limit: LIST_LIMIT }));
     if (page !== null) {
       for (const inst of [...page.body.items].reverse()) {
         const f = known.get(inst.id);

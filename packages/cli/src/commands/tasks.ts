@@ -1,46 +1,15 @@
 /** `axctl tasks list|get|apply|enable|disable|trigger`. */
 import { readFile } from 'node:fs/promises';
+import type { Instance, InstanceDetail, Task, TaskImport, TaskListItem, TaskPage } from '@ax/api-types';
 import { bizDate, flag, integer, keyValues, listOption, positionals, requiredOption, stringOption, UsageError } from '../args.js';
 import { ApiRequestError, oneLine } from '../client.js';
 import { CommandFailed, printJson, printMore, type CommandSpec } from '../command.js';
 import { describeExec, describeSchedule, EMPTY_CELL, formatDuration, formatKeyValues, formatTable } from '../table.js';
-import { printInstanceSummary, type Instance, type InstanceDetail } from './instances.js';
+import { printInstanceSummary } from './instances.js';
 import { executionsInOrder, followInstance } from './log-follow.js';
 import { formatTaskYaml } from '@ax/core';
 import { withTeam } from './team-yaml.js';
 import { teamName } from './teams.js';
-
-/** The fields of a task resource the tables show. */
-interface Task {
-  name: string;
-  team?: string;
-  description?: string;
-  owner?: string;
-  schedule?: unknown;
-  exec?: unknown;
-  params?: unknown;
-  tags?: string[];
-  priority?: number;
-  timeoutSeconds?: number;
-  retry?: { max?: number; backoffSeconds?: number; factor?: number; jitterSeconds?: number };
-  misfire?: { policy?: string; max?: number };
-  block?: string | { queue: number };
-  route?: string;
-  maxLatenessSeconds?: number | null;
-  bizDateOffsetDays?: number;
-  enabled?: boolean;
-  version?: number;
-  createdAt?: string;
-  updatedAt?: string;
-  nextFireTime?: string | null;
-  lastFireTime?: string | null;
-  dependsOn?: Array<{ task: string; rule?: string }>;
-}
-
-interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
 
 const taskPath = (name: string): string => `/api/v1/tasks/${encodeURIComponent(name)}`;
 
@@ -63,7 +32,7 @@ const list: CommandSpec = {
     if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw new UsageError(`--enabled: expected true or false, got ${JSON.stringify(enabled)}`);
     const limit = stringOption(args, 'limit');
     const team = ctx.team;
-    const { body } = await ctx.client.get<Page<Task>>('/api/v1/tasks', {
+    const { body } = await ctx.client.get<TaskPage>('/api/v1/tasks', {
       team: team === undefined ? undefined : teamName('--team', team),
       enabled,
       tag: stringOption(args, 'tag'),
@@ -73,11 +42,11 @@ const list: CommandSpec = {
     });
     if (ctx.json) return printJson(ctx, body);
     if (ctx.yaml === true) {
-      if (body.items.length > 0) ctx.io.out(formatTaskYaml(body.items as unknown as Array<Record<string, unknown>>).replace(/\n$/, ''));
+      if (body.items.length > 0) ctx.io.out(formatTaskYaml(body.items).replace(/\n$/, ''));
       printMore(ctx, body.nextCursor);
       return;
     }
-    const lines = formatTable<Task>(
+    const lines = formatTable<TaskListItem>(
       [
         { header: 'name', value: (t) => t.name },
         { header: 'team', value: (t) => t.team },
@@ -105,27 +74,27 @@ const get: CommandSpec = {
     const [name] = positionals(args, ['name'], ctx.command) as [string];
     const { body: t } = await ctx.client.get<Task>(taskPath(name));
     if (ctx.json) return printJson(ctx, t);
-    if (ctx.yaml === true) return ctx.io.out(formatTaskYaml([t as unknown as Record<string, unknown>]).replace(/\n$/, ''));
-    const retry = t.retry === undefined ? undefined : `max ${t.retry.max ?? 0}, backoff ${t.retry.backoffSeconds ?? '-'}s ×${t.retry.factor ?? '-'} ±${t.retry.jitterSeconds ?? '-'}s`;
-    const misfire = t.misfire === undefined ? undefined : `${t.misfire.policy ?? '-'}${t.misfire.max === undefined ? '' : ` (max ${t.misfire.max})`}`;
+    if (ctx.yaml === true) return ctx.io.out(formatTaskYaml([t]).replace(/\n$/, ''));
+    const retry = `max ${t.retry.max}, backoff ${t.retry.backoffSeconds}s ×${t.retry.factor} ±${t.retry.jitterSeconds}s`;
+    const misfire = `${t.misfire.policy}${t.misfire.policy === 'catch_up' ? ` (max ${t.misfire.max})` : ''}`;
     formatKeyValues([
       ['name', t.name],
       ['team', t.team],
       ['description', t.description],
       ['owner', t.owner],
-      ['enabled', t.enabled === false ? 'no' : 'yes'],
+      ['enabled', t.enabled ? 'yes' : 'no'],
       ['schedule', describeSchedule(t.schedule)],
       ['exec', describeExec(t.exec)],
-      ['params', t.params !== undefined && Object.keys(t.params as object).length > 0 ? t.params : undefined],
+      ['params', Object.keys(t.params).length > 0 ? t.params : undefined],
       ['tags', t.tags],
       ['priority', t.priority],
-      ['timeout', t.timeoutSeconds === undefined ? undefined : `${t.timeoutSeconds}s`],
+      ['timeout', `${t.timeoutSeconds}s`],
       ['retry', retry],
       ['misfire', misfire],
       ['block', typeof t.block === 'object' ? `queue ${t.block.queue}` : t.block],
       ['route', t.route],
-      ['max lateness', t.maxLatenessSeconds === null || t.maxLatenessSeconds === undefined ? undefined : `${t.maxLatenessSeconds}s`],
-      ['biz date offset', t.bizDateOffsetDays === undefined || t.bizDateOffsetDays === 0 ? undefined : `${t.bizDateOffsetDays} days`],
+      ['max lateness', t.maxLatenessSeconds === null ? undefined : `${t.maxLatenessSeconds}s`],
+      ['biz date offset', t.bizDateOffsetDays === 0 ? undefined : `${t.bizDateOffsetDays} days`],
       ['depends on', t.dependsOn === undefined || t.dependsOn.length === 0 ? undefined : t.dependsOn.map((p) => (p.rule === 'ALL_DONE' ? `${p.task} (ALL_DONE)` : p.task))],
       ['next fire', t.nextFireTime],
       ['last fire', t.lastFireTime],
@@ -174,7 +143,7 @@ const apply: CommandSpec = {
       if (!placed.ok) throw new CommandFailed(`${ctx.command}: ${file === '-' ? 'standard input' : file}: ${placed.message}; nothing was applied`);
       yaml = placed.yaml;
     }
-    let body: { created: string[]; updated: string[]; unchanged: string[] };
+    let body: TaskImport;
     try {
       body = (await ctx.client.post<typeof body>('/api/v1/tasks/import', { yaml })).body;
     } catch (err) {

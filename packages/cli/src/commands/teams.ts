@@ -1,23 +1,9 @@
 /** `axctl teams list|show|create`: the teams the token covers (ADMIN-API.md "Teams"). */
+import type { TaskPage, Team, TeamPage } from '@ax/api-types';
 import { integer, positionals, stringOption, UsageError } from '../args.js';
 import { ApiRequestError } from '../client.js';
 import { printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
 import { formatKeyValues, formatTable } from '../table.js';
-
-/** A team resource. */
-interface Team {
-  name: string;
-  description: string;
-  maxRunning: number | null;
-  keyVersion: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
 
 /** `^[a-z][a-z0-9_-]{0,63}$` (ADMIN-API.md "Teams"). */
 const TEAM_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -41,7 +27,7 @@ const list: CommandSpec = {
   run: async (ctx, args) => {
     positionals(args, [], ctx.command);
     const limit = stringOption(args, 'limit');
-    const { body } = await ctx.client.get<Page<Team>>('/api/v1/teams', {
+    const { body } = await ctx.client.get<TeamPage>('/api/v1/teams', {
       limit: limit === undefined ? undefined : integer('limit', limit, 1, 500),
       cursor: stringOption(args, 'cursor'),
     });
@@ -63,7 +49,7 @@ const list: CommandSpec = {
 async function findTeam(ctx: Ctx, name: string): Promise<Team> {
   let cursor: string | undefined;
   for (;;) {
-    const { body } = await ctx.client.get<Page<Team>>('/api/v1/teams', { limit: 500, cursor });
+    const { body } = await ctx.client.get<TeamPage>('/api/v1/teams', { limit: 500, cursor });
     const found = body.items.find((t) => t.name === name);
     if (found !== undefined) return found;
     if (body.nextCursor === null || body.items.every((t) => t.name > name)) break;
@@ -82,7 +68,7 @@ const show: CommandSpec = {
     const [raw] = positionals(args, ['name'], ctx.command) as [string];
     const team = await findTeam(ctx, teamName('<name>', raw));
     if (ctx.json) return printJson(ctx, team);
-    const { body: tasks } = await ctx.client.get<Page<{ name: string }>>('/api/v1/tasks', { team: team.name, limit: 500 });
+    const { body: tasks } = await ctx.client.get<TaskPage>('/api/v1/tasks', { team: team.name, limit: 500 });
     formatKeyValues([
       ['name', team.name],
       ['description', team.description],

@@ -1,21 +1,15 @@
 /** `axctl workers [list]` and `axctl workers drain <id>`. */
+import type { ResponseOf, Worker as ApiWorker, WorkerPage } from '@ax/api-types';
 import { positionals } from '../args.js';
 import { printJson, type CommandSpec } from '../command.js';
 import { formatMs, formatTable } from '../table.js';
 
-/** A worker of the registry. */
-interface Worker {
-  id: string;
-  host: string;
-  tags: string[];
-  cores: number;
-  slots: number;
-  running: number;
-  avgDurationMs: number;
-  lastHeartbeat: string;
-  state: string;
-  version?: string;
-}
+/**
+ * A worker of the registry. The server also sends `version`, which the route's response schema
+ * does not declare (yet): added here, optional.
+ */
+type Worker = ApiWorker & { version?: string };
+type WorkerList = Omit<WorkerPage, 'items'> & { items: Worker[] };
 
 const list: CommandSpec = {
   name: 'workers',
@@ -24,7 +18,7 @@ const list: CommandSpec = {
   options: {},
   run: async (ctx, args) => {
     positionals(args, [], ctx.command);
-    const { body } = await ctx.client.get<{ items: Worker[]; nextCursor: string | null }>('/api/v1/workers');
+    const { body } = await ctx.client.get<WorkerList>('/api/v1/workers');
     if (ctx.json) return printJson(ctx, body);
     formatTable<Worker>(
       [
@@ -50,7 +44,7 @@ const drain: CommandSpec = {
   options: {},
   run: async (ctx, args) => {
     const [id] = positionals(args, ['id'], ctx.command) as [string];
-    const { body } = await ctx.client.post<{ id: string; state: string }>(`/api/v1/workers/${encodeURIComponent(id)}/drain`);
+    const { body } = await ctx.client.post<ResponseOf<'POST /api/v1/workers/{id}/drain'>>(`/api/v1/workers/${encodeURIComponent(id)}/drain`);
     if (ctx.json) return printJson(ctx, body);
     ctx.io.out(`worker ${body.id} ${body.state}: no new work is routed to it`);
   },

@@ -1,24 +1,17 @@
-/** Shapes the authoring pages read that `types.ts` does not (yet) declare. */
-import type { Task } from '../types';
+/** Shapes the authoring pages read, from @ax/api-types (generated from the OpenAPI document). */
+import type { DagGraph, Task, TaskListItem } from '@ax/api-types';
+
+/**
+ * A task resource as `GET /api/v1/tasks/{name}` answers it (with `dependsOn`), or an item of
+ * `GET /api/v1/tasks`, which adds `lastRun`.
+ */
+export type TaskResource = Task & Partial<Pick<TaskListItem, 'lastRun'>>;
 
 /** A parent in a task resource's `dependsOn`. */
-export interface DependsOn {
-  task: string;
-  rule: 'ALL_SUCCESS' | 'ALL_DONE';
-}
+export type DependsOn = NonNullable<Task['dependsOn']>[number];
 
 /** The latest instance of a task (`lastRun` of `GET /api/v1/tasks` items). */
-export interface LastRun {
-  instanceId: string;
-  state: string;
-  endedAt: string | null;
-}
-
-/** A task resource with the extensions the authoring pages use. */
-export type TaskResource = Task & { dependsOn?: DependsOn[]; lastRun?: LastRun | null };
+export type LastRun = NonNullable<TaskListItem['lastRun']>;
 
 /** `GET /api/v1/dag`. */
-export interface Dag {
-  nodes: string[];
-  edges: Array<{ parent: string; child: string; rule: string }>;
-}
+export type Dag = DagGraph;

@@ -12,7 +12,7 @@ import { utc } from '../format';
 import { backfillBody, backfillProblem, daysBefore, type BackfillChoices } from '../reruns/progress';
 import type { RerunStarted } from '../reruns/types';
 import { useSession } from '../session';
-import type { RerunPlanItem, Task } from '../types';
+import type { RerunPlan, RerunPlanItem, Task } from '../types';
 import { useApi } from '../use-api';
 import { ErrorLine } from './ErrorLine';
 import { StateBadge } from './StateBadge';
@@ -59,8 +59,8 @@ export function BackfillDialog(props: { task: string; onClose: () => void; choos
     }
     setBusy(true);
     try {
-      const answer = await client.post<{ instances: RerunPlanItem[]; forbiddenTeams?: string[] }>('/api/v1/reruns', backfillBody(task, choices, true));
-      setPreview({ for: key, items: answer.instances, forbiddenTeams: answer.forbiddenTeams ?? [] });
+      const answer = await client.post<RerunPlan>('/api/v1/reruns', backfillBody(task, choices, true));
+      setPreview({ for: key, items: answer.instances, forbiddenTeams: answer.forbiddenTeams });
       setError(null);
     } catch (err) {
       setError(errorText(err));
@@ -74,7 +74,7 @@ export function BackfillDialog(props: { task: string; onClose: () => void; choos
     try {
       const answer = await client.post<RerunStarted>('/api/v1/reruns', backfillBody(task, choices, false));
       props.onClose();
-      navigate(`/reruns/${answer.batchId}`);
+      navigate(answer.batchId === null ? '/reruns' : `/reruns/${encodeURIComponent(answer.batchId)}`);
     } catch (err) {
       setError(errorText(err));
       setBusy(false);

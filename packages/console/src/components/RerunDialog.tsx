@@ -8,7 +8,7 @@ import { errorText } from '../api';
 import { utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
-import type { RerunPlanItem } from '../types';
+import type { RerunPlan, RerunPlanItem, RerunStarted } from '../types';
 import { ErrorLine } from './ErrorLine';
 import { StateBadge } from './StateBadge';
 
@@ -48,7 +48,7 @@ function bodyOf(target: RerunTarget, c: Choices, dryRun: boolean): Record<string
  * `onDone` gets the re-run instances and the batch id of the rerun (its page: `/reruns/<batchId>`,
  * see {@link batchHref}), for the caller's notice.
  */
-export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; onClose: () => void; onDone: (ids: string[], batchId: string) => void }) {
+export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; onClose: () => void; onDone: (ids: string[], batchId: string | null) => void }) {
   const { client, principal } = useSession();
   const [choices, setChoices] = useState<Choices>({ mode: target.mode, reason: '', forceDownstream: false, bizDate: target.bizDate });
   const [preview, setPreview] = useState<{ for: string; items: RerunPlanItem[] } | null>(null);
@@ -70,7 +70,7 @@ export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; 
     }
     setBusy(true);
     try {
-      const answer = await client.post<{ instances: RerunPlanItem[] }>('/api/v1/reruns', bodyOf(target, choices, true));
+      const answer = await client.post<RerunPlan>('/api/v1/reruns', bodyOf(target, choices, true));
       setPreview({ for: key, items: answer.instances });
       setError(null);
     } catch (err) {
@@ -83,7 +83,7 @@ export function RerunDialog({ target, onClose, onDone }: { target: RerunTarget; 
   const apply = async () => {
     setBusy(true);
     try {
-      const answer = await client.post<{ batchId: string; instances: string[] }>('/api/v1/reruns', bodyOf(target, choices, false));
+      const answer = await client.post<RerunStarted>('/api/v1/reruns', bodyOf(target, choices, false));
       onDone(answer.instances, answer.batchId);
     } catch (err) {
       setError(errorText(err));

@@ -11,7 +11,7 @@ import { ErrorLine } from '../components/ErrorLine';
 import { StateBadge } from '../components/StateBadge';
 import { utc } from '../format';
 import { useSession } from '../session';
-import type { Instance, RerunPlanItem } from '../types';
+import type { Instance, RerunPlan, RerunPlanItem } from '../types';
 import { eachLimited, splitForCancel, splitForRerun, type BulkSplit } from './logic';
 import type { RerunStarted } from './types';
 
@@ -78,7 +78,7 @@ export function BulkDialog({ kind, selected: given, onClose, onDone }: { kind: B
     setBusy(true);
     setError(null);
     const why = reason.trim();
-    const results = await eachLimited(split.act, CONCURRENCY, (i) => client.post<{ instances: RerunPlanItem[] }>('/api/v1/reruns', { mode: 'instance', instanceId: i.id, reason: why, dryRun: true }));
+    const results = await eachLimited(split.act, CONCURRENCY, (i) => client.post<RerunPlan>('/api/v1/reruns', { mode: 'instance', instanceId: i.id, reason: why, dryRun: true }));
     setPlan({ reason: why, rows: split.act.map((i, n) => { const r = results[n]; return r?.ok === true ? { id: i.id, items: r.value.instances } : { id: i.id, error: errorText(r?.ok === false ? r.error : 'no answer') }; }) });
     setBusy(false);
   };
@@ -91,7 +91,7 @@ export function BulkDialog({ kind, selected: given, onClose, onDone }: { kind: B
       runnable.map((id, n) => {
         const r = results[n];
         if (r?.ok !== true) return { id, ok: false, text: errorText(r?.ok === false ? r.error : 'no answer') };
-        return r.value.batchId === undefined ? { id, ok: true, text: 'rerun started' } : { id, ok: true, text: `rerun started (batch ${r.value.batchId})`, link: `/reruns/${r.value.batchId}` };
+        return r.value.batchId === null ? { id, ok: true, text: 'rerun started' } : { id, ok: true, text: `rerun started (batch ${r.value.batchId})`, link: `/reruns/${r.value.batchId}` };
       }),
     );
     setBusy(false);

@@ -21,6 +21,8 @@ const inst = (id: string, state: Instance['state']): Instance => ({
   createdAt: '2026-12-01T00:00:00.000Z',
   startedAt: null,
   endedAt: null,
+  durationMs: null,
+  rerunBatchId: null,
   team: 'default',
 });
 

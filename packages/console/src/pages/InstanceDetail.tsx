@@ -51,7 +51,7 @@ export function InstanceDetailPage() {
   const detail = useApi<InstanceDetail>(`/api/v1/instances/${encodeURIComponent(id)}`, {}, { refreshMs: final ? 0 : 2_000 });
   const [error, setError] = useState<string | null>(null);
   const [rerun, setRerun] = useState(false);
-  const [rerunDone, setRerunDone] = useState<{ ids: string[]; batchId: string } | null>(null);
+  const [rerunDone, setRerunDone] = useState<{ ids: string[]; batchId: string | null } | null>(null);
   const operator = can(principal.role, 'operator');
   const i = detail.data;
 
@@ -121,7 +121,11 @@ export function InstanceDetailPage() {
       )}
       {rerunDone !== null && (
         <Notice onClose={() => setRerunDone(null)}>
-          Rerun requested (<Link href={batchHref(rerunDone.batchId)}>batch #{rerunDone.batchId}</Link>):{' '}
+          Rerun requested{rerunDone.batchId !== null && (
+            <>
+              {' '}(<Link href={batchHref(rerunDone.batchId)}>batch #{rerunDone.batchId}</Link>)
+            </>
+          )}:{' '}
           {rerunDone.ids.map((rid, n) => (
             <span key={rid}>
               {n > 0 && ', '}

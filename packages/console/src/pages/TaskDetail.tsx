@@ -34,7 +34,7 @@ function Definition({ task }: { task: TaskResource }) {
     ['priority', String(task.priority)],
     ['timeout', duration(task.timeoutSeconds * 1000)],
     ['retry', task.retry.max === 0 ? 'none' : `${task.retry.max}× from ${task.retry.backoffSeconds} s, ×${task.retry.factor}`],
-    ['misfire', task.misfire.policy + (task.misfire.max === undefined ? '' : ` (max ${task.misfire.max})`)],
+    ['misfire', task.misfire.policy + (task.misfire.policy === 'catch_up' ? ` (max ${task.misfire.max})` : '')],
     ['block', typeof task.block === 'string' ? task.block : `queue (at most ${task.block.queue} waiting)`],
     ['calendar', task.calendar == null ? '—' : `${task.calendar} (${task.calendarSkippedCount ?? 0} fires skipped)`],
     ['jitter', task.jitterSeconds === undefined || task.jitterSeconds === 0 ? '—' : `up to ${task.jitterSeconds} s`],
@@ -189,7 +189,7 @@ export function TaskDetailPage() {
           onDone={(_ids, batchId) => {
             // A DAG rerun is a batch: its page follows it to the end.
             setDialog(null);
-            navigate(batchHref(batchId));
+            if (batchId !== null) navigate(batchHref(batchId));
           }}
         />
       )}

@@ -33,7 +33,7 @@ interface Stored {
 }
 
 function storedOf(resource: TaskResource): Stored {
-  const draft = definitionOf(resource as unknown as Record<string, unknown>);
+  const draft = definitionOf(resource);
   return { draft, yaml: toYaml(draft), version: resource.version };
 }
 

@@ -36,7 +36,7 @@ describe('progress', () => {
     expect(batchTarget({ mode: 'backfill', request: { task: 'etl', from: '2026-11-01', to: '2026-11-07' } })).toBe('etl 2026-11-01 … 2026-11-07');
     expect(batchTarget({ mode: 'instance', request: { instanceId: '42' } })).toBe('instance #42');
     expect(batchTarget({ mode: 'failed', request: { bizDate: '2026-11-01' } })).toBe('failed, 2026-11-01');
-    expect(batchTarget({ mode: 'dag' })).toBe('? and downstream, ?');
+    expect(batchTarget({ mode: 'dag', request: {} })).toBe('? and downstream, ?');
   });
 });
 

@@ -49,7 +49,7 @@ export function isMoving(batch: { state: BatchState; counts: Partial<Record<Inst
 
 /** What a batch re-ran, in one line (a backfill names its task and range). */
 export function batchTarget(batch: Pick<RerunBatch, 'mode' | 'request'>): string {
-  const r = batch.request ?? {};
+  const r = batch.request;
   const str = (k: string): string | undefined => (typeof r[k] === 'string' ? r[k] : undefined);
   switch (batch.mode) {
     case 'backfill':
