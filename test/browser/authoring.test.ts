@@ -6,7 +6,7 @@
 // triggers with params through the dialog and follows the instance to SUCCESS; an admin deletes
 // a task after reading its consequences; a viewer is offered none of the writes and the API
 // refuses them. Screenshots at 1280 and 390 px go to test/browser/artifacts/.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -16,22 +16,17 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
-  missingRequirement,
-  repoRoot,
   startService,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const ARTIFACTS = join(repoRoot(), 'test/browser/artifacts');
 const ADMIN_TOKEN = `axt_authoring_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 45_000;
 
-const noChromium = missingRequirement(it, { name: CHROMIUM, present: existsSync(CHROMIUM), install: 'apt-get install chromium' });
 
 const ns = uniqueNamespace('axau');
 const dataDir = mkdtempSync(join(tmpdir(), 'ax-authoring-'));

@@ -5,7 +5,7 @@
 // dry run first; a viewer is offered no action; the console fits a phone.
 // Screenshots go to test/browser/artifacts/ (AX_CONSOLE_DOCS_SCREENSHOT=1 also refreshes
 // docs/images/console-dashboard.png).
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
@@ -15,7 +15,6 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
-  missingRequirement,
   repoRoot,
   startService,
   stopAllProcesses,
@@ -23,24 +22,12 @@ import {
   waitFor,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = join(repoRoot(), 'test/browser/artifacts');
 const ADMIN_TOKEN = `axt_console_admin_${Math.random().toString(36).slice(2)}`;
 /** Longest wait for one thing in the UI (a run to finish, a page to settle). */
 const UI_TIMEOUT_MS = 45_000;
 
-// CI installs chromium (.ci/run): there a missing one fails; a workstation without it skips, saying so.
-const noChromium = missingRequirement(it, { name: CHROMIUM, present: existsSync(CHROMIUM), install: 'apt-get install chromium' });
 
 const ns = uniqueNamespace('axui');
 const dataDir = mkdtempSync(join(tmpdir(), 'ax-console-'));

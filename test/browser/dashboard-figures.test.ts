@@ -13,7 +13,7 @@
 // One figure cannot be exact from the API alone: a retry's due time is the broker's NOW plus the
 // backoff, and the API shows only the RETRY_SCHEDULED event written a statement later; so a
 // retried instance's delay computed here may be short by those milliseconds (bounded below).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
@@ -23,25 +23,20 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
-  missingRequirement,
-  repoRoot,
   startService,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const ARTIFACTS = join(repoRoot(), 'test/browser/artifacts');
 const ADMIN_TOKEN = `axt_figures_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 90_000;
 const HOUR_MS = 3_600_000;
 /** Most milliseconds between the broker's retry transition and its RETRY_SCHEDULED event (same transaction). */
 const RETRY_EVENT_SLACK_MS = 250;
 
-const noChromium = missingRequirement(it, { name: CHROMIUM, present: existsSync(CHROMIUM), install: 'apt-get install chromium' });
 
 const ns = uniqueNamespace('axfig');
 const dataDir = mkdtempSync(join(tmpdir(), 'ax-figures-'));

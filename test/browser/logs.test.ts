@@ -5,7 +5,7 @@
 // the view sticks to the end until the reader scrolls up (Follow goes back); the stderr switch
 // shows only stderr; search finds a line; download saves the whole log; a log
 // longer than a page opens on its last page and pages back; another team's instance is a 404.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -15,25 +15,19 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
-  missingRequirement,
-  repoRoot,
   startService,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const ARTIFACTS = join(repoRoot(), 'test/browser/artifacts');
 const ADMIN_TOKEN = `axt_logs_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 45_000;
 /** The goal of #19: a printed line is readable within 2 s. */
 const LIVE_LAG_MS = 2_000;
 
-// CI installs chromium (.ci/run): there a missing one fails; a workstation without it skips, saying so.
-const noChromium = missingRequirement(it, { name: CHROMIUM, present: existsSync(CHROMIUM), install: 'apt-get install chromium' });
 
 const ns = uniqueNamespace('axuil');
 const dataDir = mkdtempSync(join(tmpdir(), 'ax-console-logs-'));

@@ -7,7 +7,7 @@
 // the API's answer; bulk cancel and bulk rerun (dry run first) of a selection; local time beside
 // UTC. A viewer is offered none of the writes and no dead letters (and the API refuses them).
 // Everything is checked at 1280 and 390 px; screenshots go to test/browser/artifacts/ops-*.png.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
@@ -17,26 +17,14 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
-  missingRequirement,
-  repoRoot,
   startService,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ARTIFACTS = join(repoRoot(), 'test/browser/artifacts');
 const ADMIN_TOKEN = `axt_ops_admin_${Math.random().toString(36).slice(2)}`;
 /** Longest wait for one thing in the UI (a run to finish, a page to settle). */
 const UI_TIMEOUT_MS = 45_000;
@@ -48,7 +36,6 @@ const BROWSER_ZONE = 'Asia/Shanghai';
 const W_DEFAULT = 'ops-w-default';
 const W_OPSB = 'ops-w-opsb';
 
-const noChromium = missingRequirement(it, { name: CHROMIUM, present: existsSync(CHROMIUM), install: 'apt-get install chromium' });
 
 const ns = uniqueNamespace('axops');
 const dataDir = mkdtempSync(join(tmpdir(), 'ax-ops-'));

@@ -2,7 +2,7 @@
 // headless) against a real admin-api process on MariaDB, Redis and RabbitMQ: two teams, a
 // viewer of one of them. It sees its teams in the header, a Team column and a team filter on
 // the Tasks and Instances lists, the team on the task page, and nothing of the other team.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import {
@@ -11,22 +11,16 @@ import {
   createTestDatabase,
   createTestRedis,
   dumpAllProcessOutput,
-  missingRequirement,
-  repoRoot,
   startService,
   stopAllProcesses,
   uniqueNamespace,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const ARTIFACTS = join(repoRoot(), 'test/browser/artifacts');
 const ADMIN_TOKEN = `axt_teams_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 30_000;
 
-// CI installs chromium (.ci/run): there a missing one fails; a workstation without it skips, saying so.
-const noChromium = missingRequirement(it, { name: CHROMIUM, present: existsSync(CHROMIUM), install: 'apt-get install chromium' });
 
 const ns = uniqueNamespace('axuit');
 let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
