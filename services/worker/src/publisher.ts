@@ -137,6 +137,11 @@ export class OutboxPublisher {
     else if (this.retryTimer === undefined || this.retryAtMs > dueMs) this.scheduleRetry();
   }
 
+  /** True while the execution's ACK waits to be sent or confirmed (false once confirmed or dropped for its result). */
+  ackPending(executionId: string): boolean {
+    return this.acks.has(executionId) || this.acksInFlight.has(executionId) || this.acksRetrying.has(executionId);
+  }
+
   /** Reads the outbox again: for items written to it without `push` (recovery after a restart). */
   replay(): void {
     this.outboxIdle = false;

@@ -35,7 +35,7 @@ function hasFaketime(): boolean {
   }
 }
 
-async function startWorker(name: string, workerId: string, options: { faketime?: string } = {}): Promise<ManagedProcess> {
+async function startWorker(name: string, workerId: string, options: { faketime?: string; env?: Record<string, string> } = {}): Promise<ManagedProcess> {
   const port = await freePort();
   const env = {
     AX_NAMESPACE: namespace,
@@ -47,6 +47,7 @@ async function startWorker(name: string, workerId: string, options: { faketime?:
     AX_WORKER_SLOTS: '4',
     AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
     AX_LOG_LEVEL: 'info',
+    ...options.env,
   };
   const command = options.faketime === undefined ? process.execPath : 'faketime';
   const args = options.faketime === undefined ? [mainJs] : ['-f', options.faketime, process.execPath, mainJs];
@@ -107,6 +108,28 @@ describe('worker processes', () => {
     expect(driver.collected.acks.some((a) => a.executionId === item.executionId)).toBe(false);
     expect(await readRegistration(driver.redis.redis, redisKeys(namespace), 'w-skew')).toBeNull();
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('#23 a worker frozen (SIGSTOP) longer than its lease starts nothing it accepted before: the job waiting for a slot is refused EXPIRED, never run', async () => {
+    const marker = path.join(tmp, 'frozen-b-ran');
+    const proc = await startWorker('worker-frozen', 'w-frozen', { env: { AX_WORKER_SLOTS: '1' } });
+    const a = dispatchItem({ exec: shell('sleep 1'), ackDeadline: new Date(Date.now() + 60_000).toISOString() });
+    const b = dispatchItem({ exec: shell(`touch ${marker}`), ackDeadline: new Date(Date.now() + 60_000).toISOString() });
+    await driver.dispatch('w-frozen', [a, b]);
+    // Both accepted and ACKed; b waits for a's slot.
+    await waitFor(() => [a, b].every((i) => driver.collected.acks.some((x) => x.executionId === i.executionId)), { description: 'both ACKs' });
+    process.kill(proc.pid, 'SIGSTOP'); // the worker only: a's shell runs on in its own group
+    await new Promise((r) => setTimeout(r, 3_000)); // lease 2 s: a broker may have given b to another worker
+    process.kill(proc.pid, 'SIGCONT');
+    const refusal = await waitFor(() => driver.collected.refusals.find((r) => r.executionId === b.executionId), { description: 'b refused', timeoutMs: 10_000 });
+    expect(refusal.reason).toBe('EXPIRED');
+    expect(refusal.detail).toMatch(/^not started: (no heartbeat reached Redis|the worker's lease may have lapsed)/);
+    expect(driver.resultOf(b.executionId)).toBeUndefined();
+    expect(await waitFor(() => driver.resultOf(a.executionId), { description: 'a result' })).toMatchObject({ outcome: 'SUCCESS' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(existsSync(marker)).toBe(false);
+    expect(proc.output()).toContain('job not started');
+    await proc.stop({ graceMs: 10_000 });
   });
 
   it('a bad variable is one clear line and exit code 2', async () => {

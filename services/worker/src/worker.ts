@@ -10,11 +10,12 @@ import { DEFAULT_LOG_MAX_BYTES, parseMessage, type CancelMessage, type DispatchI
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
-import { refusalFor } from './admission.js';
+import { ACK_MARGIN_MS, refusalFor } from './admission.js';
 import type { WorkerAlert } from './alert-webhook.js';
 import { ClockGuard, measureOffset } from './clock-guard.js';
 import { DurationWindow } from './duration-window.js';
-import { stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
+import { notStartedOutcome, stoppedOutcome, type ExecutionOutcome, type Executor } from './executors/types.js';
+import { LeaseWatch } from './lease-watch.js';
 import type { AttemptLog } from './logs/attempt-log.js';
 import { LogPublisher } from './logs/log-publisher.js';
 import { LogShipper } from './logs/log-shipper.js';
@@ -85,6 +86,8 @@ interface Active {
   /** The attempt's output (ended when its result is reported). */
   readonly output: AttemptLog;
   started: boolean;
+  /** Monotonic ms at which the worker accepted it (`LeaseWatch`: no start after a lease gap since). */
+  readonly acceptedAtMs: number;
   /** Set once its result went to the outbox, or (the write failed) to `UnwrittenResults`. */
   reported: boolean;
 }
@@ -93,6 +96,15 @@ interface Active {
 interface Accepted {
   readonly item: DispatchItem;
   readonly release: (() => void) | null;
+}
+
+/** What a finished attempt leaves in the outbox: its result, or a refusal when it never started. */
+interface Finish {
+  readonly executionId: string;
+  readonly item: Record<string, unknown>;
+  readonly atMs: number;
+  /** 'refusal': the job was kept from starting (`startBlocker`); default a result. */
+  readonly kind?: 'refusal';
 }
 
 /** How long finished dispatches and confirmed items stay in the outbox. */
@@ -129,11 +141,14 @@ export class Worker {
   /** 'running' marks written together, before their jobs start (R13). */
   private readonly starts: TickBatch<{ executionId: string; atMs: number }>;
   /** Results written together (state + outgoing item per execution). */
-  private readonly finishes: TickBatch<{ executionId: string; item: Record<string, unknown>; atMs: number }>;
+  private readonly finishes: TickBatch<Finish>;
+  /** Whether the registry lease held since a moment (#23: a frozen worker starts nothing it accepted before). */
+  private readonly leaseWatch: LeaseWatch;
 
   constructor(private readonly deps: WorkerDeps) {
     const { settings, bus, outbox, logger } = deps;
     this.log = logger;
+    this.leaseWatch = new LeaseWatch(settings.leaseTtlMs, performance.now());
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
     this.finishes = new TickBatch((entries) => {
       // The attempts' last output and `end` items are written with their results: a result in
@@ -143,7 +158,9 @@ export class Worker {
       let rows: OutgoingRow[];
       try {
         rows = outbox.transaction(() => {
-          const written = entries.flatMap((e) => outbox.finishRow(e.executionId, 'done', 'result', e.item, e.atMs, HELD_IN_MEMORY) ?? []);
+          const written = entries.flatMap(
+            (e) => outbox.finishRow(e.executionId, e.kind === 'refusal' ? 'expired' : 'done', e.kind ?? 'result', e.item, e.atMs, HELD_IN_MEMORY) ?? [],
+          );
           if (output !== null) logRows = this.logs.write(output);
           return written;
         });
@@ -308,6 +325,23 @@ export class Worker {
     for (const accepted of toRun) this.execute(accepted, now);
   }
 
+  /**
+   * Why an accepted job must not start now, or null (#23, asked at its start and again by the
+   * executor right before the side effect): the worker's lease may have lapsed since it accepted
+   * the job (frozen, or cut off from Redis), so a broker may have given the run to another
+   * worker; or its ACK has still not left when R8 forbids sending it (`ackDeadline − 1 s`), so a
+   * broker may re-route it.
+   */
+  private startBlocker(active: Active): string | null {
+    const gap = this.leaseWatch.gapSince(active.acceptedAtMs, performance.now());
+    if (gap !== null) return gap;
+    const { item } = active;
+    if (this.publisher.ackPending(item.executionId) && Date.now() > Date.parse(item.ackDeadline) - ACK_MARGIN_MS) {
+      return `its ACK had not left by the ACK deadline ${item.ackDeadline} less ${ACK_MARGIN_MS} ms (R8)`;
+    }
+    return null;
+  }
+
   /** Records a dispatch; false (logged) when its execution id is already known (R12). */
   private recordNew(item: DispatchItem, nowMs: number, state: DispatchState): boolean {
     if (this.deps.outbox.recordDispatch(item, nowMs, state)) return true;
@@ -317,7 +351,14 @@ export class Worker {
   }
 
   private execute(accepted: Accepted, nowMs: number): void {
-    const active: Active = { item: accepted.item, controller: new StopSwitch(), output: this.logs.open(accepted.item), started: false, reported: false };
+    const active: Active = {
+      item: accepted.item,
+      controller: new StopSwitch(),
+      output: this.logs.open(accepted.item),
+      started: false,
+      acceptedAtMs: performance.now(),
+      reported: false,
+    };
     this.active.set(accepted.item.executionId, active);
     // #23: no job starts before the AMQP ack of its dispatch message is written (the bus acks in
     // the microtask after `accept` returns; this runs after it). So a dispatch still in this
@@ -347,6 +388,11 @@ export class Worker {
     try {
       const release = slot?.release ?? (await this.slots.acquire(item.priority, controller.signal));
       try {
+        const blocked = this.startBlocker(active);
+        if (blocked !== null) {
+          ran = notStartedOutcome(blocked);
+          throw new NotStarted();
+        }
         const startAtMs = slot?.startedAtMs ?? Date.now();
         // R13: recorded 'running' before the job starts; if that write fails, it never starts.
         if (slot === null) await this.starts.add({ executionId: item.executionId, atMs: startAtMs });
@@ -361,6 +407,7 @@ export class Worker {
             signal: controller.signal,
             onSpawn: (pgid, procStart) => outbox.setProcess(item.executionId, pgid, procStart, Date.now()),
             output,
+            mayStart: () => this.startBlocker(active),
           });
         } catch (error) {
           ran = { outcome: 'FAILED', exitCode: null, error: `executor error: ${toError(error).message}` };
@@ -371,7 +418,9 @@ export class Worker {
         metrics?.running.set(this.slots.inUse);
       }
     } catch (error) {
-      if (error instanceof SlotWaitCanceledError) {
+      if (error instanceof NotStarted && ran !== undefined) {
+        outcome = ran;
+      } else if (error instanceof SlotWaitCanceledError) {
         outcome = { ...stoppedOutcome(controller.signal.reason), error: `${stoppedOutcome(controller.signal.reason).error} (not started)` };
       } else if (ran !== undefined) {
         // The job ran; only the bookkeeping after it failed: its outcome stands.
@@ -388,6 +437,15 @@ export class Worker {
     const endedAtMs = Date.now();
     // Every attempt that got this far ends its output (an `end` item), whatever stopped it.
     this.logs.end(output);
+    if (outcome.notStarted === true) {
+      // #23: the job's side effect never happened: a refusal, so the broker re-routes it without
+      // spending an attempt (or fences it, when it already gave the run to another worker).
+      log().warn({ reason: outcome.error }, 'job not started');
+      this.deps.metrics?.dispatchItems.inc({ decision: 'not_started' });
+      await this.report(active, refusalItem(item, 'EXPIRED', endedAtMs, outcome.error), endedAtMs, resultItem(item, outcome, undefined, endedAtMs));
+      this.active.delete(item.executionId);
+      return;
+    }
     await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs), endedAtMs);
     this.active.delete(item.executionId);
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
@@ -396,14 +454,17 @@ export class Worker {
 
   /**
    * Writes the result to the outbox (its durable path); when that write fails (#23) the result
-   * is kept in memory, published from there and written later (`UnwrittenResults`). Never throws.
+   * is kept in memory, published from there and written later (`UnwrittenResults`). With
+   * `refusedInstead`, `item` is a refusal (the job never started) and `refusedInstead` the failed
+   * result kept in memory if the refusal cannot be written. Never throws.
    */
-  private async report(active: Active, item: Record<string, unknown>, atMs: number): Promise<void> {
-    const entry = { executionId: active.item.executionId, item, atMs };
+  private async report(active: Active, item: Record<string, unknown>, atMs: number, refusedInstead?: Record<string, unknown>): Promise<void> {
+    const executionId = active.item.executionId;
+    const entry: Finish = refusedInstead === undefined ? { executionId, item, atMs } : { executionId, item, atMs, kind: 'refusal' };
     try {
       await this.finishes.add(entry);
     } catch (error) {
-      this.unwritten.keep([entry], error);
+      this.unwritten.keep([refusedInstead === undefined ? entry : { executionId, item: refusedInstead, atMs }], error);
     }
     active.reported = true;
   }
@@ -508,8 +569,10 @@ export class Worker {
         }
         return;
       }
+      const sentAtMs = performance.now();
       const drained = await isDrained(redis, keys, settings.workerId);
       await publishRegistration(redis, keys, this.registration(drained), settings.leaseTtlMs);
+      this.leaseWatch.renewed(sentAtMs, performance.now());
       this.registered = true;
     } catch (error) {
       this.log.warn({ err: error }, 'heartbeat failed; retrying at the next interval');
@@ -638,3 +701,8 @@ function pushRow(rows: OutgoingRow[], row: OutgoingRow | null): void {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Thrown inside `runOne` when `startBlocker` keeps a job from starting (its outcome is set first). */
+class NotStarted extends Error {
+  override readonly name = 'NotStarted';
+}

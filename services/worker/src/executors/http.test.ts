@@ -55,6 +55,25 @@ function request(pathname: string, params: Record<string, unknown> = {}, timeout
 }
 
 describe('http executor', () => {
+  it('#23 a request that mayStart refuses at the socket is never written: not started, the endpoint sees nothing', async () => {
+    const before = rawHeaders.length;
+    let asked = 0;
+    const outcome = await executor.run({
+      ...request('/ok'),
+      mayStart: () => {
+        asked++;
+        return 'the worker was frozen';
+      },
+    });
+    expect(outcome).toMatchObject({ outcome: 'FAILED', notStarted: true, error: 'not started: the worker was frozen' });
+    expect(asked).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(rawHeaders.length).toBe(before);
+    // mayStart saying go: the call is made as always.
+    expect(await executor.run({ ...request('/ok'), mayStart: () => null })).toMatchObject({ outcome: 'SUCCESS' });
+    expect(rawHeaders.length).toBe(before + 1);
+  });
+
   it('sync success: signed POST with the documented body and headers; the answer is the result', async () => {
     const req = request('/ok');
     const out = await executor.run(req);

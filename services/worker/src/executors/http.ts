@@ -20,7 +20,7 @@ import { checkedConnector, HostRefusedError, type HostLookup } from './checked-c
 import type { HostAllowList } from './host-allow.js';
 import { maskOutcome, NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
-import { stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
+import { notStartedOutcome, stoppedOutcome, type ExecutionOutcome, type ExecutionRequest, type Executor } from './types.js';
 
 /** Options of the http executor. */
 export interface HttpExecutorOptions {
@@ -79,6 +79,11 @@ class DeadlineError extends Error {
   override readonly name = 'DeadlineError';
 }
 
+/** `request.mayStart` said no when the request was about to be written (#23). */
+class NotStartedError extends Error {
+  override readonly name = 'NotStartedError';
+}
+
 /**
  * One request on undici's dispatcher API: status and body (at most `limit` bytes), ended early
  * by the attempt's deadline (`DeadlineError`) or by the job's signal (cancel, shutdown). The
@@ -122,9 +127,16 @@ function exchange(
     agent.dispatch(
       { origin: url.origin, path: `${url.pathname}${url.search}`, method, headers, body },
       {
+        // Called by undici right before it writes the request to the socket: the last moment
+        // at which the call can still be kept from the business endpoint.
         onConnect(abort: (error?: Error) => void): void {
           abortRequest = (error) => abort(error);
-          if (settled) abort(new Error('settled'));
+          if (settled) {
+            abort(new Error('settled'));
+            return;
+          }
+          const blocked = request.mayStart?.() ?? null;
+          if (blocked !== null) abort(new NotStartedError(blocked));
         },
         onHeaders(statusCode: number): boolean {
           status = statusCode;
@@ -257,6 +269,7 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
     try {
       answer = await exchange(agent, url, exec.method, headers, exec.method === 'GET' ? undefined : body, limit, request);
     } catch (error) {
+      if (error instanceof NotStartedError) return notStartedOutcome(error.message);
       if (error instanceof DeadlineError) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
       if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
       if (error instanceof HostRefusedError) return { outcome: 'FAILED', exitCode: null, error: error.message };

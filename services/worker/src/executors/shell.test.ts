@@ -38,6 +38,19 @@ function request(command: string[], overrides: Partial<ExecutionRequest> & { tim
 }
 
 describe('shell executor', () => {
+  it('#23 a job that mayStart refuses at its gate never runs its command; its process group is killed', async () => {
+    const marker = path.join(dir, 'gate-refused-ran');
+    let pgid = 0;
+    const outcome = await executor.run({
+      ...request(['/bin/sh', '-c', `touch ${marker}`], { onSpawn: (g) => (pgid = g) }),
+      mayStart: () => 'the worker was frozen',
+    });
+    expect(outcome).toMatchObject({ outcome: 'FAILED', notStarted: true, error: 'not started: the worker was frozen' });
+    expect(pgid).toBeGreaterThan(0);
+    await waitFor(() => liveGroupMembers(pgid).length === 0, { description: 'group gone' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('runs an argv without a shell, with templates, env, secretRef and cwd', async () => {
     const out = await executor.run(
       request(['/bin/sh', '-c', 'test "$TOKEN" = s3cret-token && echo "$1 $FOO token-ok $AX_BIZ_DATE $(pwd)"; echo err >&2', 'x', '{{params.word}};rm -rf /'], {

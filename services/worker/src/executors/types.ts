@@ -32,6 +32,14 @@ export interface ExecutionRequest {
   readonly onSpawn?: (pgid: number, procStart: string) => void;
   /** The attempt's output goes here as well as into the result's tail; default: the tail only. */
   readonly output?: OutputSink;
+  /**
+   * Asked at the last moment before the job's first side effect (the HTTP request written to
+   * its socket, the spawned process let through its gate): a string says why the job must not
+   * start now (#23: the worker was frozen or lost its lease meanwhile, so the broker may have
+   * given the run to another worker). The executor then returns `notStartedOutcome(reason)`
+   * without the side effect. Absent or null: go.
+   */
+  readonly mayStart?: () => string | null;
 }
 
 /** How a run ended (the executor-specific part of a result item). */
@@ -45,11 +53,18 @@ export interface ExecutionOutcome {
   readonly data?: Record<string, unknown>;
   /** HTTP 202: accepted, the business reports later (R15). */
   readonly async?: boolean;
+  /** True when the job's side effect never happened (`mayStart` said no): reported as a refusal. */
+  readonly notStarted?: boolean;
 }
 
 /** An executor of one exec type. */
 export interface Executor {
   run(request: ExecutionRequest): Promise<ExecutionOutcome>;
+}
+
+/** The outcome of a job that `mayStart` kept from starting (no side effect happened). */
+export function notStartedOutcome(reason: string): ExecutionOutcome {
+  return { outcome: 'FAILED', exitCode: null, error: `not started: ${reason}`, notStarted: true };
 }
 
 /** The outcome of a run stopped from outside. */
