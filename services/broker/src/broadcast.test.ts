@@ -100,10 +100,33 @@ describe('broadcast (R21)', () => {
     await b.stop();
   });
 
+  it('#23 the shard of a frozen worker (no heartbeat since the dispatch) is not re-routed behind its back: it moves once the worker\'s lease runs out', async () => {
+    const task = await h.task('r23_shard_frozen', { tags: ['r23x'], route: 'broadcast' });
+    const a = (await h.peer('w-r23x-a', ['r23x'])).heartbeat();
+    const frozen = await h.peer('w-r23x-b', ['r23x']);
+    await frozen.register(3_000); // its last heartbeat
+    const id = await h.instance(task);
+    const [da] = await a.waitDispatches(1);
+    const [db] = await frozen.waitDispatches(1);
+    await a.ack([da!]);
+    await a.result([da!], 'SUCCESS');
+    const c = (await h.peer('w-r23x-c', ['r23x'])).heartbeat();
+    await sleep(1_800); // past ack timeout + grace (1.5 s), the entry not yet expired
+    expect(c.dispatches).toHaveLength(0);
+    const [dc] = await c.waitDispatches(1, 10_000);
+    expect(dc).toMatchObject({ instanceId: id, shardIndex: db!.shardIndex });
+    await c.ack([dc!]);
+    await c.result([dc!], 'SUCCESS');
+    await h.waitState(id, 'SUCCESS');
+    await a.stop();
+    await frozen.stop();
+    await c.stop();
+  });
+
   it('R21 a silent shard is re-routed alone to another worker; a late result of the superseded execution is fenced', async () => {
     const task = await h.task('r21_fence', { tags: ['r21x'], route: 'broadcast' });
     const a = await h.peer('w-r21x-a', ['r21x']);
-    const b = await h.peer('w-r21x-b', ['r21x']);
+    const b = (await h.peer('w-r21x-b', ['r21x'])).heartbeat(); // alive, and it does not list its shard
     const id = await h.instance(task);
     const [da] = await a.waitDispatches(1);
     const [db] = await b.waitDispatches(1);

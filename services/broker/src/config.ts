@@ -23,6 +23,12 @@ export interface BrokerConfig {
   readonly maxReroutes: number;
   /** `AX_LEASE_TTL_MS`: lease period (R14). Default 15000. */
   readonly leaseTtlMs: number;
+  /**
+   * `AX_WORKER_SKEW_LIMIT_MS`: how far a worker's clock may be off before it refuses all work
+   * (the same setting the workers read). A registry entry's time is trusted only this far when
+   * deciding that a silent worker cannot hold a dispatch (gone-dispatches.ts). Default 2000.
+   */
+  readonly workerSkewLimitMs: number;
   /** `AX_LOST_WORKER_GRACE_MS`: grace after a lease before LOST_WORKER. Default 10000. */
   readonly lostWorkerGraceMs: number;
   /**
@@ -91,6 +97,7 @@ export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'>
   publishAllowanceMs: 30_000,
   maxReroutes: 3,
   leaseTtlMs: 15_000,
+  workerSkewLimitMs: 2_000,
   lostWorkerGraceMs: 10_000,
   workerSilenceMs: 7_500,
   maxLostRedispatches: 3,

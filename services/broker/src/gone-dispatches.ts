@@ -40,15 +40,45 @@ export async function takeQueuedDispatches(ctx: BrokerContext, workerIds: Iterab
   return ids;
 }
 
-/** What an expired dispatch becomes. */
-export type ExpiredDispatchDecision = 'as-before' | 'lost' | 'wait';
+/** What an expired dispatch becomes: re-routed (R8), counted as a started attempt that was lost, or left to wait. */
+export type ExpiredDispatchDecision = 'reroute' | 'lost' | 'wait';
+
+/** What the broker knows of the worker an expired dispatch went to. */
+export interface ExpiredDispatchFacts {
+  /** Gone by the fast signal (worker-presence.ts). */
+  readonly gone: boolean;
+  /** Its control queue had no consumer at the last clear reading. */
+  readonly consumerMissing: boolean;
+  /**
+   * Its registry entry as read this pass: null = no entry (the lease ran out or it left),
+   * undefined = the registry could not be read.
+   */
+  readonly entry: { readonly at: string; readonly runningExecutionIds: readonly string[] } | null | undefined;
+  readonly executionId: string;
+  /** The dispatch's ACK deadline (database clock); never earlier than the one the worker got. */
+  readonly ackDeadline: Date | null;
+  /** How far a worker's clock may be off (`AX_WORKER_SKEW_LIMIT_MS`): a worker past it refuses all work. */
+  readonly skewLimitMs: number;
+}
 
 /**
- * Pure: an expired dispatch (no ACK by its deadline) that is no longer in its worker's queue.
- * `as-before` (re-route, R8) while the worker's consumer is there; `lost` once the worker is
- * gone; `wait` while it is alive without a consumer.
+ * Pure: an expired dispatch (no ACK by its deadline, R8) that is no longer in its worker's
+ * queue — so the worker took it (#23). Re-routing it is safe only when the worker provably does
+ * not hold it and never will: its registry entry, written after the worker could last have
+ * accepted it (`ackDeadline`, by a clock at most `skewLimitMs` off), does not list it. A worker
+ * that lists it holds it (a slow ACK, RabbitMQ holding its publishes): wait. A worker silent
+ * since then (frozen, or its event loop stalled) may have started it: wait until its lease runs
+ * out or it is found gone, then count it lost — an attempt spent, never a second run behind the
+ * first one's back. The worker, for its part, starts nothing it accepted before such a silence
+ * (lease-watch.ts in the worker).
  */
-export function decideExpiredDispatch(consumerMissing: boolean, gone: boolean): ExpiredDispatchDecision {
-  if (gone) return 'lost';
-  return consumerMissing ? 'wait' : 'as-before';
+export function decideExpiredDispatch(f: ExpiredDispatchFacts): ExpiredDispatchDecision {
+  if (f.gone) return 'lost';
+  if (f.entry === undefined) return 'wait'; // the registry could not be read: decide nothing
+  if (f.entry === null) return 'lost';
+  if (f.consumerMissing) return 'wait'; // alive without its RabbitMQ link: it holds the dispatch
+  if (f.entry.runningExecutionIds.includes(f.executionId)) return 'wait';
+  const writtenAtMs = Date.parse(f.entry.at);
+  if (f.ackDeadline === null || (Number.isFinite(writtenAtMs) && writtenAtMs >= f.ackDeadline.getTime() + f.skewLimitMs)) return 'reroute';
+  return 'wait';
 }

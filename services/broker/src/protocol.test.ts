@@ -43,12 +43,12 @@ async function rows(sql: string, params: unknown[] = []): Promise<RowDataPacket[
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('broker protocol rules', () => {
-  it('R8 no ACK by the deadline: re-routed to another worker excluding the silent one; exhausted re-routes end FAILED ACK_TIMEOUT', async () => {
+  it('R8 no ACK by the deadline from a live worker that does not list it: re-routed to another worker excluding the silent one; exhausted re-routes end FAILED ACK_TIMEOUT', async () => {
     const task = await h.task('r8_silent', { tags: ['r8'] });
-    const a = await h.peer('w-r8a', ['r8']);
+    const a = (await h.peer('w-r8a', ['r8'])).heartbeat();
     const id = await h.instance(task);
     await waitFor(() => a.dispatches.length === 1, { description: 'first dispatch to a' });
-    const b = await h.peer('w-r8b', ['r8']);
+    const b = (await h.peer('w-r8b', ['r8'])).heartbeat();
     const started = performance.now();
     // a stays silent: after ack_deadline + grace the instance goes to b (a excluded).
     await b.waitDispatches(1, 10_000);
@@ -84,6 +84,62 @@ describe('broker protocol rules', () => {
     const row = await h.row(id);
     expect(row.reroute_count).toBe(0);
     expect(row.worker_id).toBe('w-r8real');
+  });
+
+  it('#23 a worker that took a dispatch and went silent (frozen: no heartbeat, no ACK) is not re-routed behind its back; LOST_WORKER, an attempt spent, once its lease runs out', async () => {
+    const task = await h.task('r23_frozen', { tags: ['r23f'], retry: { max: 1, backoffSeconds: 0, jitterSeconds: 0 } });
+    const frozen = await h.peer('w-r23f-a', ['r23f']);
+    await frozen.register(3_000); // its last heartbeat: the entry lapses 3 s later
+    const id = await h.instance(task);
+    await frozen.waitDispatches(1);
+    const other = (await h.peer('w-r23f-b', ['r23f'])).heartbeat();
+    // Past ack_deadline + grace (1.5 s) the frozen worker's entry, older than the deadline, does
+    // not list the execution: it may have started it, so nothing moves until the lease is gone.
+    await sleep(2_000);
+    expect((await h.row(id)).state).toBe('DISPATCHED');
+    expect(other.dispatches).toHaveLength(0);
+    const [retry] = await other.waitDispatches(1, 10_000);
+    expect(retry?.attempt).toBe(2);
+    const events = await h.events(id);
+    expect(events.slice(0, 3)).toEqual(['CREATED', 'DISPATCHED', 'LOST_WORKER']);
+    expect(events).not.toContain('REROUTED');
+    expect(events).not.toContain('ACK_TIMEOUT');
+    expect((await h.row(id)).lost_count).toBe(1);
+    await frozen.stop();
+    await other.stop();
+  });
+
+  it('#23 a live worker that lists a dispatch it has not ACKed yet (a slow ACK) is waited for, not re-routed', async () => {
+    const task = await h.task('r23_slow_ack', { tags: ['r23s'] });
+    const slow = (await h.peer('w-r23s-a', ['r23s'])).heartbeat();
+    const id = await h.instance(task);
+    const [item] = await slow.waitDispatches(1);
+    slow.running.add(item!.executionId); // listed by its next heartbeat
+    const other = (await h.peer('w-r23s-b', ['r23s'])).heartbeat();
+    await sleep(3_000); // ack_deadline + grace is 1.5 s
+    expect((await h.row(id)).state).toBe('DISPATCHED');
+    expect(other.dispatches).toHaveLength(0);
+    await slow.ack([item!]);
+    await h.waitState(id, 'RUNNING');
+    expect(await h.events(id)).toEqual(['CREATED', 'DISPATCHED', 'ACKED']);
+    await slow.stop();
+    await other.stop();
+  });
+
+  it('#23 a refusal after the ACK (the worker found at the start that it must not run the job) re-routes without counting an attempt', async () => {
+    const task = await h.task('r23_refuse_running', { tags: ['r23r'] });
+    const peer = await h.peer('w-r23r', ['r23r']);
+    const id = await h.instance(task);
+    const [first] = await peer.waitDispatches(1);
+    await peer.ack([first!]);
+    await h.waitState(id, 'RUNNING');
+    await peer.refuse([first!], 'EXPIRED');
+    const [, second] = await peer.waitDispatches(2);
+    expect(second?.instanceId).toBe(id);
+    expect(second?.attempt).toBe(1);
+    expect((await h.row(id)).attempt).toBe(1);
+    expect(await h.events(id)).toEqual(['CREATED', 'DISPATCHED', 'ACKED', 'REFUSED', 'REROUTED', 'DISPATCHED']);
+    await peer.stop();
   });
 
   it('R16 a refusal EXPIRED re-routes without counting an attempt', async () => {
@@ -122,7 +178,7 @@ describe('broker protocol rules', () => {
 
   it('R16 an ACK of a superseded (re-routed) execution is answered with a cancel; R17 a late SUCCESS of it is adopted while the current one has not ACKed', async () => {
     const task = await h.task('r17_adopt', { tags: ['r17'] });
-    const a = await h.peer('w-r17a', ['r17']);
+    const a = (await h.peer('w-r17a', ['r17'])).heartbeat(); // alive, but it does not list the dispatch
     const id = await h.instance(task);
     const [old] = await a.waitDispatches(1);
     const b = await h.peer('w-r17b', ['r17']);
@@ -147,7 +203,7 @@ describe('broker protocol rules', () => {
 
   it('R17 a late SUCCESS of a superseded execution is recorded and ignored once the current one ACKed', async () => {
     const task = await h.task('r17_ignore', { tags: ['r17i'] });
-    const a = await h.peer('w-r17ia', ['r17i']);
+    const a = (await h.peer('w-r17ia', ['r17i'])).heartbeat(); // alive, but it does not list the dispatch
     const id = await h.instance(task);
     const [old] = await a.waitDispatches(1);
     const b = await h.peer('w-r17ib', ['r17i']);

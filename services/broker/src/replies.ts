@@ -258,11 +258,13 @@ async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: Refus
       }
       continue;
     }
-    if (r.currentExecutionId !== item.executionId || r.state !== 'DISPATCHED') continue;
-    // R16: a refusal is a transition — re-route without counting an attempt.
+    if (r.currentExecutionId !== item.executionId || (r.state !== 'DISPATCHED' && r.state !== 'RUNNING')) continue;
+    // R16: a refusal is a transition — re-route without counting an attempt. From RUNNING too:
+    // a worker whose ACK left may still find, at the job's start, that it must not run it (#23:
+    // frozen past its lease, or the ACK too late); the job never started.
     const won = await transitionInstance(conn, {
       id: r.instanceId,
-      from: 'DISPATCHED',
+      from: ['DISPATCHED', 'RUNNING'],
       to: 'PENDING',
       fenceExecutionId: item.executionId,
       set: { ack_deadline: null },

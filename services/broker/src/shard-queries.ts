@@ -130,6 +130,8 @@ export interface TimedShard {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly workerId: string;
+  /** When its dispatch was confirmed (ACK expiry counts from it), or the earliest re-dispatch of a retry. */
+  readonly dispatchedAt: Date | null;
 }
 
 /**
@@ -146,7 +148,7 @@ async function scanShards(conn: Queryable, instanceIds: readonly string[], where
   if (instanceIds.length === 0) return [];
   const [rows] = await conn.query<Row[]>(
     `SELECT e.execution_id, e.instance_id, i.task_id, i.task_name, i.biz_date, i.state, e.run_no, e.shard_index, e.shard_total,
-            e.attempt, i.max_attempts, e.worker_id
+            e.attempt, i.max_attempts, e.worker_id, e.dispatched_at
        FROM task_instance i JOIN task_execution e ON e.instance_id = i.id
       WHERE i.id IN (?) AND i.state IN ('DISPATCHED', 'RUNNING') AND i.shard_total IS NOT NULL
         AND e.shard_index IS NOT NULL AND e.run_no = i.run_no AND ${where}
@@ -168,6 +170,7 @@ async function scanShards(conn: Queryable, instanceIds: readonly string[], where
     attempt: Number(r.attempt),
     maxAttempts: Number(r.max_attempts),
     workerId: String(r.worker_id),
+    dispatchedAt: r.dispatched_at instanceof Date ? r.dispatched_at : null,
   }));
 }
 

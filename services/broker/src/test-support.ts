@@ -28,6 +28,8 @@ export const TEST_TIMINGS: Partial<BrokerConfig> = {
   ackTimeoutMs: 1_000,
   ackGraceMs: 500,
   leaseTtlMs: 1_500,
+  // A peer heartbeating every 200 ms (ProtocolPeer.heartbeat) then proves within the grace that it does not hold a dispatch.
+  workerSkewLimitMs: 100,
   lostWorkerGraceMs: 500,
   noWorkerAlertMs: 1_000,
   dispatchPollMs: 100,
@@ -43,6 +45,7 @@ export class ProtocolPeer {
   readonly cancels: CancelMessage[] = [];
   readonly running = new Set<string>();
   private cancelConsumers: Array<() => Promise<void>> = [];
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   /** When set, every dispatch is ACKed and answered with this outcome at once. */
   autoOutcome: ResultItem['outcome'] | undefined;
 
@@ -80,8 +83,8 @@ export class ProtocolPeer {
     return this;
   }
 
-  /** Writes the registry entry listing `running` (the lease, R14). */
-  async register(): Promise<void> {
+  /** Writes the registry entry listing `running` (the lease, R14), expiring after `ttlMs`. */
+  async register(ttlMs = 60_000): Promise<void> {
     await publishRegistration(
       this.h.redis.redis,
       this.h.keys,
@@ -99,12 +102,23 @@ export class ProtocolPeer {
         startedAt: new Date().toISOString(),
         at: new Date().toISOString(),
       },
-      60_000,
+      ttlMs,
     );
+  }
+
+  /**
+   * Rewrites the registry entry every `periodMs`, as a live worker does (its `at` moves on): a
+   * peer that stays silent about a dispatch while heartbeating is a worker that does not hold it.
+   */
+  heartbeat(periodMs = 200): this {
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = setInterval(() => void this.register().catch(() => undefined), periodMs);
+    return this;
   }
 
   /** Leaves the registry and stops consuming. */
   async stop(): Promise<void> {
+    clearInterval(this.heartbeatTimer);
     await removeRegistration(this.h.redis.redis, this.h.keys, this.workerId);
     for (const cancel of this.cancelConsumers) await cancel();
     this.cancelConsumers = [];

@@ -8,7 +8,7 @@
  * MySQL link is down and for one lease period after it returns (R14).
  */
 import { toError } from '@ax/kit';
-import { readRegistration, readRegistry } from '@ax/redis';
+import { readRegistration, readRegistry, type WorkerRegistration } from '@ax/redis';
 import {
   NOW,
   appendEvents,
@@ -59,16 +59,18 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   ctx.metrics.timersSuspended.set(suspended ? 1 : 0);
   let ack = { rerouted: 0, failed: 0 };
   let lease = { extended: 0, lost: 0, asyncTimedOut: 0 };
+  let workers: { gone: ReadonlySet<string>; entries: Entries } = { gone: new Set(), entries: null };
   if (!suspended) {
-    const { gone, registered } = await goneWorkers(ctx);
+    const { gone, registered, entries } = await goneWorkers(ctx);
+    workers = { gone, entries };
     const takenBack = await rerouteTakenBack(ctx, registered);
-    ack = await ackExpiry(ctx, gone);
+    ack = await ackExpiry(ctx, gone, entries);
     ack = { ...ack, rerouted: ack.rerouted + takenBack };
     lease = await leaseExpiry(ctx, gone);
   } else {
     ctx.presence.reset(); // what was seen before this broker's own link broke proves nothing
   }
-  await runShardTimers(ctx, !suspended);
+  await runShardTimers(ctx, !suspended, workers);
   await longRunning(ctx);
   await slaMissed(ctx);
   if (!suspended) {
@@ -123,7 +125,10 @@ function reroute(conn: Queryable, instanceId: string, executionId: string): Prom
   });
 }
 
-async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise<{ rerouted: number; failed: number }> {
+/** Registry entries read this pass by worker id; null when the registry could not be read. */
+type Entries = ReadonlyMap<string, WorkerRegistration> | null;
+
+async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>, entries: Entries): Promise<{ rerouted: number; failed: number }> {
   const releases: Array<{ workerId: string; executionId: string }> = [];
   const result = await inTransaction(ctx, async (conn) => {
     const expired = await scanAckExpired(conn, ctx.config.ackGraceMs, SCAN_LIMIT);
@@ -133,8 +138,18 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise
     for (const inst of expired) {
       if (inst.executionId === null) continue;
       const base = { instanceId: inst.id, executionId: inst.executionId, workerId: inst.workerId };
-      const decision = inst.workerId === null ? 'as-before' : decideExpiredDispatch(ctx.presence.isConsumerMissing(inst.workerId), gone.has(inst.workerId));
-      if (decision === 'wait') continue; // alive without its RabbitMQ link: it holds the dispatch
+      const decision =
+        inst.workerId === null
+          ? 'reroute'
+          : decideExpiredDispatch({
+              gone: gone.has(inst.workerId),
+              consumerMissing: ctx.presence.isConsumerMissing(inst.workerId),
+              entry: entries === null ? undefined : (entries.get(inst.workerId) ?? null),
+              executionId: inst.executionId,
+              ackDeadline: inst.ackDeadline,
+              skewLimitMs: ctx.config.workerSkewLimitMs,
+            });
+      if (decision === 'wait') continue; // the worker may hold it (gone-dispatches.ts)
       if (decision === 'lost') {
         // #23: it took the dispatch (no longer in its queue) and may have started it.
         const retry = await retryPolicyOf(conn, inst.taskId);
@@ -147,7 +162,9 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise
           {
             reason: 'LOST_WORKER',
             eventType: 'LOST_WORKER',
-            message: `worker ${inst.workerId ?? '?'} lost after it took the dispatch, before its ACK left: counted as started`,
+            message: gone.has(inst.workerId ?? '')
+              ? `worker ${inst.workerId ?? '?'} lost after it took the dispatch, before its ACK left: counted as started`
+              : `worker ${inst.workerId ?? '?'} took the dispatch, sent no ACK and its lease ran out: counted as started`,
             redispatch: !capped && inst.attempt >= inst.maxAttempts,
           },
           events,
@@ -210,18 +227,25 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promise
  * its next heartbeat listed a job it had just started holds it all the same. Gone workers get no
  * new dispatches. An unclear reading decides nothing.
  */
-async function goneWorkers(ctx: BrokerContext): Promise<{ gone: Set<string>; registered: string[] }> {
+async function goneWorkers(ctx: BrokerContext): Promise<{ gone: Set<string>; registered: string[]; entries: Entries }> {
+  let registered: WorkerRegistration[];
   try {
-    const registered = await readRegistry(ctx.redis, ctx.keys);
+    registered = await readRegistry(ctx.redis, ctx.keys);
+  } catch (error) {
+    ctx.logger.warn({ err: toError(error) }, 'worker registry not read; lost workers wait for their lease');
+    return { gone: new Set(), registered: [], entries: null };
+  }
+  const entries = new Map(registered.map((w) => [w.workerId, w]));
+  try {
     const queues = registered.map((w) => ctx.bus.topology.controlQueue(w.workerId));
     const consumers = registered.length === 0 ? new Map<string, number | null>() : await ctx.bus.consumerCounts(queues);
     const readings = new Map(registered.map((w, i) => [w.workerId, { consumers: consumers.get(queues[i] ?? '') ?? null, heartbeatAt: w.at }]));
     const gone = ctx.presence.observe(performance.now(), readings);
     for (const workerId of gone) ctx.workers.markUnroutable(workerId, ctx.config.leaseTtlMs);
-    return { gone, registered: registered.map((w) => w.workerId) };
+    return { gone, registered: registered.map((w) => w.workerId), entries };
   } catch (error) {
     ctx.logger.warn({ err: toError(error) }, 'worker presence not read; lost workers wait for their lease');
-    return { gone: new Set(), registered: [] };
+    return { gone: new Set(), registered: [], entries };
   }
 }
 

@@ -71,8 +71,9 @@ describe('#22 an ACK deadline is expired when it passes, without waiting for the
 
   it('R8 with timers polled every 60 s: the silent worker’s dispatch is re-routed at ack_deadline + grace', async () => {
     const task = await h.task('r22_ack_on_time', { tags: ['r22a'] });
-    const silentA = await h.peer('w-r22-a', ['r22a']);
-    const silentB = await h.peer('w-r22-b', ['r22a']);
+    // Live (heartbeating) workers that do not hold the dispatch (gone-dispatches.ts).
+    const silentA = (await h.peer('w-r22-a', ['r22a'])).heartbeat();
+    const silentB = (await h.peer('w-r22-b', ['r22a'])).heartbeat();
     const id = await h.instance(task);
     // Neither peer ACKs: the first dispatch times out and goes to the other peer.
     await waitFor(() => silentA.dispatches.length + silentB.dispatches.length >= 2, { timeoutMs: 10_000, description: 'the re-routed dispatch' });

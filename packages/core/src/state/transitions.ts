@@ -52,10 +52,10 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   },
   {
     name: 'reroute',
-    from: ['DISPATCHED'],
+    from: ['DISPATCHED', 'RUNNING'],
     to: 'PENDING',
     description:
-      'no ACK by the deadline (re-route, capped), a refusal EXPIRED/CLOCK_SKEW, or an unroutable publish; not an attempt (R8, R16)',
+      'no ACK by the deadline (re-route, capped), a refusal EXPIRED/CLOCK_SKEW, or an unroutable publish; not an attempt (R8, R16). From RUNNING only by a refusal after the ACK: the worker found at the start that it must not run the job (#23)',
   },
   {
     name: 'succeed',
