@@ -20,12 +20,16 @@ const TAKE_MAX_MESSAGES = 1_000;
 
 /**
  * Takes the dispatches out of the queue of every worker among `workerIds` whose control queue
- * had no consumer at the last reading; returns their execution ids (they never reached it).
+ * had no consumer at the last reading, and of every worker among `unregistered` (no registry
+ * entry: it left or its lease ran out); returns their execution ids (they never reached it). A
+ * `basic.get` only ever takes a message no consumer was given, so this is safe even if such a
+ * worker still has a consumer (frozen past its lease).
  */
-export async function takeQueuedDispatches(ctx: BrokerContext, workerIds: Iterable<string>): Promise<Set<string>> {
+export async function takeQueuedDispatches(ctx: BrokerContext, workerIds: Iterable<string>, unregistered: Iterable<string> = []): Promise<Set<string>> {
   const ids = new Set<string>();
-  for (const workerId of new Set(workerIds)) {
-    if (!ctx.presence.isConsumerMissing(workerId)) continue;
+  const orphans = new Set(unregistered);
+  for (const workerId of new Set([...workerIds, ...orphans])) {
+    if (!orphans.has(workerId) && !ctx.presence.isConsumerMissing(workerId)) continue;
     const bodies = await ctx.bus.takeMessages(ctx.bus.topology.workerQueue(workerId), TAKE_MAX_MESSAGES);
     if (bodies === null || bodies.length === 0) continue;
     let items = 0;
@@ -35,7 +39,7 @@ export async function takeQueuedDispatches(ctx: BrokerContext, workerIds: Iterab
       for (const item of parsed.message.items) ids.add(item.executionId);
       items += parsed.message.items.length;
     }
-    ctx.logger.info({ workerId, messages: bodies.length, items }, 'dispatches taken back from the queue of a worker without a consumer');
+    ctx.logger.info({ workerId, messages: bodies.length, items, registered: !orphans.has(workerId) }, 'dispatches taken back from the queue of a worker without a consumer or registry entry');
   }
   return ids;
 }

@@ -11,6 +11,7 @@ import { toError } from '@ax/kit';
 import { readRegistration, readRegistry, type WorkerRegistration } from '@ax/redis';
 import {
   NOW,
+  ackExpiredWorkerIds,
   appendEvents,
   extendLease,
   raiseAlert,
@@ -63,7 +64,7 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   if (!suspended) {
     const { gone, registered, entries } = await goneWorkers(ctx);
     workers = { gone, entries };
-    const takenBack = await rerouteTakenBack(ctx, registered);
+    const takenBack = await rerouteTakenBack(ctx, registered, await unregisteredWithExpired(ctx, entries));
     ack = await ackExpiry(ctx, gone, entries);
     ack = { ...ack, rerouted: ack.rerouted + takenBack };
     lease = await leaseExpiry(ctx, gone);
@@ -250,13 +251,28 @@ async function goneWorkers(ctx: BrokerContext): Promise<{ gone: Set<string>; reg
 }
 
 /**
- * Dispatches still in the queue of a worker without a consumer never reached it: taken out and
- * re-routed at once, no attempt spent (gone-dispatches.ts). Returns how many were re-routed.
+ * Workers without a registry entry that expired dispatches went to: their queues are read too
+ * (a dispatch still there never reached the worker; without this it would count as lost).
  */
-async function rerouteTakenBack(ctx: BrokerContext, workerIds: readonly string[]): Promise<number> {
+async function unregisteredWithExpired(ctx: BrokerContext, entries: Entries): Promise<string[]> {
+  if (entries === null) return [];
+  try {
+    return (await ackExpiredWorkerIds(ctx.pool, ctx.config.ackGraceMs)).filter((id) => !entries.has(id));
+  } catch (error) {
+    ctx.logger.warn({ err: toError(error) }, 'workers of expired dispatches not read');
+    return [];
+  }
+}
+
+/**
+ * Dispatches still in the queue of a worker without a consumer or registry entry never reached
+ * it: taken out and re-routed at once, no attempt spent (gone-dispatches.ts). Returns how many
+ * were re-routed.
+ */
+async function rerouteTakenBack(ctx: BrokerContext, workerIds: readonly string[], unregistered: readonly string[]): Promise<number> {
   let taken: Set<string>;
   try {
-    taken = await takeQueuedDispatches(ctx, workerIds);
+    taken = await takeQueuedDispatches(ctx, workerIds, unregistered);
   } catch (error) {
     ctx.logger.warn({ err: toError(error) }, 'queues of workers without a consumer not read; their dispatches wait for the ACK deadline');
     return 0;
@@ -274,7 +290,7 @@ async function rerouteTakenBack(ctx: BrokerContext, workerIds: readonly string[]
         executionId: inst.executionId,
         workerId: inst.workerId,
         type: 'REROUTED',
-        message: `worker ${inst.workerId ?? '?'} lost its consumer before it took the dispatch (taken back from its queue)`,
+        message: `worker ${inst.workerId ?? '?'} had not taken the dispatch when it lost its consumer or left (taken back from its queue)`,
       });
       if (inst.workerId !== null) releases.push({ workerId: inst.workerId, executionId: inst.executionId });
     }

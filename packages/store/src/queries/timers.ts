@@ -96,6 +96,21 @@ export async function nextAckExpiryInMs(conn: Queryable, graceMs: number, within
   return us === null || us === undefined ? null : Math.max(0, Number(us) / 1000);
 }
 
+/**
+ * Workers of DISPATCHED instances whose ACK deadline passed more than `graceMs` ago (at most
+ * `limit`): the broker reads their queues when they have no registry entry (#23: a dispatch still
+ * queued for a worker that left never reached it).
+ */
+export async function ackExpiredWorkerIds(conn: Queryable, graceMs: number, limit = 100): Promise<string[]> {
+  const [rows] = await conn.query<Array<RowDataPacket & { worker_id: string | null }>>(
+    `SELECT DISTINCT worker_id FROM task_instance
+      WHERE state = 'DISPATCHED' AND ack_deadline < NOW(3) - INTERVAL ? MICROSECOND AND worker_id IS NOT NULL
+      LIMIT ?`,
+    [graceMs * 1000, limit],
+  );
+  return rows.flatMap((r) => (r.worker_id === null ? [] : [String(r.worker_id)]));
+}
+
 /** DISPATCHED instances whose ACK deadline passed more than `graceMs` ago (R8: 3 s). */
 export function scanAckExpired(conn: Queryable, graceMs: number, limit: number): Promise<TimedInstance[]> {
   return scan(conn, `i.state = 'DISPATCHED' AND i.ack_deadline < NOW(3) - INTERVAL ? MICROSECOND`, [graceMs * 1000], limit);
