@@ -138,7 +138,7 @@ export async function runDrill(spec: DrillSpec): Promise<DrillResult> {
     };
     const details = [
       `window ${new Date(fromMs).toISOString()} .. ${new Date(toMs).toISOString()}: ${stats.expectedSlots} slots, ${stats.windowCalls} sink calls`,
-      `lost ${stats.lost.length}, doubled ${doubledSlots} slots, calls resume ${stats.callsResumeS ?? 'never'} s, backlog gone ${stats.backlogGoneS ?? 'never'} s (goal ${GOAL_S} s, ceiling ${CEILING_S} s)`,
+      `lost ${stats.lost.length}, doubled ${doubledSlots} slots, calls resume ${stats.callsResumeS ?? 'never'} s, backlog gone ${stats.backlogGoneS ?? 'never'} s (${spec.goal})`,
       ...stats.lost.slice(0, 10).map((l) => `  lost ${l.taskName} ${new Date(l.expectedMs).toISOString()} state ${l.state} instance ${l.instanceId ?? '-'}`),
       ...stats.doubled.slice(0, 10).map((d) => `  doubled ${d.taskName} ${new Date(d.expectedMs).toISOString()} ${d.kind}: ${d.detail}; executions ${d.executionIds.join(',')} workers ${d.workerIds.join(',')}`),
     ].join('\n');

@@ -65,12 +65,11 @@ async function quorumLeaders(stack: Stack, index: number): Promise<string[]> {
 
 const present = canRunRabbitMq() && existsSync(RABBITMQCTL);
 
-// Opt-in until it has a record: it passed one full run of four on 2026-12-01 (the failures: a
-// burst of nacked publishes after the kill, since handled by the bus, and harness timing). Run it
-// with AX_CHAOS_RABBITMQ_CLUSTER=1 pnpm test:chaos; CI lists it as skipped by name.
-const OPTED_IN = process.env.AX_CHAOS_RABBITMQ_CLUSTER === '1';
+// Part of every chaos run (and so of CI) since 2026-12-02: three runs in a row passed that day
+// (0 lost, 0 doubled; calls resumed 0.2–0.9 s after the kill), after it had been opt-in while the
+// bus learned to resend a burst of nacked publishes after a node's death.
 
-describe.skipIf(!OPTED_IN || missingRequirement(it, { name: 'rabbitmq-server', present, install: 'apt-get install rabbitmq-server' }))('RabbitMQ cluster drill (#23)', () => {
+describe.skipIf(missingRequirement(it, { name: 'rabbitmq-server', present, install: 'apt-get install rabbitmq-server' }))('RabbitMQ cluster drill (#23)', () => {
   it('drill 9: kill -9 the RabbitMQ node every broker and worker is connected to, in a 3-node cluster', async () => {
     let result;
     try {
