@@ -2,6 +2,8 @@
  * One drill's world: a PRIVATE MariaDB, Redis and RabbitMQ (own ports and temp dirs; the shared
  * servers on 3306/6379/5672 are never touched), the load (200 `http` tasks every 2 s to the
  * sink), and real service processes (schedulers, brokers, workers) started from `dist/`.
+ * With `topology.mysql: 'primary-replica'` the MariaDB is a replicated pair behind a TCP proxy
+ * (mysql-pair.ts), for the failover drill.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -26,6 +28,7 @@ import {
   type PrivateRedis,
   type TestDatabase,
 } from '@ax/testing';
+import { startMysqlPair, type MysqlPair } from './mysql-pair.js';
 import { startSink, type Sink } from './sink.js';
 import type { SlotInstance } from './stats.js';
 
@@ -81,7 +84,14 @@ export interface Topology {
   readonly workers?: number;
   /** RabbitMQ nodes: 1 (default) a private node; more a private cluster, whose URLs every service gets in `AX_AMQP_URL`. */
   readonly rabbitmqNodes?: number;
+  /**
+   * `single` (default): one private MariaDB, services connect as root. `primary-replica`: a
+   * primary, a GTID replica of it and a TCP proxy in front (the writer VIP / DNS name), services
+   * connect through the proxy as a user without SUPER ({@link MysqlPair}).
+   */
+  readonly mysql?: 'single' | 'primary-replica';
 }
+
 
 /**
  * Extra load on top of the 200 `http` tasks: `shellTasks` `shell` tasks on the same cron, each
@@ -127,6 +137,8 @@ export interface Stack {
   readonly rabbit: PrivateRabbitMq;
   /** The private cluster, when `topology.rabbitmqNodes` > 1. */
   readonly rabbitCluster: PrivateRabbitMqCluster | undefined;
+  /** The primary, replica and proxy, when `topology.mysql` is `primary-replica` (then `mariadb` is the primary). */
+  readonly mysqlPair: MysqlPair | undefined;
   readonly db: TestDatabase;
   readonly sink: Sink;
   readonly taskNames: readonly string[];
@@ -207,22 +219,27 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
 
   try {
     const nodes = topology.rabbitmqNodes ?? 1;
-    const [mariadb, redis, rabbitOrCluster, sink] = await Promise.all([
-      startMariaDb({ parentDir: dir }),
+    const [mariadbOrPair, redis, rabbitOrCluster, sink] = await Promise.all([
+      topology.mysql === 'primary-replica' ? startMysqlPair(dir) : startMariaDb({ parentDir: dir }),
       startRedisServer(),
       nodes > 1 ? startRabbitMqCluster({ size: nodes }) : startRabbitMq(),
       startSink({ holdMs: SINK_HOLD_MS }),
     ]);
     const rabbitCluster = 'nodes' in rabbitOrCluster ? rabbitOrCluster : undefined;
+    const mysqlPair = 'proxy' in mariadbOrPair ? mariadbOrPair : undefined;
+    const mariadb: MariaDbServer = mysqlPair === undefined ? (mariadbOrPair as MariaDbServer) : mysqlPair.primary;
     const rabbit: PrivateRabbitMq = rabbitCluster === undefined ? (rabbitOrCluster as PrivateRabbitMq) : clusterNodeZero(rabbitCluster);
     cleanups.push(
-      () => mariadb.cleanup(),
+      () => (mysqlPair ?? mariadb).cleanup(),
       () => redis.cleanup(),
       () => rabbit.cleanup(),
       () => sink.close(),
     );
-    const db = await createTestDatabase({ serverUrl: mariadb.url, poolOptions: { connectionLimit: 4 } });
+    // With a pair, the drill's own queries go through the proxy too: they follow the failover.
+    const serverUrl = mysqlPair === undefined ? mariadb.url : `mysql://root@127.0.0.1:${mysqlPair.proxy.port}`;
+    const db = await createTestDatabase({ serverUrl, poolOptions: { connectionLimit: 4 } });
     cleanups.push(() => db.pool.end().catch(() => undefined));
+    const mysqlUrl = mysqlPair === undefined ? db.url : await mysqlPair.grantServiceUser(db.name);
 
     const taskNames: string[] = [];
     for (let i = 0; i < TASKS; i++) {
@@ -260,7 +277,7 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
     }
 
     const env: Record<string, string> = {
-      AX_MYSQL_URL: db.url,
+      AX_MYSQL_URL: mysqlUrl,
       AX_REDIS_URL: redis.url,
       AX_AMQP_URL: rabbitCluster === undefined ? rabbit.url : rabbitCluster.urls.join(','),
       AX_NAMESPACE: namespace,
@@ -300,6 +317,7 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
       redis,
       rabbit,
       rabbitCluster,
+      mysqlPair,
       db,
       sink,
       taskNames,

@@ -104,6 +104,21 @@ function findProgram(names: readonly string[]): string {
   throw new MariaDbStartError(`none of ${names.join(', ')} found on PATH or in /usr/sbin`);
 }
 
+/**
+ * True when `mariadbd` and `mariadb-install-db` are installed (on PATH or in the sbin folders
+ * {@link startMariaDb} looks in): a test that needs a private server checks this first and
+ * skips (or, under CI, fails) with `missingRequirement` instead of failing deep in its setup.
+ */
+export function canRunMariaDb(): boolean {
+  try {
+    findProgram(['mariadbd', 'mysqld']);
+    findProgram(['mariadb-install-db', 'mysql_install_db']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A TCP port nobody listens on right now (bind port 0 on 127.0.0.1, read it, close). */
 export async function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
