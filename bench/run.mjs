@@ -41,6 +41,7 @@ const STEADY_S = q(60, 6);
 
 /** [id, script, args, budget seconds] — the order keeps the heavy steady runs last. */
 const SCENARIOS = [
+  ['ax-idle', 'ax-idle.mjs', ['--settle-s', q(15, 3), '--measure-s', q(60, 6)], 180],
   ['limits', 'limits.mjs', ['--messages', q(20_000, 2_000), '--rows', q(20_000, 2_000)], 60],
   ['timers', 'timers.mjs', ['--retries', q(30, 6), '--reroute-rounds', q(3, 1)], 120],
   ['ax-scheduler-1', 'ax-scheduler.mjs', ['--tasks', q(10_000, 500), '--schedulers', '1'], 75],

@@ -79,12 +79,17 @@ export async function createAxRound(label) {
     },
     /**
      * Starts `count` processes of a service; `profileDir` turns on `--cpu-prof`; `name` labels
-     * the process in output dumps (default `<service>-<i>`).
+     * the process in output dumps (default `<service>-<i>`); `serviceDefaults` leaves out the
+     * settings of AX_BENCH_ENV (common and the service's: the service runs with its own defaults,
+     * except for those of these variables set in the bench's own environment).
      */
-    async start(service, count, { profileDir, extraEnv = {}, name } = {}) {
+    async start(service, count, { profileDir, extraEnv = {}, name, serviceDefaults = false } = {}) {
       const started = await Promise.all(
         Array.from({ length: count }, async (_, i) => {
-          const env = { ...round.env, ...fromEnv(AX_BENCH_ENV[service] ?? {}), ...extraEnv };
+          const settings = serviceDefaults
+            ? Object.fromEntries(Object.keys({ ...AX_BENCH_ENV.common, ...(AX_BENCH_ENV[service] ?? {}) }).map((k) => [k, process.env[k]]))
+            : fromEnv(AX_BENCH_ENV[service] ?? {});
+          const env = { ...round.env, ...settings, ...extraEnv };
           if (service === 'worker') env.AX_WORKER_ID = extraEnv.AX_WORKER_ID ?? `bench-w${i + 1}`;
           const nodeArgs = [];
           if (profileDir) {

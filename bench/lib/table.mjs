@@ -118,6 +118,25 @@ export function outputSection(sc) {
   return markdownTable(['bytes printed per job', 'SUCCESS', 'all done ms', 'sustained /s', '× silent', 'log stored MB/s', 'CPU ms per job', 'status'], rows);
 }
 
+/** #24: CPU of every idle service process (ax-idle.mjs), % of one core over the window; goal ≤ 1 %. */
+export function idleSection(sc) {
+  const s = sc['ax-idle'];
+  const r = s?.result;
+  if (!r?.processes) return `_ax-idle: ${statusOf(s)}_`;
+  const stacks = r.stacks.map((st) => st.label);
+  const names = [...new Set(r.processes.map((p) => p.name))];
+  const rows = names.map((name) => {
+    const of = stacks.map((label) => r.processes.find((p) => p.stack === label && p.name === name));
+    const worst = Math.max(...of.filter(Boolean).map((p) => p.cpuPct));
+    return [name, ...of.map((p) => (p ? `${p.cpuPct.toFixed(2)} % (worst ${r.sampleS} s: ${p.maxWindowPct} %)` : '—')), verdict(worst <= r.goalPct)];
+  });
+  const title = (st) => (st.tasks > 0 ? `${st.label}: ${num(st.tasks)} tasks, next fire in ${st.fireInH} h` : `${st.label}: no task`);
+  const table = markdownTable(['process', ...r.stacks.map(title), `goal ≤ ${r.goalPct} %`], rows);
+  return `${table}\n\nWindow ${r.windowS} s after ${r.settleS} s of settling, service defaults; load average (1/5/15 min) ${r.load.before.join(' / ')} before, ` +
+    `${r.load.after.join(' / ')} after; machine busy ${r.machinePct} % of one core (${r.cores} cores, all users); status ${statusOf(s)}.` +
+    (r.profiled ? ' **Profiled** (`--cpu-prof` costs each process about 2.5 % of a core): not a goal measurement.' : '');
+}
+
 /** What a figure of a scenario is, for the old-against-new table: [label, value, higher is better]. */
 const BASELINE_FIGURES = {
   'ax-output-silent': (r) => ['sustained SUCCESS /s', r?.sustainedPerS ?? null, true],
@@ -283,6 +302,10 @@ export function renderReport(results) {
     '## Dispatch throughput PENDING → SUCCESS (#4): everything due at once, 2 workers',
     '',
     throughputSection(sc),
+    '',
+    '## Idle (#24): CPU of each service process when nothing is due, % of one core',
+    '',
+    idleSection(sc),
     '',
     '## Job output (#19): shell jobs printing nothing and 10 KB each, 2 workers of 16 slots, 1 broker',
     '',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartPanels, renderChart } from './svg.mjs';
-import { baselineSection, correctnessProblems, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
+import { baselineSection, correctnessProblems, idleSection, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
 
 const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
 const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
@@ -68,6 +68,26 @@ describe('cpuSection', () => {
     // (4 + 6.5 + 4.5) s for 15,000 jobs = 1 ms per job → 2,000 jobs/s on two cores
     expect(md).toContain('| **CPU ms per job** (all processes above but the machine) | **1.00** |');
     expect(md).toContain('| jobs/s two idle cores would allow at that cost | 2,000 |');
+  });
+});
+
+describe('idleSection', () => {
+  const proc = (stack: string, service: string, name: string, cpuPct: number) => ({ stack, service, name, cpuSeconds: cpuPct * 0.6, cpuPct, maxWindowPct: cpuPct + 0.5, windowsPct: [], goal: cpuPct <= 1 ? 'met' : 'missed' });
+  const idle = {
+    status: 'ok', goalPct: 1, settleS: 15, windowS: 60, sampleS: 10, machinePct: 90, cores: 2, profiled: false,
+    stacks: [{ label: 'empty', tasks: 0, fireInH: null }, { label: 'far', tasks: 20, fireInH: 6 }],
+    load: { atStart: [1, 1, 1], before: [2.5, 2, 1.5], after: [2.4, 2, 1.5] },
+    processes: [proc('empty', 'broker', 'broker-1', 1.45), proc('far', 'broker', 'broker-1', 0.9), proc('empty', 'worker', 'worker-1', 0.5), proc('far', 'worker', 'worker-1', 0.55)],
+  };
+  it('shows every process of both stacks and judges the worst against 1 %', () => {
+    const md = idleSection({ 'ax-idle': run(idle) });
+    expect(md).toContain('| process | empty: no task | far: 20 tasks, next fire in 6 h | goal ≤ 1 % |');
+    expect(md).toContain('| broker-1 | 1.45 % (worst 10 s: 1.95 %) | 0.90 % (worst 10 s: 1.4 %) | **missed** |');
+    expect(md).toContain('| worker-1 | 0.50 % (worst 10 s: 1 %) | 0.55 % (worst 10 s: 1.05 %) | met |');
+    expect(md).toContain('load average (1/5/15 min) 2.5 / 2 / 1.5 before');
+    expect(md).not.toContain('Profiled');
+    expect(idleSection({ 'ax-idle': run({ ...idle, profiled: true }) })).toContain('**Profiled**');
+    expect(idleSection({})).toBe('_ax-idle: not run_');
   });
 });
 

@@ -45,11 +45,16 @@ export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 ];
 
+/** Sampling period of the event loop delay (`nodejs_eventloop_lag_*`), in ms. */
+const EVENT_LOOP_MONITORING_MS = 100;
+
 /** Creates a fresh registry with the `service` default label (and default metrics). */
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ ...options.labels, service: options.service });
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  // prom-client samples the event loop delay every 10 ms by default: 100 wake-ups a second,
+  // about 0.6 % of a core in an idle service (#24). Every 100 ms still shows any stall that matters.
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_MS });
   return {
     registry,
     counter: (config) => new Counter({ ...config, registers: [registry] }),

@@ -131,7 +131,7 @@ export {
   recordExecutionOutcome,
 } from './queries/results.js';
 export type { ExecutionOutcome, ExecutionWithInstance } from './queries/results.js';
-export { ackExpiredWorkerIds, extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue, scanDispatchedExecutions, scanRunningOfWorkers, scanSlaMissed, nextRetryDueInMs, nextAckExpiryInMs } from './queries/timers.js';
+export { ackExpiredWorkerIds, anyUnfinished, extendLease, scanAckExpired, scanLeaseExpired, scanLongRunning, scanRetryDue, scanDispatchedExecutions, scanRunningOfWorkers, scanSlaMissed, nextRetryDueInMs, nextAckExpiryInMs } from './queries/timers.js';
 export type { LongRunning, SlaMiss, SlaMissed, TimedInstance } from './queries/timers.js';
 export { waitingPastDependencyTimeout } from './queries/dependency-timeouts.js';
 export type { TimedOutWaiting } from './queries/dependency-timeouts.js';

@@ -12,6 +12,7 @@ import { readRegistration, readRegistry, type WorkerRegistration } from '@ax/red
 import {
   NOW,
   ackExpiredWorkerIds,
+  anyUnfinished,
   appendEvents,
   extendLease,
   raiseAlert,
@@ -53,11 +54,23 @@ export interface TimersOutcome {
   readonly suspended: boolean;
 }
 
+/** What a pass that found nothing unfinished did. */
+const IDLE_PASS: TimersOutcome = { retriesDue: 0, ackRerouted: 0, ackFailed: 0, leasesExtended: 0, lost: 0, asyncTimedOut: 0, suspended: false };
+
 /** One pass over every timed transition. */
 export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> {
-  const retriesDue = await runRetriesOnce(ctx);
   const suspended = ctx.links.expirySuspended;
   ctx.metrics.timersSuspended.set(suspended ? 1 : 0);
+  // Nothing unfinished anywhere (an idle stack, #24): every scan below would find nothing, so one
+  // plain read instead of four transactions and seven scans a second. Worker presence is still
+  // observed every pass: it steers routing and needs its history (worker-presence.ts).
+  if (!(await anyUnfinished(ctx.pool))) {
+    if (suspended) ctx.presence.reset();
+    else await goneWorkers(ctx);
+    ctx.links.setMysql(true);
+    return { ...IDLE_PASS, suspended };
+  }
+  const retriesDue = await runRetriesOnce(ctx);
   let ack = { rerouted: 0, failed: 0 };
   let lease = { extended: 0, lost: 0, asyncTimedOut: 0 };
   let workers: { gone: ReadonlySet<string>; entries: Entries } = { gone: new Set(), entries: null };

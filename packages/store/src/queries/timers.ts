@@ -6,6 +6,18 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
 
+/**
+ * Whether any instance is unfinished (WAITING, PENDING, DISPATCHED, RUNNING or RETRY_WAIT): the
+ * one plain read an idle timers pass takes instead of its transactions and scans (#24). Every
+ * timed transition and alert starts from such a row; none locks here.
+ */
+export async function anyUnfinished(db: Queryable): Promise<boolean> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT 1 AS n FROM task_instance WHERE state IN ('WAITING', 'PENDING', 'DISPATCHED', 'RUNNING', 'RETRY_WAIT') LIMIT 1`,
+  );
+  return rows.length > 0;
+}
+
 /** An instance found by a timer scan. */
 export interface TimedInstance {
   readonly id: string;
