@@ -4,6 +4,7 @@
  * window, let it drain, then compute lost / doubled / recovery from the sink and the instance rows.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
+import { expect } from 'vitest';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NOMINAL_CALLS_PER_SECOND, PERIOD_MS, sleep, startStack, type Load, type Stack, type Topology, type WorkerExtraEnv } from './stack.js';
@@ -56,6 +57,21 @@ export interface DrillResult {
   readonly stats: DrillStats;
   readonly fault: FaultReport;
   readonly details: string;
+}
+
+/**
+ * The verdict every drill asserts: its window held slots, none was lost or run twice, and calls
+ * resumed and the backlog was gone within `CEILING_S` of the reference instant.
+ */
+export function expectDrillVerdict(result: DrillResult): void {
+  const { stats, details } = result;
+  expect(stats.expectedSlots, 'the window holds slots').toBeGreaterThan(0);
+  expect(stats.lost, `lost slots\n${details}`).toEqual([]);
+  expect(stats.doubled, `doubled slots\n${details}`).toEqual([]);
+  expect(stats.callsResumeS, `calls resume within ${CEILING_S} s\n${details}`).not.toBeNull();
+  expect(stats.callsResumeS as number).toBeLessThanOrEqual(CEILING_S);
+  expect(stats.backlogGoneS, `backlog gone within ${CEILING_S} s\n${details}`).not.toBeNull();
+  expect(stats.backlogGoneS as number).toBeLessThanOrEqual(CEILING_S);
 }
 
 /** Appends a line to the drill log (artifacts/drills.log) and prints it. */

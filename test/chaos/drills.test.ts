@@ -13,7 +13,7 @@ import os from 'node:os';
 import { closeRedis, createLogger, createRedis, type Redis } from '@ax/kit';
 import { assertNoLeftoverProcesses } from '@ax/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS_DIR, CEILING_S, GOAL_S, LOST_WORKER_CEILING_S, LOST_WORKER_GOAL_S, runDrill, type DrillResult, type DrillSpec } from './drill.js';
+import { ARTIFACTS_DIR, CEILING_S, expectDrillVerdict, GOAL_S, LOST_WORKER_CEILING_S, LOST_WORKER_GOAL_S, runDrill, type DrillResult, type DrillSpec } from './drill.js';
 import { faketimeEnv, portRefuses, SINK_HOLD_MS, sleep, type Service, type Stack } from './stack.js';
 import { drillTable, type DrillRow } from './stats.js';
 
@@ -52,14 +52,7 @@ async function drill(spec: DrillSpec): Promise<DrillResult> {
   }
   rows.push(result.row);
   notes.push([`### ${spec.title}`, '', ...result.fault.evidence.map((e) => `- fault: ${e}`), '', '```', result.details, '```'].join('\n'));
-  const { stats } = result;
-  expect(stats.expectedSlots, 'the window holds slots').toBeGreaterThan(0);
-  expect(stats.lost, `lost slots\n${result.details}`).toEqual([]);
-  expect(stats.doubled, `doubled slots\n${result.details}`).toEqual([]);
-  expect(stats.callsResumeS, `calls resume within ${CEILING_S} s\n${result.details}`).not.toBeNull();
-  expect(stats.callsResumeS as number).toBeLessThanOrEqual(CEILING_S);
-  expect(stats.backlogGoneS, `backlog gone within ${CEILING_S} s\n${result.details}`).not.toBeNull();
-  expect(stats.backlogGoneS as number).toBeLessThanOrEqual(CEILING_S);
+  expectDrillVerdict(result);
   return result;
 }
 
