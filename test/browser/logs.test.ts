@@ -151,8 +151,13 @@ describe.skipIf(noChromium)('the job log in the console', () => {
       const id = await trigger('logs_ticker');
       await page.goto(`${baseUrl}/instances/${id}`);
       await page.getByTestId('log-viewer').waitFor({ timeout: UI_TIMEOUT_MS });
+      // Following starts here: a tick printed while the page was still loading (under CI load that
+      // can take seconds) is shown on load, so it says how fast the page loads, not how far behind
+      // a live log is. Those are checked with the complete log below.
+      const followingFromMs = Date.now();
 
-      // While it runs: each tick appears at most 2 s after the job printed it (same clock: one machine).
+      // While it runs: each tick printed once the viewer was up appears at most 2 s after the job
+      // printed it (same clock: one machine).
       const seenAt = new Map<number, number>();
       const lagMs = new Map<number, number>();
       let stillRunningAt = 0;
@@ -174,7 +179,9 @@ describe.skipIf(noChromium)('the job log in the console', () => {
       expect([...seenAt.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       // lines were shown before the log was complete, i.e. while the job ran
       expect(stillRunningAt).toBeGreaterThanOrEqual(6);
-      for (const [n, lag] of lagMs) expect(lag, `tick ${n} shown ${lag} ms after it was printed`).toBeLessThanOrEqual(LIVE_LAG_MS);
+      const live = [...lagMs].filter(([n]) => (seenAt.get(n) ?? 0) - (lagMs.get(n) ?? 0) >= followingFromMs);
+      expect(live.length, 'ticks printed while the viewer followed the job').toBeGreaterThanOrEqual(5);
+      for (const [n, lag] of live) expect(lag, `tick ${n} shown ${lag} ms after it was printed`).toBeLessThanOrEqual(LIVE_LAG_MS);
 
       // Then the complete log: every line, numbered, equal to the API's.
       await page.locator('[data-testid="log-viewer"][data-complete="true"]').waitFor({ timeout: UI_TIMEOUT_MS });
