@@ -110,8 +110,9 @@ describe('the shared queues of an older build', () => {
     for (const q of Object.values(old)) expect(types.get(q)).toBe('classic');
 
     // What the old queues still hold: a result, a dead letter, a parked dead letter.
-    const task = await h.task('legacy_classic');
-    const peer = await h.peer('w-legacy-classic', []);
+    // Its own tag: the first test's peer (no tags) is still registered, and a tie in load is broken at random.
+    const task = await h.task('legacy_classic', { tags: ['legacy-classic'] });
+    const peer = await h.peer('w-legacy-classic', ['legacy-classic']);
     const instanceId = await h.instance(task);
     const [item] = await peer.waitDispatches(1);
     if (item === undefined) throw new Error('no dispatch');
