@@ -9,7 +9,7 @@
 import { retryDelayMs, type EventType, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
 import { requestCancel } from '@ax/bus';
 import { toError } from '@ax/kit';
-import { readRegistration, type WorkerRegistration } from '@ax/redis';
+import { readRegistration } from '@ax/redis';
 import {
   NOW,
   loadTasksById,
@@ -25,7 +25,7 @@ import {
 } from '@ax/store';
 import type { BrokerContext } from './context.js';
 import { publishPlanned, type Planned } from './dispatch.js';
-import { decideExpiredDispatch } from './gone-dispatches.js';
+import { decideExpiredDispatchOf, type WorkerReadings } from './gone-dispatches.js';
 import {
   countShardAckTimeouts,
   dispatchShardRetry,
@@ -220,13 +220,6 @@ export interface ShardTimersOutcome {
   readonly failed: number;
 }
 
-/** What the timers pass read of the workers (timers.ts `goneWorkers`). */
-export interface ShardTimerWorkers {
-  readonly gone: ReadonlySet<string>;
-  /** Registry entries by worker id; null when the registry could not be read. */
-  readonly entries: ReadonlyMap<string, WorkerRegistration> | null;
-}
-
 /**
  * The timed transitions of shards (R7, R21): due shard retries are re-dispatched (to the
  * shard's worker, or — when it left — another matching worker not running a shard of the
@@ -234,7 +227,7 @@ export interface ShardTimerWorkers {
  * RUNNING shard whose worker's registry entry no longer lists it is LOST_WORKER (a failed
  * attempt of that shard). ACK and lease checks only when `expiry` (R14 suspension).
  */
-export async function runShardTimers(ctx: BrokerContext, expiry: boolean, workers: ShardTimerWorkers): Promise<ShardTimersOutcome> {
+export async function runShardTimers(ctx: BrokerContext, expiry: boolean, workers: WorkerReadings): Promise<ShardTimersOutcome> {
   const snapshots = (await ctx.workers.snapshots()).map((w) => ({ ...w }));
   const toPublish: Planned[] = [];
   const reserved: Array<{ workerId: string; executionId: string }> = [];
@@ -312,14 +305,8 @@ export async function runShardTimers(ctx: BrokerContext, expiry: boolean, worker
       for (const s of ackExpired) {
         if (failedInstances.has(s.instanceId)) continue;
         // #23: a shard its worker may hold or have started is not re-routed behind its back.
-        const decision = decideExpiredDispatch({
-          gone: workers.gone.has(s.workerId),
-          consumerMissing: ctx.presence.isConsumerMissing(s.workerId),
-          entry: workers.entries === null ? undefined : (workers.entries.get(s.workerId) ?? null),
-          executionId: s.executionId,
-          ackDeadline: s.dispatchedAt === null ? null : new Date(s.dispatchedAt.getTime() + ctx.config.ackTimeoutMs),
-          skewLimitMs: ctx.config.workerSkewLimitMs,
-        });
+        const ackDeadline = s.dispatchedAt === null ? null : new Date(s.dispatchedAt.getTime() + ctx.config.ackTimeoutMs);
+        const decision = decideExpiredDispatchOf(ctx, workers, { workerId: s.workerId, executionId: s.executionId, ackDeadline });
         if (decision === 'wait') continue;
         await setExecutionState(conn, [s.executionId], 'ACK_TIMEOUT', 'ACK_TIMEOUT', { ended: true, onlyFrom: ['DISPATCHED'] });
         releases.push({ workerId: s.workerId, executionId: s.executionId });

@@ -13,6 +13,7 @@
  * another has just taken out and not yet re-routed: an attempt spent, never a second run.
  */
 import { parseMessage } from '@ax/core';
+import type { WorkerRegistration } from '@ax/redis';
 import type { BrokerContext } from './context.js';
 
 /** Most messages read out of one worker's queue per timers pass. */
@@ -42,6 +43,12 @@ export async function takeQueuedDispatches(ctx: BrokerContext, workerIds: Iterab
     ctx.logger.info({ workerId, messages: bodies.length, items, registered: !orphans.has(workerId) }, 'dispatches taken back from the queue of a worker without a consumer or registry entry');
   }
   return ids;
+}
+
+/** What a timers pass read of the workers: those found gone, and the registry entries (null: unreadable). */
+export interface WorkerReadings {
+  readonly gone: ReadonlySet<string>;
+  readonly entries: ReadonlyMap<string, WorkerRegistration> | null;
 }
 
 /** What an expired dispatch becomes: re-routed (R8), counted as a started attempt that was lost, or left to wait. */
@@ -85,4 +92,20 @@ export function decideExpiredDispatch(f: ExpiredDispatchFacts): ExpiredDispatchD
   const writtenAtMs = Date.parse(f.entry.at);
   if (f.ackDeadline === null || (Number.isFinite(writtenAtMs) && writtenAtMs >= f.ackDeadline.getTime() + f.skewLimitMs)) return 'reroute';
   return 'wait';
+}
+
+/** {@link decideExpiredDispatch} for a dispatch to `workerId`, from this pass's readings and the broker's presence memory. */
+export function decideExpiredDispatchOf(
+  ctx: Pick<BrokerContext, 'presence' | 'config'>,
+  workers: WorkerReadings,
+  dispatch: { readonly workerId: string; readonly executionId: string; readonly ackDeadline: Date | null },
+): ExpiredDispatchDecision {
+  return decideExpiredDispatch({
+    gone: workers.gone.has(dispatch.workerId),
+    consumerMissing: ctx.presence.isConsumerMissing(dispatch.workerId),
+    entry: workers.entries === null ? undefined : (workers.entries.get(dispatch.workerId) ?? null),
+    executionId: dispatch.executionId,
+    ackDeadline: dispatch.ackDeadline,
+    skewLimitMs: ctx.config.workerSkewLimitMs,
+  });
 }

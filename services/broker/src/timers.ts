@@ -36,7 +36,7 @@ import { failAttempt } from './attempts.js';
 import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
 import { pauseOnFinalFailure } from './pause-on-failures.js';
-import { decideExpiredDispatch, takeQueuedDispatches } from './gone-dispatches.js';
+import { decideExpiredDispatchOf, takeQueuedDispatches, type WorkerReadings } from './gone-dispatches.js';
 import { wakeDelayMs } from './wakeups.js';
 import { inTransaction } from './transaction.js';
 
@@ -73,12 +73,12 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
   const retriesDue = await runRetriesOnce(ctx);
   let ack = { rerouted: 0, failed: 0 };
   let lease = { extended: 0, lost: 0, asyncTimedOut: 0 };
-  let workers: { gone: ReadonlySet<string>; entries: Entries } = { gone: new Set(), entries: null };
+  let workers: WorkerReadings = { gone: new Set(), entries: null };
   if (!suspended) {
     const { gone, registered, entries } = await goneWorkers(ctx);
     workers = { gone, entries };
     const takenBack = await rerouteTakenBack(ctx, registered, await unregisteredWithExpired(ctx, entries));
-    ack = await ackExpiry(ctx, gone, entries);
+    ack = await ackExpiry(ctx, workers);
     ack = { ...ack, rerouted: ack.rerouted + takenBack };
     lease = await leaseExpiry(ctx, gone);
   } else {
@@ -140,9 +140,10 @@ function reroute(conn: Queryable, instanceId: string, executionId: string): Prom
 }
 
 /** Registry entries read this pass by worker id; null when the registry could not be read. */
-type Entries = ReadonlyMap<string, WorkerRegistration> | null;
+type Entries = WorkerReadings['entries'];
 
-async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>, entries: Entries): Promise<{ rerouted: number; failed: number }> {
+async function ackExpiry(ctx: BrokerContext, workers: WorkerReadings): Promise<{ rerouted: number; failed: number }> {
+  const { gone } = workers;
   const releases: Array<{ workerId: string; executionId: string }> = [];
   const result = await inTransaction(ctx, async (conn) => {
     const expired = await scanAckExpired(conn, ctx.config.ackGraceMs, SCAN_LIMIT);
@@ -155,14 +156,7 @@ async function ackExpiry(ctx: BrokerContext, gone: ReadonlySet<string>, entries:
       const decision =
         inst.workerId === null
           ? 'reroute'
-          : decideExpiredDispatch({
-              gone: gone.has(inst.workerId),
-              consumerMissing: ctx.presence.isConsumerMissing(inst.workerId),
-              entry: entries === null ? undefined : (entries.get(inst.workerId) ?? null),
-              executionId: inst.executionId,
-              ackDeadline: inst.ackDeadline,
-              skewLimitMs: ctx.config.workerSkewLimitMs,
-            });
+          : decideExpiredDispatchOf(ctx, workers, { workerId: inst.workerId, executionId: inst.executionId, ackDeadline: inst.ackDeadline });
       if (decision === 'wait') continue; // the worker may hold it (gone-dispatches.ts)
       if (decision === 'lost') {
         // #23: it took the dispatch (no longer in its queue) and may have started it.
