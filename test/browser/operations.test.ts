@@ -364,9 +364,11 @@ describe.skipIf(noChromium)('the operations pages in chromium', () => {
       await page.locator('input[type="submit"][value="Show"]').click();
       await page.waitForURL('**/dag/grid?root=grid_root&days=7');
       await page.locator('hgroup', { hasText: 'the last 7 business dates' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      // The heading shows the new N before the grid of that N has loaded: wait for the grid's own.
+      await page.locator('table[data-testid="dag-grid"][data-days="7"]').waitFor({ timeout: UI_TIMEOUT_MS });
       expect(await attributes(grid.locator('thead th[data-bizdate]'), 'data-bizdate')).toEqual([...DATES]);
       await page.goto(`${baseUrl}/dag/grid?root=grid_root&days=2`);
-      await grid.locator(`thead th[data-bizdate="${DATES[2]}"]`).waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.locator('table[data-testid="dag-grid"][data-days="2"]').waitFor({ timeout: UI_TIMEOUT_MS });
       expect(await page.getByLabel('Business dates').inputValue()).toBe('2');
       expect(await attributes(grid.locator('thead th[data-bizdate]'), 'data-bizdate')).toEqual([DATES[1], DATES[2]]);
 

@@ -110,7 +110,7 @@ export function DagGridPage() {
       ) : (
         <>
           <div className="table-scroll">
-            <table className="dag-grid" data-testid="dag-grid">
+            <table className="dag-grid" data-testid="dag-grid" data-days={grid.data.days}>
               <thead>
                 <tr>
                   <th scope="col">task</th>
