@@ -2,8 +2,9 @@
  * Soak (issue #23; not in CI, not part of `pnpm bench`): `--rate` tasks firing every second
  * (`* * * * * *`, no-op HTTP to the sink) for `--minutes` on 2 schedulers, 2 brokers and 2
  * workers, `kill -9` of one service process every `--kill-every-s` in rotation (scheduler,
- * broker, worker, …) with a replacement of the same role (a worker keeps its AX_WORKER_ID and so
- * its outbox). Every `--sample-s` it samples each live process's RSS (/proc/<pid>/status),
+ * broker, worker, …; `--spare` processes of each role are never killed, so that some live the
+ * whole run) with a replacement of the same role (a worker keeps its AX_WORKER_ID and so its
+ * outbox). Every `--sample-s` it samples each live process's RSS (/proc/<pid>/status),
  * open files (/proc/<pid>/fd) and event-loop lag p99 (`nodejs_eventloop_lag_p99_seconds` from
  * its `/metrics`, prom-client's default metrics: the histogram restarts at every scrape, so each
  * sample is the p99 since the previous one), and the backlog and SUCCESS rate. At the end: the
@@ -12,7 +13,7 @@
  *
  *   pnpm soak                      # = pnpm build && node bench/soak.mjs (20 min, 1,000/s, kill every 120 s)
  *   node bench/soak.mjs --minutes 3 --rate 200 --kill-every-s 45   # a short try
- *   options: --sample-s 10 --warmup-min 5 --limit-pct 10 --settle-s 60 --drain-s 60
+ *   options: --sample-s 10 --warmup-min 5 --window-s 180 --limit-pct 10 --spare 1 --drain-s 60
  *            --schedulers 2 --brokers 2 --workers 2 --out-dir bench/results
  */
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -22,7 +23,7 @@ import { createAxRound, dueBacklog, insertTasks, instanceRows, repoRoot } from '
 import { args, log, onCleanup, runScenario, sleep } from './lib/harness.mjs';
 import { parseIdempotencyKey, slotKey } from './lib/keys.mjs';
 import { startSink } from './lib/sink.mjs';
-import { growthCheck, parseVmRssKb, promValue, recoveryOf, victimOf } from './lib/soak-growth.mjs';
+import { growthCheck, killThatExplains, parseVmRssKb, promValue, recoveryOf, victimOf } from './lib/soak-growth.mjs';
 import { ROLES, soakMarkdown, soakPanels } from './lib/soak-report.mjs';
 import { exactlyOnce, summarize } from './lib/stats.mjs';
 import { renderChart } from './lib/svg.mjs';
@@ -43,11 +44,13 @@ function parseOptions(a) {
     rate: number('rate', 1_000, { min: 1, integer: true }),
     killEveryS: number('kill-every-s', 120, { min: 5 }),
     sampleS: number('sample-s', 10, { min: 1 }),
-    /** Start of the baseline minute of the growth check; default 5 (a shorter run: minutes − 2). */
-    warmupMin: number('warmup-min', Math.max(0, Math.min(5, minutes - 2)), { min: 0 }),
+    /** Minutes of a process's life before the growth check looks at it; default 5 (a shorter run: less). */
+    warmupMin: number('warmup-min', Math.max(0, Math.min(5, minutes / 4)), { min: 0 }),
+    /** Seconds of each window the growth check compares (a process's first after warm-up, its last). */
+    windowS: number('window-s', Math.min(180, (minutes * 60) / 8), { min: 1 }),
     limitPct: number('limit-pct', 10, { min: 0 }),
-    /** Seconds of a process's start-up left out of the growth check. */
-    settleS: number('settle-s', 60, { min: 0 }),
+    /** Processes of each role never killed (where a role has more): they live the whole run. */
+    spare: number('spare', 1, { min: 0, integer: true }),
     drainS: number('drain-s', 60, { min: 0 }),
     outDir: path.resolve(a['out-dir'] ?? path.join(repoRoot, 'bench', 'results')),
   };
@@ -56,7 +59,9 @@ function parseOptions(a) {
     broker: number('brokers', 2, { min: 1, integer: true }),
     worker: number('workers', 2, { min: 1, integer: true }),
   };
-  if (o.warmupMin + 1 > minutes - 1) throw new Error(`--warmup-min ${o.warmupMin}: its minute must end before the last minute of the --minutes ${minutes} run`);
+  if (o.warmupMin * 60 + 2 * o.windowS > minutes * 60) {
+    throw new Error(`--warmup-min ${o.warmupMin} and two windows of --window-s ${o.windowS} do not fit in the --minutes ${minutes} run`);
+  }
   return { o, topology };
 }
 
@@ -127,7 +132,7 @@ await runScenario(async () => {
     options: { ...opts, outDir: path.relative(repoRoot, opts.outDir) },
     topology: TOPOLOGY,
     machine: { cores: os.cpus().length, load1mBefore, load1mAfter: os.loadavg()[0], node: process.version },
-    windows: { baseline: [opts.warmupMin * 60, opts.warmupMin * 60 + 60], last: [opts.minutes * 60 - 60, opts.minutes * 60] },
+    windows: { warmupS: opts.warmupMin * 60, windowS: opts.windowS },
     t0: new Date(t0).toISOString(),
     series,
     system,
@@ -138,7 +143,7 @@ await runScenario(async () => {
     if (finished) return;
     const recovery = recoveryOf(kills, system, opts.rate);
     const b = base();
-    const growth = growthCheck(series, { baseline: b.windows.baseline, last: b.windows.last, limitPct: opts.limitPct, settleS: opts.settleS });
+    const growth = growthCheck(series, { ...b.windows, limitPct: opts.limitPct });
     writeReport({ ...b, status: 'interrupted', kills: kills.map((k, i) => ({ ...k, ...recovery[i] })), growth, checks: null, fails: ['the run did not finish (a signal or an error: see its output)'] });
     log(`partial report written to ${path.relative(repoRoot, opts.outDir)}/soak.md`);
   });
@@ -210,7 +215,7 @@ await runScenario(async () => {
   };
 
   const kill = async (k) => {
-    const { role, index } = victimOf(k, TOPOLOGY, ROLES);
+    const { role, index } = victimOf(k, TOPOLOGY, ROLES, opts.spare);
     const slot = slots.filter((s) => s.role === role)[index];
     const victim = live.get(slot.name);
     const killedMs = Date.now();
@@ -295,6 +300,8 @@ await runScenario(async () => {
   let recent = zero;
   let executions = zero;
   const notSuccess = {};
+  /** Runs a worker's kill interrupted (FAILED by design: the soak's tasks are not retried), per kill. */
+  const interruptedByKill = {};
   /** Missing slots per checked chunk (seconds from the start): where the holes are. */
   const missingByChunk = [];
   for (let from = t0; from < windowEnd; from += CHECK_CHUNK_MS) {
@@ -309,8 +316,12 @@ await runScenario(async () => {
       m.set(key, (m.get(key) ?? 0) + 1);
       if (r.state === 'SUCCESS') successKeys.push(slotKey(r.taskName, r.expectedMs, r.runNo));
       else {
+        const kill = r.state === 'FAILED' ? killThatExplains(r, kills, t0, opts.killEveryS * 1_000) : null;
         const label = FINAL.has(r.state) ? r.state : `${r.state} (not final)`;
-        notSuccess[label] = (notSuccess[label] ?? 0) + 1;
+        if (kill !== null) {
+          const by = `kill ${kill.n} (${kill.victim}) ${r.reason}`;
+          interruptedByKill[by] = (interruptedByKill[by] ?? 0) + 1;
+        } else notSuccess[label] = (notSuccess[label] ?? 0) + 1;
       }
     }
     const strictKeys = [];
@@ -350,6 +361,7 @@ await runScenario(async () => {
     duplicateCallsByKill,
     duplicateCallExamples,
     notSuccess,
+    interruptedByKill,
     notSuccessByReason: unsuccessful.map((r) => ({ state: r.state, reason: r.reason, n: Number(r.n) })),
     missingByChunk,
     misfire: { skipped: Number(misfire.skipped), coalesced: Number(misfire.coalesced) },
@@ -360,10 +372,10 @@ await runScenario(async () => {
   };
 
   const b = base();
-  const growth = growthCheck(series, { baseline: b.windows.baseline, last: b.windows.last, limitPct: opts.limitPct, settleS: opts.settleS });
+  const growth = growthCheck(series, { ...b.windows, limitPct: opts.limitPct });
   const recovery = recoveryOf(kills, system, opts.rate);
   const fails = [
-    ...growth.filter((g) => g.fail).map((g) => `${g.slot} ${g.metric} grew ${g.growthPct} % (${g.baseline.mean} → ${g.last.mean}; ${g.sameProcess ? 'same process' : `${g.baseline.series.join(', ')} → ${g.last.series[0]}`})`),
+    ...growth.filter((g) => g.fail).map((g) => `${g.id} ${g.metric} (${g.stat}) grew ${g.growthPct} % (${g.baseline.value} at s ${g.baseline.fromS}–${g.baseline.toS} → ${g.last.value} at s ${g.last.fromS}–${g.last.toS})`),
     ...(checks.instances.duplicates > 0 ? [`${checks.instances.duplicates} duplicate instances`] : []),
     ...(checks.instances.missing > checks.misfire.skipped + checks.misfire.coalesced
       ? [`${checks.instances.missing} missing slots (no instance), ${checks.instances.missing - checks.misfire.skipped - checks.misfire.coalesced} more than the misfire policy decided (skipped ${checks.misfire.skipped} + coalesced ${checks.misfire.coalesced})`]

@@ -287,7 +287,7 @@ export async function dueBacklog(pool) {
  */
 export async function instanceRows(pool, where = '1=1', params = []) {
   const [rows] = await pool.query(
-    `SELECT task_name, expected_time, state, run_no,
+    `SELECT task_name, expected_time, state, reason, run_no,
             TIMESTAMPDIFF(MICROSECOND, expected_time, created_at) / 1000 AS fire_lag,
             TIMESTAMPDIFF(MICROSECOND, expected_time, ended_at) / 1000 AS end_lag,
             UNIX_TIMESTAMP(ended_at) * 1000 AS ended_ms
@@ -298,6 +298,7 @@ export async function instanceRows(pool, where = '1=1', params = []) {
     taskName: r.task_name,
     expectedMs: r.expected_time.getTime(),
     state: r.state,
+    reason: r.reason ?? null,
     runNo: Number(r.run_no),
     fireLag: Number(r.fire_lag),
     endLag: r.end_lag === null ? null : Number(r.end_lag),

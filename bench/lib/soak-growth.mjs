@@ -9,7 +9,7 @@
  */
 
 /** The metrics whose growth fails a soak. */
-export const GROWTH_METRICS = ['rssMb', 'fds', 'lagP99Ms'];
+export const GROWTH_METRICS = ['rssMb', 'heapMb', 'fds', 'lagP99Ms'];
 
 /** Resident set size in kB from the text of /proc/<pid>/status (`VmRSS:  123456 kB`); null when absent. */
 export function parseVmRssKb(status) {
@@ -34,14 +34,18 @@ export function promValue(text, name) {
 
 /**
  * The `k`-th kill (0-based) of a rotation over roles (scheduler, broker, worker, scheduler, …),
- * each role's slots in turn: `{ role, index }` with `index` in 0..counts[role]−1. Roles with no
- * process are skipped.
+ * each role's killable slots in turn: `{ role, index }` with `index` in 0..counts[role]−1. Roles
+ * with no process are skipped. The last `spare` slots of a role with more than `spare`
+ * processes are never killed: they live the whole run, taking over each kill of their peers,
+ * and are what the growth check can judge over 15 minutes (a killed slot's processes live only
+ * a few minutes each).
  */
-export function victimOf(k, counts, roles = ['scheduler', 'broker', 'worker']) {
+export function victimOf(k, counts, roles = ['scheduler', 'broker', 'worker'], spare = 0) {
   const present = roles.filter((r) => (counts[r] ?? 0) > 0);
   if (present.length === 0) throw new Error('no process to kill');
   const role = present[k % present.length];
-  return { role, index: Math.floor(k / present.length) % counts[role] };
+  const killable = counts[role] > spare ? counts[role] - spare : counts[role];
+  return { role, index: Math.floor(k / present.length) % killable };
 }
 
 /** `{ n, mean }` of `field` over the points with `fromS <= t < toS` (nulls skipped); mean null when none. */
@@ -61,42 +65,55 @@ export function meanIn(points, field, fromS, toS) {
 const round2 = (x) => (x === null ? null : Math.round(x * 100) / 100);
 
 /**
- * The growth check: for each slot, the mean of each metric over the `baseline` window
- * `[fromS, toS)` against the mean over the `last` window. When one process lived through both
- * windows it is compared with itself (`sameProcess`); when the slot's process was replaced in
- * between, the samples of the slot in the baseline window (whichever process) are compared with
- * its latest process's samples in the last window. The samples of a process's first `settleS`
- * seconds (its start-up: loading code, first connections, JIT) are left out of both windows. A
- * growth above `limitPct` % fails; a slot without samples in a window is reported with
- * `fail: false` and `growthPct: null`.
- *
- * Returns rows `{ slot, role, metric, baseline: { series, n, mean }, last: { series, n, mean },
- * sameProcess, growthPct, fail }`, ordered by slot then metric.
+ * How each metric is summed up over a window. RSS: its floor (the lowest sample). A Node
+ * process's RSS follows V8's heap, a sawtooth whose peaks are when the next major GC comes and
+ * grow as V8 raises its own threshold (seen in the soak: a scheduler's heap used 40–60 MB after
+ * every GC for 12 minutes, its peaks 90 → 220 MB, its RSS 170 → 250 MB with them); what a leak
+ * raises is what the process keeps after GC, the floor. Open files and lag: the mean.
  */
-export function growthCheck(series, { baseline, last, limitPct = 10, settleS = 0, metrics = GROWTH_METRICS }) {
-  const bySlot = new Map();
-  for (const s of series) {
-    if (!bySlot.has(s.slot)) bySlot.set(s.slot, []);
-    bySlot.get(s.slot).push({ ...s, points: s.points.filter((p) => p.t >= (s.startedS ?? 0) + settleS) });
-  }
+export const WINDOW_STAT = { rssMb: 'min', heapMb: 'min', fds: 'mean', lagP99Ms: 'mean' };
+
+function statIn(points, field, fromS, toS, stat) {
+  if (stat === 'mean') return meanIn(points, field, fromS, toS);
+  const values = points.filter((p) => p.t >= fromS && p.t < toS && Number.isFinite(p[field])).map((p) => p[field]);
+  return { n: values.length, mean: values.length === 0 ? null : Math.min(...values) };
+}
+
+/**
+ * The growth check, process by process: a leak is a process that keeps more the longer it runs,
+ * so each process is compared with itself — the first `windowS` of its life past `warmupS`
+ * (its start-up: code loading, connections, JIT, V8 sizing its heap) against its last `windowS`.
+ * (Comparing a slot's processes across a kill compares two ages of two processes: a scheduler
+ * 3 minutes old against one 6 minutes old differs by its warm-up, not by a leak.) A process
+ * whose life past `warmupS` is shorter than two windows is not judged (`judged: false`). Each
+ * window is summed up by `WINDOW_STAT`; a growth above `limitPct` % fails.
+ *
+ * Returns rows `{ id, slot, role, metric, stat, baseline: { fromS, toS, n, value }, last: { … },
+ * judged, growthPct, fail }`, ordered by slot, generation and metric.
+ */
+export function growthCheck(series, { warmupS, windowS, limitPct = 10, metrics = GROWTH_METRICS }) {
   const rows = [];
-  for (const slot of [...bySlot.keys()].sort()) {
-    const gens = bySlot.get(slot).sort((a, b) => a.gen - b.gen);
-    const latest = gens.at(-1);
-    const inBaseline = gens.filter((s) => s.points.some((p) => p.t >= baseline[0] && p.t < baseline[1]));
-    const same = inBaseline.includes(latest);
+  const ordered = [...series].sort((a, b) => (a.slot === b.slot ? a.gen - b.gen : a.slot < b.slot ? -1 : 1));
+  for (const s of ordered) {
+    const fromS = (s.startedS ?? 0) + warmupS;
+    const lastT = s.points.length === 0 ? -Infinity : s.points.at(-1).t;
+    const judged = lastT - fromS >= 2 * windowS;
     for (const metric of metrics) {
-      const from = same ? [latest] : inBaseline;
-      const b = meanIn(from.flatMap((s) => s.points), metric, baseline[0], baseline[1]);
-      const l = meanIn(latest.points, metric, last[0], last[1]);
+      const stat = WINDOW_STAT[metric] ?? 'mean';
+      const bw = [fromS, fromS + windowS];
+      const lw = [lastT - windowS, lastT + 1e-9];
+      const b = judged ? statIn(s.points, metric, bw[0], bw[1], stat) : { n: 0, mean: null };
+      const l = judged ? statIn(s.points, metric, lw[0], lw[1], stat) : { n: 0, mean: null };
       const growthPct = b.mean !== null && l.mean !== null && b.mean > 0 ? ((l.mean - b.mean) / b.mean) * 100 : null;
       rows.push({
-        slot,
-        role: latest.role,
+        id: s.id,
+        slot: s.slot,
+        role: s.role,
         metric,
-        baseline: { series: from.map((s) => s.id), n: b.n, mean: round2(b.mean) },
-        last: { series: [latest.id], n: l.n, mean: round2(l.mean) },
-        sameProcess: same,
+        stat,
+        baseline: { fromS: bw[0], toS: bw[1], n: b.n, value: round2(b.mean) },
+        last: { fromS: Math.max(lw[0], bw[1]), toS: lastT, n: l.n, value: round2(l.mean) },
+        judged,
         growthPct: round2(growthPct),
         fail: growthPct !== null && growthPct > limitPct,
       });
@@ -124,4 +141,29 @@ export function recoveryOf(kills, samples, toleranceItems) {
       recoveredAfterS: back === undefined ? null : Math.round((back.t - kill.t) * 10) / 10,
     };
   });
+}
+
+/**
+ * The reasons a worker's `kill -9` gives the runs it had started: found gone by the broker
+ * (`LOST_WORKER`) or by the worker's own restart with the same id (`WORKER_RESTART`, R13).
+ */
+export const KILL_REASONS = new Set(['LOST_WORKER', 'WORKER_RESTART']);
+
+/**
+ * The worker kill that explains an instance that did not succeed, or null: its reason is one
+ * of KILL_REASONS and its slot was due before a worker kill and after the previous worker kill
+ * (or at most `windowMs` before it): the run the kill interrupted. With tasks that are not
+ * retried (the soak's: a retry would call the same idempotency key twice, which the sink counts
+ * as a duplicate) such a run ends FAILED by design — it was started, and it is accounted so.
+ * `row` `{ reason, expectedMs }`; `kills` `[{ n, victim, t }]` (t in s since `t0Ms`), sorted.
+ */
+export function killThatExplains(row, kills, t0Ms, windowMs) {
+  if (!KILL_REASONS.has(row.reason)) return null;
+  const workerKills = kills.filter((k) => k.victim.startsWith('worker-'));
+  for (let i = 0; i < workerKills.length; i++) {
+    const atMs = t0Ms + workerKills[i].t * 1_000;
+    const fromMs = Math.max(atMs - windowMs, i === 0 ? -Infinity : t0Ms + workerKills[i - 1].t * 1_000);
+    if (row.expectedMs > fromMs && row.expectedMs <= atMs) return workerKills[i];
+  }
+  return null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { growthCheck, meanIn, parseVmRssKb, promValue, recoveryOf, victimOf, type SoakSeries } from './soak-growth.mjs';
+import { growthCheck, killThatExplains, meanIn, parseVmRssKb, promValue, recoveryOf, victimOf, type SoakSeries } from './soak-growth.mjs';
 
 describe('parseVmRssKb', () => {
   it('reads VmRSS in kB from /proc/<pid>/status', () => {
@@ -38,6 +38,14 @@ describe('victimOf', () => {
       'scheduler-1', 'broker-1', 'worker-1', 'scheduler-2', 'broker-2', 'worker-2', 'scheduler-1',
     ]);
   });
+  it('spares the last slots of each role that has more processes than that', () => {
+    const order = Array.from({ length: 7 }, (_, k) => victimOf(k, { scheduler: 2, broker: 2, worker: 3 }, undefined, 1));
+    expect(order.map((v) => `${v.role}-${v.index + 1}`)).toEqual([
+      'scheduler-1', 'broker-1', 'worker-1', 'scheduler-1', 'broker-1', 'worker-2', 'scheduler-1',
+    ]);
+    // A role of one process is still killed: the soak kills every role.
+    expect(victimOf(0, { scheduler: 1 }, undefined, 1)).toEqual({ role: 'scheduler', index: 0 });
+  });
   it('skips a role without processes and fails with none at all', () => {
     expect(victimOf(1, { scheduler: 1, broker: 0, worker: 3 })).toEqual({ role: 'worker', index: 0 });
     expect(() => victimOf(0, {})).toThrow(/no process/);
@@ -58,59 +66,54 @@ const pts = (fromS: number, toS: number, f: (t: number) => { rssMb: number; fds:
   Array.from({ length: Math.ceil((toS - fromS) / 10) }, (_, i) => ({ t: fromS + i * 10, ...f(fromS + i * 10) }));
 
 describe('growthCheck', () => {
-  const window = { baseline: [300, 360] as const, last: [1_140, 1_200] as const };
+  const options = { warmupS: 300, windowS: 180 };
+  const find = (rows: ReturnType<typeof growthCheck>, id: string, metric: string) => rows.find((r) => r.id === id && r.metric === metric);
 
-  it('passes a flat process and fails one whose RSS grows by more than 10 %', () => {
+  it('passes a flat process and fails one whose RSS floor grows by more than 10 % over its life', () => {
     const series: SoakSeries[] = [
       { id: 'broker-1.g0', role: 'broker', slot: 'broker-1', gen: 0, points: pts(0, 1_200, () => ({ rssMb: 100, fds: 40, lagP99Ms: 11 })) },
       // RSS 100 MB at minute 5 → 150 MB at minute 19: a leak; fds and lag flat.
       { id: 'worker-1.g0', role: 'worker', slot: 'worker-1', gen: 0, points: pts(0, 1_200, (t) => ({ rssMb: 100 + Math.max(0, t - 300) / 18, fds: 50, lagP99Ms: 11 })) },
     ];
-    const rows = growthCheck(series, window);
-    const failed = rows.filter((r) => r.fail).map((r) => `${r.slot} ${r.metric}`);
-    expect(failed).toEqual(['worker-1 rssMb']);
-    const leak = rows.find((r) => r.slot === 'worker-1' && r.metric === 'rssMb');
-    expect(leak?.sameProcess).toBe(true);
-    expect(leak?.growthPct).toBeGreaterThan(40);
-    expect(rows.find((r) => r.slot === 'broker-1' && r.metric === 'fds')?.growthPct).toBe(0);
+    const rows = growthCheck(series, options);
+    expect(rows.filter((r) => r.fail).map((r) => `${r.id} ${r.metric}`)).toEqual(['worker-1.g0 rssMb']);
+    const leak = find(rows, 'worker-1.g0', 'rssMb');
+    expect(leak).toMatchObject({ stat: 'min', judged: true, baseline: { fromS: 300, toS: 480, value: 100 } });
+    expect(leak?.growthPct).toBeGreaterThan(30);
+    expect(find(rows, 'broker-1.g0', 'fds')?.growthPct).toBe(0);
+  });
+
+  it('judges RSS by its floor: a GC sawtooth whose peaks rise is not a leak, a rising floor is', () => {
+    // Every 120 s the heap is collected back to 150 MB; the peak before each collection rises.
+    const sawtooth = (t: number) => 150 + ((t % 120) / 120) * (30 + t / 20);
+    const series: SoakSeries[] = [
+      { id: 'scheduler-1.g0', role: 'scheduler', slot: 'scheduler-1', gen: 0, points: pts(0, 1_200, (t) => ({ rssMb: sawtooth(t), fds: 27, lagP99Ms: 5 })) },
+      { id: 'scheduler-2.g0', role: 'scheduler', slot: 'scheduler-2', gen: 0, points: pts(0, 1_200, (t) => ({ rssMb: sawtooth(t) + t / 20, fds: 27, lagP99Ms: 5 })) },
+    ];
+    const rows = growthCheck(series, options);
+    expect(find(rows, 'scheduler-1.g0', 'rssMb')).toMatchObject({ growthPct: 0, fail: false });
+    expect(find(rows, 'scheduler-2.g0', 'rssMb')?.fail).toBe(true);
   });
 
   it('does not fail growth of exactly the limit, nor a process that shrank', () => {
     const series: SoakSeries[] = [
-      { id: 'a.g0', role: 'broker', slot: 'a', gen: 0, points: [...pts(300, 360, () => ({ rssMb: 100, fds: 10, lagP99Ms: 20 })), ...pts(1_140, 1_200, () => ({ rssMb: 110, fds: 9, lagP99Ms: 10 }))] },
+      { id: 'a.g0', role: 'broker', slot: 'a', gen: 0, points: [...pts(300, 480, () => ({ rssMb: 100, fds: 10, lagP99Ms: 20 })), ...pts(1_020, 1_200, () => ({ rssMb: 110, fds: 9, lagP99Ms: 10 }))] },
     ];
-    expect(growthCheck(series, window).some((r) => r.fail)).toBe(false);
+    expect(growthCheck(series, options).some((r) => r.fail)).toBe(false);
   });
 
-  it('compares a replaced slot with its latest process, and reports a slot missing a window without failing it', () => {
+  it('compares each process with itself from its own warm-up, and does not judge one too young', () => {
     const series: SoakSeries[] = [
-      { id: 'scheduler-1.g0', role: 'scheduler', slot: 'scheduler-1', gen: 0, points: pts(0, 600, () => ({ rssMb: 80, fds: 30, lagP99Ms: 10 })) },
-      { id: 'scheduler-1.g1', role: 'scheduler', slot: 'scheduler-1', gen: 1, points: pts(600, 1_200, () => ({ rssMb: 95, fds: 30, lagP99Ms: 10 })) },
-      { id: 'worker-9.g0', role: 'worker', slot: 'worker-9', gen: 0, points: pts(0, 400, () => ({ rssMb: 50, fds: 5, lagP99Ms: 1 })) },
+      { id: 'scheduler-1.g0', role: 'scheduler', slot: 'scheduler-1', gen: 0, startedS: 0, points: pts(0, 500, () => ({ rssMb: 80, fds: 30, lagP99Ms: 10 })) },
+      // Replaced at 500 s: lower while it warms up (its first 300 s), then flat at 95.
+      { id: 'scheduler-1.g1', role: 'scheduler', slot: 'scheduler-1', gen: 1, startedS: 500, points: pts(500, 1_200, (t) => ({ rssMb: t < 800 ? 60 : 95, fds: 30, lagP99Ms: t < 560 ? 300 : 10 })) },
+      { id: 'worker-9.g1', role: 'worker', slot: 'worker-9', gen: 1, startedS: 900, points: pts(900, 1_200, () => ({ rssMb: 50, fds: 5, lagP99Ms: 1 })) },
     ];
-    const rows = growthCheck(series, window);
-    const rss = rows.find((r) => r.slot === 'scheduler-1' && r.metric === 'rssMb');
-    expect(rss).toMatchObject({
-      sameProcess: false,
-      baseline: { series: ['scheduler-1.g0'], mean: 80 },
-      last: { series: ['scheduler-1.g1'], mean: 95 },
-      growthPct: 18.75,
-      fail: true,
-    });
-    const orphan = rows.find((r) => r.slot === 'worker-9' && r.metric === 'rssMb');
-    expect(orphan).toMatchObject({ growthPct: null, fail: false, last: { n: 0 } });
-  });
-
-  it('leaves out the start-up of a process (its first settleS seconds)', () => {
-    // Replaced at 1,100 s: high lag and low RSS while it starts, then the same as before.
-    const series: SoakSeries[] = [
-      { id: 'worker-1.g0', role: 'worker', slot: 'worker-1', gen: 0, startedS: 0, points: pts(0, 1_100, () => ({ rssMb: 100, fds: 50, lagP99Ms: 10 })) },
-      { id: 'worker-1.g1', role: 'worker', slot: 'worker-1', gen: 1, startedS: 1_100, points: pts(1_100, 1_200, (t) => (t < 1_160 ? { rssMb: 80, fds: 50, lagP99Ms: 90 } : { rssMb: 100, fds: 50, lagP99Ms: 10 })) },
-    ];
-    expect(growthCheck(series, window).filter((r) => r.fail).map((r) => r.metric)).toEqual(['lagP99Ms']);
-    const settled = growthCheck(series, { ...window, settleS: 60 });
-    expect(settled.some((r) => r.fail)).toBe(false);
-    expect(settled.find((r) => r.metric === 'lagP99Ms')).toMatchObject({ last: { n: 4, mean: 10 }, growthPct: 0 });
+    const rows = growthCheck(series, options);
+    expect(rows.some((r) => r.fail)).toBe(false);
+    expect(find(rows, 'scheduler-1.g1', 'rssMb')).toMatchObject({ judged: true, baseline: { fromS: 800, toS: 980, value: 95 }, last: { value: 95 }, growthPct: 0 });
+    expect(find(rows, 'scheduler-1.g0', 'rssMb')).toMatchObject({ judged: false, growthPct: null, fail: false });
+    expect(find(rows, 'worker-9.g1', 'lagP99Ms')).toMatchObject({ judged: false, fail: false });
   });
 });
 
@@ -125,5 +128,35 @@ describe('recoveryOf', () => {
   });
   it('has no figures for a kill before the first sample', () => {
     expect(recoveryOf([{ t: 0 }], [{ t: 5, backlog: 1 }], 10)).toEqual([{ backlogBefore: null, peakBacklog: 1, recoveredAfterS: null }]);
+  });
+});
+
+describe('killThatExplains', () => {
+  const t0 = 1_000_000;
+  const kills = [
+    { n: 1, victim: 'scheduler-1.g0', t: 120 },
+    { n: 3, victim: 'worker-1.g0', t: 360 },
+    { n: 6, victim: 'worker-2.g0', t: 720 },
+  ];
+  const at = (s: number) => t0 + s * 1_000;
+
+  it('puts a run its worker\'s kill interrupted down to that kill', () => {
+    expect(killThatExplains({ reason: 'WORKER_RESTART', expectedMs: at(359) }, kills, t0, 120_000)?.n).toBe(3);
+    expect(killThatExplains({ reason: 'LOST_WORKER', expectedMs: at(700) }, kills, t0, 120_000)?.n).toBe(6);
+  });
+
+  it('explains nothing by a kill that is not a worker\'s, or a kill before the slot was due', () => {
+    expect(killThatExplains({ reason: 'LOST_WORKER', expectedMs: at(119) }, kills, t0, 120_000)).toBeNull();
+    expect(killThatExplains({ reason: 'LOST_WORKER', expectedMs: at(800) }, kills, t0, 120_000)).toBeNull();
+  });
+
+  it('explains no run due longer than the window before the kill, nor one another reason ended', () => {
+    expect(killThatExplains({ reason: 'WORKER_RESTART', expectedMs: at(200) }, kills, t0, 120_000)).toBeNull();
+    expect(killThatExplains({ reason: 'TIMEOUT', expectedMs: at(359) }, kills, t0, 120_000)).toBeNull();
+    expect(killThatExplains({ reason: null, expectedMs: at(359) }, kills, t0, 120_000)).toBeNull();
+  });
+
+  it('gives a run due between two worker kills to the later one only', () => {
+    expect(killThatExplains({ reason: 'LOST_WORKER', expectedMs: at(361) }, kills, t0, 1_000_000)?.n).toBe(6);
   });
 });

@@ -2,7 +2,6 @@
  * The report of a soak run (bench/soak.mjs): Markdown and chart panels from its result object.
  * Pure: result in, text / panels out. The result's shape is built in bench/soak.mjs.
  */
-import { meanIn } from './soak-growth.mjs';
 import { markdownTable } from './table.mjs';
 
 const PALETTE = ['#2b6cb0', '#c05621', '#2f855a', '#6b46c1', '#b7791f', '#00a3c4', '#d53f8c', '#4a5568', '#9c4221', '#276749'];
@@ -11,46 +10,52 @@ const num = (v, digits = 0) =>
   v === null || v === undefined || !Number.isFinite(v) ? '—' : Number(v).toLocaleString('en-US', { maximumFractionDigits: digits });
 const pct = (v) => (v === null || v === undefined ? '—' : `${v > 0 ? '+' : ''}${num(v, 1)} %`);
 
-/** First value / mean over the baseline window / last value of a series' field. */
-function firstMidLast(series, field, baseline) {
+/** First value / lowest and highest after the process's warm-up / last value of a series' field. */
+function firstRangeLast(series, field, warmupS) {
   const values = series.points.filter((p) => p[field] !== null && p[field] !== undefined);
-  const mid = meanIn(series.points, field, baseline[0], baseline[1]).mean;
-  return `${num(values[0]?.[field], 1)} / ${num(mid, 1)} / ${num(values.at(-1)?.[field], 1)}`;
+  const after = values.filter((p) => p.t >= (series.startedS ?? 0) + warmupS).map((p) => p[field]);
+  const range = after.length === 0 ? '—' : `${num(Math.min(...after), 1)}–${num(Math.max(...after), 1)}`;
+  return `${num(values[0]?.[field], 1)} / ${range} / ${num(values.at(-1)?.[field], 1)}`;
 }
 
+const STAT_NAME = { min: 'floor', mean: 'mean' };
+
 function growthSection(r) {
-  const bySlot = new Map();
+  const byProcess = new Map();
   for (const row of r.growth) {
-    if (!bySlot.has(row.slot)) bySlot.set(row.slot, []);
-    bySlot.get(row.slot).push(row);
+    if (!byProcess.has(row.id)) byProcess.set(row.id, []);
+    byProcess.get(row.id).push(row);
   }
   const cell = (rows, metric) => {
     const g = rows.find((x) => x.metric === metric);
-    if (!g) return '—';
-    const text = `${num(g.baseline.mean, 1)} → ${num(g.last.mean, 1)} (${pct(g.growthPct)})`;
+    if (!g || !g.judged) return '—';
+    const text = `${num(g.baseline.value, 1)} → ${num(g.last.value, 1)} (${pct(g.growthPct)})`;
     return g.fail ? `**${text}**` : text;
   };
-  const rows = [...bySlot].map(([slot, rs]) => [
-    slot,
-    rs[0].sameProcess ? `${rs[0].last.series[0]} with itself` : `${rs[0].baseline.series.join(', ') || '—'} → ${rs[0].last.series[0]}`,
+  const judged = [...byProcess].filter(([, rs]) => rs[0].judged);
+  const rows = judged.map(([id, rs]) => [
+    id,
+    `${num(rs[0].baseline.fromS)}–${num(rs[0].baseline.toS)} → ${num(rs[0].last.fromS)}–${num(rs[0].last.toS)}`,
     cell(rs, 'rssMb'),
+    cell(rs, 'heapMb'),
     cell(rs, 'fds'),
     cell(rs, 'lagP99Ms'),
     rs.some((x) => x.fail) ? '**FAIL**' : rs.every((x) => x.growthPct === null) ? 'no samples' : 'ok',
   ]);
-  const [b0, b1] = r.windows.baseline;
-  const [l0, l1] = r.windows.last;
+  const short = [...byProcess].filter(([, rs]) => !rs[0].judged).map(([id]) => id);
+  const { warmupS, windowS } = r.windows;
+  const stats = Object.entries(STAT_NAME).map(([stat, name]) => `${name}: ${r.growth.filter((g) => g.stat === stat).map((g) => g.metric).filter((m, i, a) => a.indexOf(m) === i).join(', ')}`).join('; ');
   return [
-    `## Growth: mean of s ${b0}–${b1} against the last minute (s ${l0}–${l1}), limit +${r.options.limitPct} %`,
+    `## Growth: each process, its first ${num(windowS)} s after ${num(warmupS)} s of life against its last ${num(windowS)} s, limit +${r.options.limitPct} %`,
     '',
-    `A process's first ${r.options.settleS} s (its start-up) count in neither window. \`with itself\`: one process lived through both windows; \`a → b\`: the slot's process was replaced, the baseline is whichever ran then, the last minute its latest process.`,
+    `A process is compared with itself: a leak is a process that keeps more the longer it runs. Each window is summed up by one figure (${stats}): RSS and heap by their floor, the lowest sample, because a Node process's RSS follows the peaks of V8's GC sawtooth, which rise as V8 raises its own threshold, while what a leak raises is what stays after GC (the heap's floor is what the process keeps; RSS also holds what V8 has not given back). Not judged (less than ${num(warmupS)} s + two windows of life): ${short.join(', ') || 'none'}.`,
     '',
-    markdownTable(['slot', 'compared', 'RSS MB', 'open files', 'event-loop lag p99 ms', 'verdict'], rows),
+    markdownTable(['process', 'windows (s of the run)', 'RSS MB (floor)', 'heap used MB (floor)', 'open files', 'event-loop lag p99 ms', 'verdict'], rows),
   ].join('\n');
 }
 
 function processSection(r) {
-  const parts = ['## Processes', '', 'Each cell: first sample / mean of the baseline window / last sample.'];
+  const parts = ['## Processes', '', 'Each cell: first sample / lowest–highest after the warm-up / last sample.'];
   for (const role of ROLES) {
     const series = r.series.filter((s) => s.role === role);
     if (series.length === 0) continue;
@@ -63,10 +68,10 @@ function processSection(r) {
           s.pid,
           `${num(s.startedS)}–${s.endedS === null ? 'end' : num(s.endedS)}`,
           s.endedBy ?? '—',
-          firstMidLast(s, 'rssMb', r.windows.baseline),
-          firstMidLast(s, 'fds', r.windows.baseline),
-          firstMidLast(s, 'lagP99Ms', r.windows.baseline),
-          firstMidLast(s, 'heapMb', r.windows.baseline),
+          firstRangeLast(s, 'rssMb', r.windows.warmupS),
+          firstRangeLast(s, 'fds', r.windows.warmupS),
+          firstRangeLast(s, 'lagP99Ms', r.windows.warmupS),
+          firstRangeLast(s, 'heapMb', r.windows.warmupS),
           s.scrapeErrors,
         ]),
       ),
@@ -124,6 +129,12 @@ function checkSection(r) {
     '',
     `Sink calls ${num(c.sinkCalls)}, early starts ${c.earlyStarts}, start lag ms p50/p99/max ${num(c.startLagMs.p50)} / ${num(c.startLagMs.p99)} / ${num(c.startLagMs.max)}; instances not SUCCESS after the drain: ${Object.entries(c.notSuccess).map(([s, n]) => `${s} ${n}`).join(', ') || 'none'}.`,
   ];
+  if (c.interruptedByKill !== undefined) {
+    lines.push(
+      '',
+      `Runs a worker's kill interrupted (started, then FAILED with the kill's reason; the soak's tasks are not retried — a retry would call the same idempotency key again — so these are accounted, not lost): ${Object.entries(c.interruptedByKill).map(([k, n]) => `${k}: ${num(n)}`).join(', ') || 'none'}.`,
+    );
+  }
   if (c.misfire !== undefined) {
     lines.push(
       '',
