@@ -78,6 +78,27 @@ describe('@ax/bus against RabbitMQ', () => {
     expect(await bus.queueDepth(`${namespace}.missing`)).toBeNull();
   });
 
+  it('reads consumer counts again and again past missing queues (the kept read channel is reopened after a refusal)', async () => {
+    const bus = newBus();
+    await bus.start();
+    await bus.assertWorkerQueues('w-cc1');
+    await bus.assertWorkerQueues('w-cc2');
+    const consumer = await bus.consume(topology.controlQueue('w-cc2'), async () => 'ack');
+    const queues = [topology.controlQueue('w-cc1'), `${namespace}.missing-a`, topology.controlQueue('w-cc2'), `${namespace}.missing-b`];
+    const expected = new Map<string, number | null>([
+      [queues[0] as string, 0],
+      [queues[1] as string, null],
+      [queues[2] as string, 1],
+      [queues[3] as string, null],
+    ]);
+    for (let round = 0; round < 3; round++) {
+      expect(await bus.consumerCounts(queues)).toEqual(expected);
+      expect(await bus.queueDepth(topology.controlQueue('w-cc2'))).toEqual({ messageCount: 0, consumerCount: 1 });
+    }
+    await consumer.cancel();
+    expect((await bus.consumerCounts(queues)).get(queues[2] as string)).toBe(0);
+  });
+
   it('dead-letters a message whose handler throws, with the reason in a header, and keeps consuming', async () => {
     const bus = newBus();
     await bus.start();
