@@ -73,10 +73,14 @@ const round2 = (x) => (x === null ? null : Math.round(x * 100) / 100);
  */
 export const WINDOW_STAT = { rssMb: 'min', heapMb: 'min', fds: 'mean', lagP99Ms: 'mean' };
 
+/** `{ n, value }`: the `stat` of `field` over the points with `fromS <= t < toS`; value null when none. */
 function statIn(points, field, fromS, toS, stat) {
-  if (stat === 'mean') return meanIn(points, field, fromS, toS);
+  if (stat === 'mean') {
+    const { n, mean } = meanIn(points, field, fromS, toS);
+    return { n, value: mean };
+  }
   const values = points.filter((p) => p.t >= fromS && p.t < toS && Number.isFinite(p[field])).map((p) => p[field]);
-  return { n: values.length, mean: values.length === 0 ? null : Math.min(...values) };
+  return { n: values.length, value: values.length === 0 ? null : Math.min(...values) };
 }
 
 /**
@@ -102,17 +106,17 @@ export function growthCheck(series, { warmupS, windowS, limitPct = 10, metrics =
       const stat = WINDOW_STAT[metric] ?? 'mean';
       const bw = [fromS, fromS + windowS];
       const lw = [lastT - windowS, lastT + 1e-9];
-      const b = judged ? statIn(s.points, metric, bw[0], bw[1], stat) : { n: 0, mean: null };
-      const l = judged ? statIn(s.points, metric, lw[0], lw[1], stat) : { n: 0, mean: null };
-      const growthPct = b.mean !== null && l.mean !== null && b.mean > 0 ? ((l.mean - b.mean) / b.mean) * 100 : null;
+      const b = judged ? statIn(s.points, metric, bw[0], bw[1], stat) : { n: 0, value: null };
+      const l = judged ? statIn(s.points, metric, lw[0], lw[1], stat) : { n: 0, value: null };
+      const growthPct = b.value !== null && l.value !== null && b.value > 0 ? ((l.value - b.value) / b.value) * 100 : null;
       rows.push({
         id: s.id,
         slot: s.slot,
         role: s.role,
         metric,
         stat,
-        baseline: { fromS: bw[0], toS: bw[1], n: b.n, value: round2(b.mean) },
-        last: { fromS: Math.max(lw[0], bw[1]), toS: lastT, n: l.n, value: round2(l.mean) },
+        baseline: { fromS: bw[0], toS: bw[1], n: b.n, value: round2(b.value) },
+        last: { fromS: lw[0], toS: lastT, n: l.n, value: round2(l.value) },
         judged,
         growthPct: round2(growthPct),
         fail: growthPct !== null && growthPct > limitPct,

@@ -44,7 +44,7 @@ function growthSection(r) {
   ]);
   const short = [...byProcess].filter(([, rs]) => !rs[0].judged).map(([id]) => id);
   const { warmupS, windowS } = r.windows;
-  const stats = Object.entries(STAT_NAME).map(([stat, name]) => `${name}: ${r.growth.filter((g) => g.stat === stat).map((g) => g.metric).filter((m, i, a) => a.indexOf(m) === i).join(', ')}`).join('; ');
+  const stats = Object.entries(STAT_NAME).map(([stat, name]) => `${name}: ${[...new Set(r.growth.filter((g) => g.stat === stat).map((g) => g.metric))].join(', ')}`).join('; ');
   return [
     `## Growth: each process, its first ${num(windowS)} s after ${num(warmupS)} s of life against its last ${num(windowS)} s, limit +${r.options.limitPct} %`,
     '',
