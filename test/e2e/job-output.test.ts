@@ -183,6 +183,20 @@ describe('job output end to end (#19)', () => {
     expect(second.bytes.toString()).toBe('second attempt\n');
   }, 120_000);
 
+  it('a job that prints nothing: its log is complete and empty (its end came with the result, DESIGN §11)', async () => {
+    await createTask('log_silent', { type: 'shell', command: ['true'] });
+    const detail = await final(await trigger('log_silent'));
+    expect(detail.state).toBe('SUCCESS');
+    const executionId = detail.executions[0]?.executionId ?? '';
+    // Complete at once with the result: no log message to wait for.
+    const log = await readLog(executionId, 'all');
+    expect(log).toMatchObject({ complete: true, truncated: false });
+    expect(log.bytes.length).toBe(0);
+    const res = await api('GET', `/api/v1/executions/${executionId}/log?stream=stderr`);
+    expect(res.headers.get('x-ax-log-complete')).toBe('true');
+    expect(res.headers.get('x-ax-log-size')).toBe('0');
+  }, 60_000);
+
   it('a secret resolved into the job environment and printed shows as *** in the log', async () => {
     await createTask('log_secret', { type: 'shell', command: ['sh', '-c', 'echo "token=$LOG_TOKEN"; echo "half=$(echo $LOG_TOKEN | cut -c1-8)"'], env: { LOG_TOKEN: { secretRef: 'LOG_TOKEN' } } });
     const detail = await final(await trigger('log_secret'));

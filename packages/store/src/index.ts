@@ -137,7 +137,7 @@ export { waitingPastDependencyTimeout } from './queries/dependency-timeouts.js';
 export type { TimedOutWaiting } from './queries/dependency-timeouts.js';
 export { LOG_PURGE_BATCH_ROWS, lockEndedInstances, purgeLogsOfInstances } from './queries/retention.js';
 export type { EndedInstance, LogPurgeOutcome } from './queries/retention.js';
-export { LOG_PAGE_MAX_BYTES, appendLogItems, logSizesOfExecutions, logViewState, readLogEnd, readLogLayout, readLogPage } from './queries/logs.js';
+export { LOG_PAGE_MAX_BYTES, appendLogItems, insertLogEnds, logSizesOfExecutions, logViewState, readLogEnd, readLogLayout, readLogPage } from './queries/logs.js';
 export type { AppendOutcome, LogEnd, LogLayout, LogPage, LogView, LogViewState, NewLogChunk, ReadLogPageOptions } from './queries/logs.js';
 export { assemblePage, contiguousEnd, mergeSpans, storedBytes, streamComplete } from './queries/log-spans.js';
 export type { AssembledPage, LogPiece, LogRun, LogSpan } from './queries/log-spans.js';

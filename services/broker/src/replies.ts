@@ -11,6 +11,7 @@ import {
   NOW,
   appendEvents,
   extendLease,
+  insertLogEnds,
   lockExecutions,
   markExecutionAcked,
   markExecutionsAcked,
@@ -23,6 +24,7 @@ import {
   transitionInstances,
   type ExecutionOutcome,
   type ExecutionWithInstance,
+  type LogEnd,
   type Queryable,
   type NewEvent,
 } from '@ax/store';
@@ -313,11 +315,18 @@ async function applyResults(ctx: BrokerContext, conn: Queryable, message: Result
       finished(effects, r);
     }
   };
+  // Attempts that printed nothing: their output's (empty) end comes with the result (DESIGN §11),
+  // stored whatever the result does to the instance (a fenced result's output is still its own).
+  // Only from the worker that ran it, as for the `log` messages (log-chunks.ts).
+  const silentEnds: LogEnd[] = [];
   for (const item of uniqueItems(message.items)) {
     const r = rows.get(item.executionId);
     if (r === undefined) {
       ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
       continue;
+    }
+    if (item.printedNothing === true && message.origin !== 'report' && r.executionWorkerId === message.workerId) {
+      silentEnds.push({ executionId: item.executionId, stdoutBytes: 0, stderrBytes: 0, truncated: false });
     }
     if (message.origin === 'report' && r.executionState !== 'ASYNC') {
       // A report is a result only for an execution that answered 202 (DESIGN §11). admin-api
@@ -340,6 +349,7 @@ async function applyResults(ctx: BrokerContext, conn: Queryable, message: Result
   }
   await flush();
   await appendEvents(conn, events);
+  await insertLogEnds(conn, silentEnds);
 }
 
 /** A SUCCESS of the current execution of a DISPATCHED/RUNNING, non-broadcast instance, not yet recorded. */

@@ -12,8 +12,18 @@ import {
 } from '@ax/core';
 import type { ExecutionOutcome } from './executors/types.js';
 
-/** A result item from an executor outcome; never invalid (falls back to a minimal item). */
-export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'>, outcome: ExecutionOutcome, startedAtMs: number | undefined, endedAtMs: number): ResultItem {
+/**
+ * A result item from an executor outcome; never invalid (falls back to a minimal item).
+ * `printedNothing`: the attempt's output is empty and its end travels in this result
+ * (`LogShipper.end`), so even the minimal item keeps it.
+ */
+export function resultItem(
+  item: Pick<DispatchItem, 'executionId' | 'instanceId'>,
+  outcome: ExecutionOutcome,
+  startedAtMs: number | undefined,
+  endedAtMs: number,
+  printedNothing = false,
+): ResultItem {
   const full = {
     executionId: item.executionId,
     instanceId: item.instanceId,
@@ -26,6 +36,7 @@ export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'
     startedAt: startedAtMs === undefined ? undefined : new Date(startedAtMs).toISOString(),
     endedAt: new Date(endedAtMs).toISOString(),
     async: outcome.async === true ? true : undefined,
+    printedNothing: printedNothing ? true : undefined,
   };
   // The hand-written check accepts what zod would, without zod's cost per job; zod decides
   // (and names the problem of) anything else.
@@ -42,6 +53,7 @@ export function resultItem(item: Pick<DispatchItem, 'executionId' | 'instanceId'
     exitCode: Number.isInteger(outcome.exitCode) ? outcome.exitCode : null,
     error: `result trimmed: ${parsed.error.issues[0]?.message ?? 'invalid'}`.slice(0, RESULT_ERROR_MAX_LENGTH),
     endedAt: new Date(endedAtMs).toISOString(),
+    printedNothing: printedNothing ? true : undefined,
   };
 }
 

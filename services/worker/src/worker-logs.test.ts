@@ -1,6 +1,6 @@
 // DESIGN §11 "Job output", end to end in one worker (real RabbitMQ, Redis and SQLite): what the
 // brokers' consumer of `<ns>.logs` gets for shell jobs — both streams byte for byte, each
-// attempt's own output only, the cap, and an end item for every attempt however it ended.
+// attempt's own output only, the cap, and an end for every attempt however it ended (in the result when it printed nothing).
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -136,7 +136,7 @@ describe('job output (worker → <ns>.logs)', () => {
     }
   });
 
-  it('an end item for every attempt, however it ended: nothing printed, a timeout, a cancel', async () => {
+  it('an end for every attempt, however it ended: nothing printed (in its result, no log item), a timeout, a cancel', async () => {
     await worker('w-logs-ends', { slots: 4 });
     const quiet = dispatchItem({ exec: shell('true') });
     const timeout = dispatchItem({ exec: shell('echo before-timeout; sleep 30'), timeoutSeconds: 1 });
@@ -144,15 +144,18 @@ describe('job output (worker → <ns>.logs)', () => {
     await driver.dispatch('w-logs-ends', [quiet, timeout, canceled]);
     await waitFor(() => reassemble(driver.collected.logs, canceled.executionId).streams.stderr.length > 0, { description: 'the canceled job printed' });
     await driver.cancel('w-logs-ends', [canceled.executionId]);
-    await waitForEnds([quiet.executionId, timeout.executionId, canceled.executionId]);
-    expect(driver.collected.logs.filter((i) => i.executionId === quiet.executionId)).toEqual([
-      { part: 'end', executionId: quiet.executionId, instanceId: quiet.instanceId, stdoutBytes: 0, stderrBytes: 0, truncated: false },
-    ]);
+    await waitForEnds([timeout.executionId, canceled.executionId]);
+    // DESIGN §11: a job that prints nothing sends nothing on <ns>.logs; its result says so.
+    await waitFor(() => driver.resultOf(quiet.executionId) !== undefined, { description: 'the quiet job\'s result' });
+    expect(driver.resultOf(quiet.executionId)).toMatchObject({ outcome: 'SUCCESS', printedNothing: true });
+    expect(driver.collected.logs.filter((i) => i.executionId === quiet.executionId)).toEqual([]);
     expect(reassemble(driver.collected.logs, timeout.executionId).streams.stdout.toString()).toBe('before-timeout\n');
     expect(endOf(timeout.executionId)).toMatchObject({ stdoutBytes: 15, stderrBytes: 0 });
     expect(endOf(canceled.executionId)).toMatchObject({ stdoutBytes: 0, stderrBytes: 14 });
     await waitFor(() => driver.resultOf(timeout.executionId) !== undefined && driver.resultOf(canceled.executionId) !== undefined, { description: 'results' });
     expect(driver.resultOf(timeout.executionId)?.outcome).toBe('TIMEOUT');
     expect(driver.resultOf(canceled.executionId)?.outcome).toBe('CANCELED');
+    expect(driver.resultOf(timeout.executionId)?.printedNothing).toBeUndefined();
+    expect(driver.resultOf(canceled.executionId)?.printedNothing).toBeUndefined();
   });
 });

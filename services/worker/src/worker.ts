@@ -289,7 +289,8 @@ export class Worker {
           if (this.earlyCancels.has(item.executionId)) {
             if (!this.recordNew(item, now, 'done')) continue;
             this.earlyCancels.delete(item.executionId);
-            const result = resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now);
+            // Never run, so it printed nothing: the result seals its (empty) output.
+            const result = resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now, true);
             pushRow(replies, outbox.enqueueRow('result', item.executionId, result, now, HELD_IN_MEMORY));
             metrics?.dispatchItems.inc({ decision: 'canceled' });
             continue;
@@ -435,8 +436,9 @@ export class Worker {
       }
     }
     const endedAtMs = Date.now();
-    // Every attempt that got this far ends its output (an `end` item), whatever stopped it.
-    this.logs.end(output);
+    // Every attempt that got this far ends its output, whatever stopped it: with an `end` item,
+    // or, when it printed nothing and a result follows, in the result (`printedNothing`).
+    const printedNothing = this.logs.end(output, outcome.notStarted !== true);
     if (outcome.notStarted === true) {
       // #23: the job's side effect never happened: a refusal, so the broker re-routes it without
       // spending an attempt (or fences it, when it already gave the run to another worker).
@@ -446,7 +448,7 @@ export class Worker {
       this.active.delete(item.executionId);
       return;
     }
-    await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs), endedAtMs);
+    await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs, printedNothing), endedAtMs);
     this.active.delete(item.executionId);
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
     if (infoEnabled) log().info({ outcome: outcome.outcome, exitCode: outcome.exitCode, async: outcome.async, error: outcome.error }, 'job ended');
@@ -474,11 +476,12 @@ export class Worker {
     const { item } = active;
     const ids = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
     try {
-      this.logs.end(active.output); // a no-op when ended already; the shipper's timer writes it
+      // A no-op when ended already (then it says again whether the end goes in the result).
+      const printedNothing = this.logs.end(active.output);
       this.log.error({ ...ids, err: toError(error), reported: active.reported }, 'job bookkeeping failed');
       if (!active.reported) {
         const now = Date.now();
-        const result = resultItem(item, { outcome: 'FAILED', exitCode: null, error: `worker error: ${toError(error).message}` }, undefined, now);
+        const result = resultItem(item, { outcome: 'FAILED', exitCode: null, error: `worker error: ${toError(error).message}` }, undefined, now, printedNothing);
         this.unwritten.keep([{ executionId: item.executionId, item: result, atMs: now }], error);
         active.reported = true;
       }

@@ -151,7 +151,7 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
  */
 export function acceptResultItem(value: unknown): ResultItem | undefined {
   if (!isObject(value)) return undefined;
-  const { executionId, instanceId, outcome, exitCode, outputTail, outputTruncated, error, data, startedAt, endedAt, async } = value;
+  const { executionId, instanceId, outcome, exitCode, outputTail, outputTruncated, error, data, startedAt, endedAt, async, printedNothing } = value;
   if (
     !isId(executionId) ||
     !isId(instanceId) ||
@@ -164,6 +164,7 @@ export function acceptResultItem(value: unknown): ResultItem | undefined {
     (startedAt !== undefined && !isInstant(startedAt)) ||
     !isInstant(endedAt) ||
     !isOptionalBoolean(async) ||
+    !isOptionalBoolean(printedNothing) ||
     (async === true && outcome !== 'SUCCESS') // the schema's refinement
   ) {
     return undefined;
@@ -178,6 +179,7 @@ export function acceptResultItem(value: unknown): ResultItem | undefined {
   if (startedAt !== undefined) out.startedAt = startedAt;
   out.endedAt = endedAt;
   if (async !== undefined) out.async = async;
+  if (printedNothing !== undefined) out.printedNothing = printedNothing;
   return out as ResultItem;
 }
 

@@ -82,6 +82,12 @@ export const resultItemSchema = z
      * the instance stays RUNNING until the business reports (R15). Requires outcome SUCCESS.
      */
     async: z.boolean().optional(),
+    /**
+     * True when the attempt wrote no byte of output: the worker sends no `end` log item for it
+     * and the broker stores the (empty) end of its output with the result (DESIGN §11: jobs
+     * that print nothing cost nothing extra). Ignored on a relayed report.
+     */
+    printedNothing: z.boolean().optional(),
   })
   .superRefine((item, ctx) => {
     if (item.async === true && item.outcome !== 'SUCCESS') {

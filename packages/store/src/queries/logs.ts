@@ -109,14 +109,21 @@ export async function appendLogItems(db: Queryable, chunks: readonly NewLogChunk
     stored += bytes;
     i = j;
   }
-  if (ends.length > 0) {
-    // The first end marker of an execution stands (there is one per execution).
-    await db.query(
-      `INSERT IGNORE INTO job_log_end (execution_id, stdout_bytes, stderr_bytes, truncated) VALUES ${ends.map(() => '(?, ?, ?, ?)').join(', ')}`,
-      ends.flatMap((e) => [e.executionId, e.stdoutBytes, e.stderrBytes, e.truncated ? 1 : 0]),
-    );
-  }
+  await insertLogEnds(db, ends);
   return { chunks: encoded.length, storedBytes: stored, ends: ends.length };
+}
+
+/**
+ * Stores end markers (one statement); the first of an execution stands (there is one per
+ * execution). Also called by the broker inside a result's transaction for attempts that printed
+ * nothing (`printedNothing`): their end comes with the result, not as a log message.
+ */
+export async function insertLogEnds(db: Queryable, ends: readonly LogEnd[]): Promise<void> {
+  if (ends.length === 0) return;
+  await db.query(
+    `INSERT IGNORE INTO job_log_end (execution_id, stdout_bytes, stderr_bytes, truncated) VALUES ${ends.map(() => '(?, ?, ?, ?)').join(', ')}`,
+    ends.flatMap((e) => [e.executionId, e.stdoutBytes, e.stderrBytes, e.truncated ? 1 : 0]),
+  );
 }
 
 /** What is stored of one execution's output (positions only, no bytes). */

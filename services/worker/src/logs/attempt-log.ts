@@ -84,6 +84,7 @@ export class AttemptLog implements OutputSink {
   /** Past the cap: each stream's last pieces (at least `tailKeptBytes` when there are). */
   private tails: Record<LogStream, { pieces: Piece[]; size: number }> | null = null;
   private endedFlag = false;
+  private endInResultFlag = false;
 
   constructor(
     ids: { readonly executionId: string; readonly instanceId: string },
@@ -126,6 +127,16 @@ export class AttemptLog implements OutputSink {
     return this.endedFlag;
   }
 
+  /** Ended without a byte of output (none captured, none dropped). */
+  get printedNothing(): boolean {
+    return this.endedFlag && this.written.stdout === 0 && this.written.stderr === 0 && this.dropped === 0;
+  }
+
+  /** Ended without output with `emptyEndInResult`: no `end` item was made, the result carries it. */
+  get endsInResult(): boolean {
+    return this.endInResultFlag;
+  }
+
   /** Head bytes waiting to be taken. */
   get pendingBytes(): number {
     return this.pending;
@@ -150,9 +161,10 @@ export class AttemptLog implements OutputSink {
   /**
    * Ends the output (the attempt finished, however): releases what the masks held, and appends
    * the head chunks still waiting, the kept tails and the `end` item. Idempotent (a second call
-   * appends nothing).
+   * appends nothing). With `emptyEndInResult`, an attempt that printed nothing appends nothing:
+   * its result tells the broker (`printedNothing`), which stores the end with it.
    */
-  end(into: LogItems): void {
+  end(into: LogItems, emptyEndInResult = false): void {
     if (this.endedFlag) return;
     if (this.masks !== null) {
       for (const stream of ['stdout', 'stderr'] as const) {
@@ -166,6 +178,10 @@ export class AttemptLog implements OutputSink {
       const pieces = [...this.keptTail(this.tails.stdout), ...this.keptTail(this.tails.stderr)].sort((a, b) => a.allOffset - b.allOffset);
       for (const piece of pieces) this.pushChunk(into, piece);
       this.tails = null;
+    }
+    if (emptyEndInResult && this.printedNothing) {
+      this.endInResultFlag = true;
+      return;
     }
     into.items.push(
       `{"part":"end",${this.ids},"stdoutBytes":${this.written.stdout},"stderrBytes":${this.written.stderr},"truncated":${this.dropped > 0}}`,

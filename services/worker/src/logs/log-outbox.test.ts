@@ -153,22 +153,38 @@ describe('job output through the outbox', () => {
     outbox.close();
   });
 
-  it('many executions that print nothing: their end items share one row and one message', async () => {
+  it('executions that print nothing ship nothing (their end goes in the result); without a result to carry it, their end items share one row and one message', async () => {
     const outbox = new Outbox({ file: path.join(dir, 'quiet.db') });
     let publishes = 0;
     const counting: EventPublisher = { publish: (e, k, b) => ((publishes += 1), bus.publish(e, k, b)) };
     const { publisher, shipper } = ship(outbox, counting);
-    const ids = Array.from({ length: 300 }, (_, i) => `exec-quiet-${i}`);
-    for (const id of ids) shipper.end(shipper.open({ executionId: id, instanceId: '1' }));
-    const taken = shipper.takeEnded(ids);
+    const silent = Array.from({ length: 300 }, (_, i) => `exec-silent-${i}`);
+    for (const id of silent) {
+      const log = shipper.open({ executionId: id, instanceId: '1' });
+      expect(shipper.end(log)).toBe(true);
+      expect(shipper.end(log)).toBe(true); // asked again (the worker's last guard): the same answer
+    }
+    expect(shipper.takeEnded(silent)).toBeNull();
+    shipper.flushNow();
+    expect(outbox.logBacklog().rows).toBe(0);
+    // One that printed a byte is not silent.
+    const spoke = shipper.open({ executionId: 'exec-spoke', instanceId: '1' });
+    spoke.write('stdout', 'x');
+    expect(shipper.end(spoke)).toBe(false);
+
+    // A refusal (the job never started) carries no result: its end is an item as before.
+    const refused = Array.from({ length: 300 }, (_, i) => `exec-quiet-${i}`);
+    for (const id of refused) expect(shipper.end(shipper.open({ executionId: id, instanceId: '1' }), false)).toBe(false);
+    const taken = shipper.takeEnded(refused);
     expect(taken?.executionIds).toHaveLength(300);
     const rows = outbox.transaction(() => (taken === null ? [] : shipper.write(taken)));
     expect(rows).toHaveLength(1);
     publisher.push(rows);
     expect(await publisher.flush(5_000)).toBe(true);
     expect(publishes).toBe(1);
-    await waitFor(() => ids.every((id) => received.some((i) => i.executionId === id)), { description: '300 end items' });
-    expect(received.filter((i) => ids.includes(i.executionId)).every((i) => i.part === 'end' && i.stdoutBytes === 0 && !i.truncated)).toBe(true);
+    await waitFor(() => refused.every((id) => received.some((i) => i.executionId === id)), { description: '300 end items' });
+    expect(received.filter((i) => refused.includes(i.executionId)).every((i) => i.part === 'end' && i.stdoutBytes === 0 && !i.truncated)).toBe(true);
+    expect(received.some((i) => silent.includes(i.executionId))).toBe(false);
     shipper.stop();
     publisher.stop();
     outbox.close();

@@ -8,10 +8,10 @@
  *   while something waits), or at once when `flushBytes` wait (a fast printer);
  * - when an attempt ends: its last chunks, kept tails and `end` item go into the SAME
  *   transaction as its result (`takeEnded` / `written`, called by the worker's result batch), so
- *   a result in the outbox always has the whole of its output there too, and a job that prints
- *   nothing costs one item in a row shared by every result of that tick — no write, no message
- *   and no timer of its own. (The `end` item is sent even then: without it the store could not
- *   tell "printed nothing" from "output still on its way".)
+ *   a result in the outbox always has the whole of its output there too.
+ * - an attempt that printed nothing ships nothing at all (DESIGN §11: printing nothing costs
+ *   nothing extra): its result says `printedNothing` and the broker stores the empty output's
+ *   end with the result. The store still tells "printed nothing" from "output on its way".
  *
  * Never blocks or slows the job: writes only append to memory. When the outbox backs up
  * (`outboxMaxBytes` of unshipped output: a long RabbitMQ outage), every attempt stops its head
@@ -89,13 +89,18 @@ export class LogShipper {
   /**
    * The attempt ended (however: success, failure, timeout, cancel, kill): its remaining output
    * and its `end` item wait for the result's write (`takeEnded`), or the timer's. Idempotent.
+   *
+   * Returns true when the attempt printed nothing and `endInResult` (its result will be sent,
+   * not a refusal): then nothing is queued, and the result must carry `printedNothing: true`
+   * (the broker stores the end from it). A second call returns what the first did.
    */
-  end(log: AttemptLog): void {
-    if (log.ended) return;
+  end(log: AttemptLog, endInResult = true): boolean {
+    if (log.ended) return log.endsInResult;
     this.pendingBytes -= log.pendingBytes;
     this.dirty.delete(log);
     const items = noItems();
-    log.end(items);
+    log.end(items, endInResult);
+    if (log.endsInResult) return true;
     this.ended.set(log.executionId, items);
     this.endedBytes += items.dataBytes;
     this.stats.stdoutBytes += log.bytes.stdout;
@@ -103,6 +108,7 @@ export class LogShipper {
     if (log.truncated) this.stats.truncated += 1;
     // The result's write normally takes them first; the timer is the fallback.
     this.arm();
+    return false;
   }
 
   /** Takes the ended items of these executions, for the transaction that writes their results. */
