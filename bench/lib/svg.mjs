@@ -114,6 +114,8 @@ export function chartPanels(results) {
       bars: [
         { label: 'ax 2,000', value: r('ax-burst-2000').allSuccessMs, kind: 'ax' },
         { label: 'BullMQ 2,000', value: r('bullmq-burst-2000').allSuccessMs, kind: 'bullmq' },
+        { label: 'ax 2,000, defaults', value: r('ax-burst-2000-defaults').allSuccessMs, kind: 'ax' },
+        { label: 'BullMQ 2,000, in-process', value: r('bullmq-burst-2000-inproc').allSuccessMs, kind: 'bullmq' },
         { label: 'ax 10,000', value: r('ax-burst-10000').allSuccessMs, kind: 'ax' },
         { label: 'BullMQ 10,000', value: r('bullmq-burst-10000').allSuccessMs, kind: 'bullmq' },
       ],

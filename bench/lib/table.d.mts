@@ -3,6 +3,7 @@ export function lagCell(s: { n: number; p50: number | null; p95: number | null; 
 export function correctnessProblems(results: BenchResults): string[];
 export function renderReport(results: BenchResults): string;
 export function cpuSection(scenarios: Record<string, ScenarioRun>): string;
+export function burstPhasesSection(scenarios: Record<string, ScenarioRun>): string;
 export function idleSection(scenarios: Record<string, ScenarioRun>): string;
 export function outputSection(scenarios: Record<string, ScenarioRun>): string;
 export function baselineSection(results: BenchResults): string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartPanels, renderChart } from './svg.mjs';
-import { baselineSection, correctnessProblems, idleSection, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
+import { baselineSection, burstPhasesSection, correctnessProblems, idleSection, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
 
 const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
 const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
@@ -49,6 +49,27 @@ describe('renderReport', () => {
     expect(ax2k).toContain('| met |');
     expect(md.split('\n').find((l) => l.startsWith('| ax | 10,000'))).toContain('**missed**');
     expect(md.split('\n').find((l) => l.startsWith('| 1 | 2 | 15,000'))).toContain('| met |');
+  });
+  it('judges ax with its own defaults against both BullMQ peers (#24), and leaves those rows out of older results', () => {
+    const withDefaults: BenchResults = {
+      scenarios: {
+        ...results.scenarios,
+        'ax-burst-2000-defaults': run({ tasks: 2_000, allSuccessMs: 700, instances: once(), executions: once() }),
+        'bullmq-burst-2000-inproc': run({ tasks: 2_000, allSuccessMs: 800, executions: once() }),
+      },
+    };
+    const row = renderReport(withDefaults).split('\n').find((l) => l.startsWith('| ax, service defaults'));
+    expect(row).toContain('≤ BullMQ in-process: met; ≤ 0.35× BullMQ over HTTP (0.32×): met');
+    const slow = { scenarios: { ...withDefaults.scenarios, 'ax-burst-2000-defaults': run({ tasks: 2_000, allSuccessMs: 2_037 }) } };
+    expect(renderReport(slow).split('\n').find((l) => l.startsWith('| ax, service defaults'))).toContain('≤ BullMQ in-process: **missed**; ≤ 0.35× BullMQ over HTTP (0.93×): **missed**');
+    expect(md).not.toContain('service defaults');
+  });
+  it('shows where a burst job spent its time, for the runs that measured it', () => {
+    const md = burstPhasesSection({
+      'ax-burst-2000-defaults': run({ tasks: 2_000, phasesMs: { claimWaitMs: lag(400, 1_500), deliveryMs: lag(30, 90), callToAppliedMs: lag(60, 200) } }),
+    });
+    expect(md.split('\n').find((l) => l.startsWith('| 2,000 (service defaults)'))).toBe('| 2,000 (service defaults) | 400 / 1,500 / 1,500 / 1,500 | 30 / 90 / 90 / 90 | 60 / 200 / 200 / 200 |');
+    expect(burstPhasesSection({ 'ax-burst-2000': run({ tasks: 2_000 }) })).toContain('no burst run measured its phases');
   });
   it('shows ax as a fraction of the RabbitMQ round trip, the profiles and the runs over budget', () => {
     expect(md).toContain('| RabbitMQ publish-confirm + consume at once (round trip) | 12,800 | 25.0 % |');
@@ -131,17 +152,24 @@ describe('job output, old against new, timers', () => {
     const tenK = md.split('\n').find((l) => l.startsWith('| 10,240'));
     expect(tenK).toContain('| 150 | 0.75 | 1.5 | 5.00 |'); // (3 + 1 + 1) s × 1000 / 1,000 jobs
   });
-  it('judges silent jobs against the baseline commit within 5 %, and says how to run it when it was not', () => {
+  it('judges silent jobs against the baseline commit on the median of alternated rounds, and says how to run it when it was not', () => {
     const withBaseline: BenchResults = {
       baseline: { commit: '0123456789abcdef' },
       scenarios: {
         'ax-output-silent': run({ succeeded: 1_000, sustainedPerS: 94, cpu: cpu(2) }),
         'ax-output-silent@baseline': run({ succeeded: 1_000, sustainedPerS: 100, cpu: cpu(1) }),
+        'ax-output-silent@baseline#2': run({ succeeded: 1_000, sustainedPerS: 100, cpu: cpu(1) }),
+        'ax-output-silent#2': run({ succeeded: 1_000, sustainedPerS: 92, cpu: cpu(1) }),
+        'ax-output-silent#3': run({ succeeded: 1_000, sustainedPerS: 120, cpu: cpu(1) }),
+        'ax-output-silent@baseline#3': run({ succeeded: 1_000, sustainedPerS: 100, cpu: cpu(1) }),
       },
     };
     const row = baselineSection(withBaseline).split('\n').find((l) => l.startsWith('| ax-output-silent'));
-    expect(row).toContain('| 100 | 94 | 0.94× |');
-    expect(row).toContain('**missed**');
+    expect(row).toContain('| 3 | new first: 100 → 94, CPU 3.00 → 4.00; old first: 100 → 92, CPU 3.00 → 3.00; new first: 100 → 120, CPU 3.00 → 3.00 |');
+    expect(row).toContain('| 0.94× (0.92–1.20) | 1.00× |');
+    expect(row).toContain('median ≥ 0.95× old: **missed**');
+    const one = { baseline: withBaseline.baseline, scenarios: { 'ax-output-silent': run({ sustainedPerS: 97 }), 'ax-output-silent@baseline': run({ sustainedPerS: 100 }) } };
+    expect(baselineSection(one).split('\n').find((l) => l.startsWith('| ax-output-silent'))).toContain('| 0.97× | — | median ≥ 0.95× old: met |');
     expect(baselineSection({ scenarios: {} })).toContain('--baseline <commit>');
   });
   it('shows retry and re-route lateness against their goals', () => {

@@ -4,7 +4,12 @@
  * job, its expected time (the job scheduler's slot), when it was picked up and when it
  * finished. On SIGTERM it closes the worker (finishing active jobs) and writes the records.
  *
- *   node bench/peer/bullmq-worker.mjs --queue q --prefix p --concurrency 256 --url U --out f.json
+ * `--job noop` is the in-process peer (#24): the job is an async function that returns at once,
+ * the way a Node team runs BullMQ; no HTTP call, so nothing outside sees the jobs: the process
+ * prints `completed <n>` whenever its count changed (at most every 100 ms) for the scenario
+ * to tell when the burst is done.
+ *
+ *   node bench/peer/bullmq-worker.mjs --queue q --prefix p --concurrency 256 [--job http|noop] --url U --out f.json
  */
 import { writeFileSync } from 'node:fs';
 import { Worker } from 'bullmq';
@@ -16,11 +21,14 @@ const opt = (name) => {
 };
 const url = opt('url');
 const out = opt('out');
+const jobKind = opt('job') ?? 'http';
+if (jobKind !== 'http' && jobKind !== 'noop') throw new Error(`--job ${jobKind}: http or noop`);
 const records = [];
 
+const noop = async () => ({ success: true });
 const worker = new Worker(
   opt('queue'),
-  async (job) => {
+  jobKind === 'noop' ? noop : async (job) => {
     const expectedMs = Number(job.opts.prevMillis ?? String(job.id).split(':').at(-1));
     const body = JSON.stringify({ jobId: job.id, taskName: job.repeatJobKey, expectedTime: expectedMs, data: job.data });
     const res = await fetch(url, {
@@ -54,6 +62,14 @@ worker.on('failed', () => {
 worker.on('error', (error) => process.stderr.write(`bullmq worker error: ${error.message}\n`));
 await worker.waitUntilReady();
 process.stdout.write('ready\n');
+if (jobKind === 'noop') {
+  let said = 0;
+  setInterval(() => {
+    if (records.length === said) return;
+    said = records.length;
+    process.stdout.write(`completed ${said}\n`);
+  }, 100).unref();
+}
 
 let stopping = false;
 process.on('SIGTERM', () => {

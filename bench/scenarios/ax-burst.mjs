@@ -4,7 +4,10 @@
  * all N instances are SUCCESS, fire lag (expected → instance row created, database clock),
  * start lag (expected → the sink received the call), duplicates and missing.
  *
- *   node bench/scenarios/ax-burst.mjs --tasks 2000 [--brokers 1] [--profile <dir>] [--out f.json]
+ * `--settings defaults --slots 100` runs every service with its own defaults (none of AX_BENCH_ENV's
+ * tuned settings) except the worker slots: what a user gets out of the box (#24).
+ *
+ *   node bench/scenarios/ax-burst.mjs --tasks 2000 [--brokers 1] [--settings bench|defaults] [--slots 100] [--profile <dir>] [--out f.json]
  */
 import { rmSync } from 'node:fs';
 import { countByState, createAxRound, cronAt, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
@@ -21,14 +24,47 @@ const BROKERS = Number(a.brokers ?? 1);
 const WORKERS = Number(a.workers ?? 2);
 const WAIT_S = Number(a['wait-s'] ?? 60);
 const PROFILE = a.profile;
+const SETTINGS = a.settings ?? 'bench';
+if (SETTINGS !== 'bench' && SETTINGS !== 'defaults') throw new Error(`--settings ${SETTINGS}: bench or defaults`);
+const DEFAULTS = SETTINGS === 'defaults';
+const SLOTS = a.slots === undefined ? undefined : String(a.slots);
+
+/**
+ * Where each job's time went (#24), per first execution, all on this machine's clock: waiting
+ * for a claim (expected time → `dispatched_at`), delivery (→ the sink's call: publish, the
+ * worker's accept, outbox write and AMQP ack, its slot), and the way back (call → the instance's
+ * `ended_at`: the answer, the result through the worker's outbox, the broker applying it).
+ */
+async function phases(pool, sink) {
+  const [rows] = await pool.query(
+    `SELECT i.task_name, i.expected_time, UNIX_TIMESTAMP(e.dispatched_at) * 1000 AS dispatched_ms,
+            UNIX_TIMESTAMP(i.ended_at) * 1000 AS ended_ms
+       FROM task_execution e JOIN task_instance i ON i.id = e.instance_id
+      WHERE e.run_no = 1 AND e.attempt = 1 AND i.state = 'SUCCESS'`,
+  );
+  const claim = [];
+  const delivery = [];
+  const back = [];
+  for (const r of rows) {
+    const expectedMs = r.expected_time.getTime();
+    const calledMs = sink.firstAt.get(slotKey(r.task_name, expectedMs, 1));
+    const dispatchedMs = Number(r.dispatched_ms);
+    claim.push(dispatchedMs - expectedMs);
+    if (calledMs === undefined) continue;
+    delivery.push(calledMs - dispatchedMs);
+    back.push(Number(r.ended_ms) - calledMs);
+  }
+  return { claimWaitMs: summarize(claim), deliveryMs: summarize(delivery), callToAppliedMs: summarize(back) };
+}
 
 await runScenario(async () => {
   const sink = await startSink();
   onCleanup(() => sink.close());
   const round = await createAxRound('burst');
   if (PROFILE) rmSync(PROFILE, { recursive: true, force: true });
-  await round.start('worker', WORKERS, { profileDir: PROFILE });
-  await round.start('broker', BROKERS, { profileDir: PROFILE });
+  const settings = { profileDir: PROFILE, serviceDefaults: DEFAULTS };
+  await round.start('worker', WORKERS, { ...settings, extraEnv: SLOTS === undefined ? {} : { AX_WORKER_SLOTS: SLOTS } });
+  await round.start('broker', BROKERS, settings);
   const leadMs = 8_000 + TASKS; // 10,000 tasks → 18 s to insert them and start the scheduler
   const dueMs = Math.ceil((Date.now() + leadMs) / 1000) * 1000;
   const names = await insertTasks(round.db.pool, {
@@ -37,7 +73,7 @@ await runScenario(async () => {
     schedule: { type: 'cron', expr: cronAt(dueMs), timezone: 'UTC' },
     url: sink.url,
   });
-  await round.start('scheduler', 1, { profileDir: PROFILE });
+  await round.start('scheduler', 1, settings);
   const readyBeforeDueMs = dueMs - Date.now();
   log(`${TASKS} tasks due at ${new Date(dueMs).toISOString()}; stack ready ${readyBeforeDueMs} ms before`);
   if (readyBeforeDueMs < 1_000) throw new Error(`stack became ready only ${readyBeforeDueMs} ms before the fire time`);
@@ -85,7 +121,8 @@ await runScenario(async () => {
     status: timedOut ? 'timeout' : 'ok',
     system: 'ax',
     tasks: TASKS,
-    topology: { schedulers: 1, brokers: BROKERS, workers: WORKERS },
+    topology: { schedulers: 1, brokers: BROKERS, workers: WORKERS, slots: SLOTS ?? null },
+    settings: DEFAULTS ? 'service defaults' : 'bench',
     dueAt: new Date(dueMs).toISOString(),
     stackReadyBeforeDueMs: readyBeforeDueMs,
     allSuccessMs: endLags.length === TASKS ? Math.max(...endLags) : null,
@@ -100,6 +137,7 @@ await runScenario(async () => {
     ...(problems
       ? { missingDetail: await missingDetail(round.db.pool, expected, instancesPerSlot), processOutput: round.outputTail() }
       : {}),
+    phasesMs: await phases(round.db.pool, sink),
     sinkCalls: sink.total,
     samples,
     cpu: { windowS: Math.round(cpuWindowS * 10) / 10, seconds: cpuSeconds },

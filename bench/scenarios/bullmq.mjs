@@ -6,7 +6,11 @@
  *   burst:  N schedulers due at the same second → all completed, pickup/start/end lag
  *   steady: N schedulers every second for D s → completions per second, backlog (wait+active)
  *
- *   node bench/scenarios/bullmq.mjs --mode burst --tasks 2000 [--out f.json]
+ * `--job noop --workers 1 --concurrency 50` is the in-process peer (#24): the job a function in
+ * the worker that returns at once, the way a Node team runs BullMQ; executions are then counted
+ * from the worker's own records instead of the sink's calls.
+ *
+ *   node bench/scenarios/bullmq.mjs --mode burst --tasks 2000 [--job http|noop] [--workers 2] [--concurrency 256] [--out f.json]
  *   node bench/scenarios/bullmq.mjs --mode steady --tasks 4000 --seconds 60 [--drain-s 15]
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -30,6 +34,7 @@ const DRAIN_S = Number(a['drain-s'] ?? 15);
 const WORKERS = Number(a.workers ?? 2);
 const CONCURRENCY = Number(a.concurrency ?? 256);
 const WAIT_S = Number(a['wait-s'] ?? 60);
+const JOB = a.job ?? 'http';
 const workerScript = fileURLToPath(new URL('../peer/bullmq-worker.mjs', import.meta.url));
 
 await runScenario(async () => {
@@ -74,7 +79,7 @@ await runScenario(async () => {
     const proc = await startProcess({
       name: `bullmq-worker-${i + 1}`,
       command: process.execPath,
-      args: [workerScript, '--queue', queueName, '--prefix', prefix, '--concurrency', String(CONCURRENCY),
+      args: [workerScript, '--queue', queueName, '--prefix', prefix, '--concurrency', String(CONCURRENCY), '--job', JOB,
         '--url', sink.url, '--out', path.join(dir, `w${i + 1}.json`)],
       readyLine: 'ready',
       readyTimeoutMs: 20_000,
@@ -85,6 +90,16 @@ await runScenario(async () => {
   const backlog = async (t) => {
     const c = await queue.getJobCounts('wait', 'active', 'prioritized', 'delayed');
     return { t, backlog: (c.wait ?? 0) + (c.active ?? 0) + (c.prioritized ?? 0), delayed: c.delayed ?? 0 };
+  };
+  /** Jobs done so far: the sink's calls, or what the in-process workers last printed. */
+  const completedSoFar = () => {
+    if (JOB === 'http') return sink.firstAt.size;
+    let n = 0;
+    for (const w of workers) {
+      const said = w.lines().findLast((l) => l.stream === 'stdout' && l.text.startsWith('completed '));
+      n += said ? Number(said.text.slice('completed '.length)) : 0;
+    }
+    return n;
   };
   const samples = [];
   const cpuNow = () => cpuSnapshot({ worker: workers.map((w) => w.pid), bench: [process.pid], ...serverPids() });
@@ -104,7 +119,7 @@ await runScenario(async () => {
     while (Date.now() < dueMs + WAIT_S * 1_000) {
       const s = await backlog(Date.now() - dueMs);
       samples.push(s);
-      if (sink.firstAt.size >= TASKS && s.backlog === 0) break;
+      if (completedSoFar() >= TASKS && s.backlog === 0) break;
       await sleep(100);
     }
     cpuSeconds = cpuSecondsBetween(cpuBefore, cpuNow());
@@ -146,15 +161,22 @@ await runScenario(async () => {
     records.push(...r.records);
     failed += r.failed;
   }
-  const startLags = sink.startLags(t0, windowEnd);
+  // Over HTTP the sink saw every call; in process only the workers' records know the jobs.
+  const inProcessCounts = new Map();
+  for (const [name, e] of records) {
+    const key = slotKey(name, e, 1);
+    inProcessCounts.set(key, (inProcessCounts.get(key) ?? 0) + 1);
+  }
+  const calls = JOB === 'http' ? sink.counts : inProcessCounts;
+  const startLags = JOB === 'http' ? sink.startLags(t0, windowEnd) : records.filter(([, e]) => e >= t0 && e < windowEnd).map(([, e, p]) => p - e);
   const inWindow = records.filter(([, e]) => e >= t0 && e < windowEnd);
   let duplicateCalls = 0;
-  for (const n of sink.counts.values()) if (n > 1) duplicateCalls += n - 1;
+  for (const n of calls.values()) if (n > 1) duplicateCalls += n - 1;
   const expected = [];
   const checkEnd = MODE === 'burst' ? windowEnd : windowEnd - 2_000;
   for (let t = t0; t < checkEnd; t += 1_000) for (const n of names) expected.push(slotKey(n, t, 1));
   const observed = new Map();
-  for (const [key, n] of sink.counts) {
+  for (const [key, n] of calls) {
     const e = Date.parse(key.split(':').slice(1, -1).join(':'));
     if (e >= t0 && e < checkEnd) observed.set(key, n);
   }
@@ -164,6 +186,7 @@ await runScenario(async () => {
     system: 'bullmq',
     mode: MODE,
     tasks: TASKS,
+    job: JOB,
     topology: { workers: WORKERS, concurrency: CONCURRENCY },
     failedJobs: failed,
     pickupLagMs: summarize(inWindow.map(([, e, p]) => p - e)),
