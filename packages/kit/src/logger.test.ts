@@ -56,6 +56,14 @@ describe('createLogger', () => {
     });
   });
 
+  it('redacts a child logger\'s bindings too, and leaves the logged objects as they were', () => {
+    const { lines, logger } = capture();
+    const logged = { req: { headers: { Authorization: 'Bearer c' } } };
+    logger.child({ adminToken: 'secret-binding', taskName: 't' }).info(logged, 'x');
+    expect(lines[0]).toMatchObject({ adminToken: REDACTED, taskName: 't', req: { headers: { Authorization: REDACTED } } });
+    expect(logged.req.headers.Authorization).toBe('Bearer c');
+  });
+
   it('serialises errors under err with message and stack', () => {
     const { lines, logger } = capture();
     logger.error({ err: new Error('bad') }, 'failed');
