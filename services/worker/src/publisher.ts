@@ -34,7 +34,7 @@ export interface OutboxPublisherOptions {
   readonly logger: Logger;
   /** Items per message; default 500 (at most `MAX_ITEMS_PER_MESSAGE`). */
   readonly batchSize?: number;
-  /** Messages in flight at once; default 8. */
+  /** Messages in flight at once; default 2, so that under load the batches grow instead of the message count. */
   readonly maxInflight?: number;
   /**
    * An ACK younger than this waits for the next pump: when the job's result is written
