@@ -43,10 +43,12 @@ export function createLogger(options: LoggerOptions): Logger {
   const logger = options.destination ? pino(opts, options.destination) : pino(opts);
   // pino applies the bindings formatter to the root only; a child is `Object.create(parent)`,
   // so a `child` set on the root is the one every descendant calls: its bindings are hidden too.
-  const childOf = Object.getPrototypeOf(logger) as { child: (this: Logger, bindings: Record<string, unknown>, childOptions?: object) => Logger };
-  logger.child = function (this: Logger, bindings: Record<string, unknown>, childOptions?: object) {
-    return childOf.child.call(this, redactSecrets(bindings), childOptions);
-  } as Logger['child'];
+  type ChildFn = (this: Logger, bindings: Record<string, unknown>, childOptions?: object) => Logger;
+  const proto = Object.getPrototypeOf(logger) as { child: ChildFn };
+  const child: ChildFn = function (this: Logger, bindings, childOptions) {
+    return proto.child.call(this, redactSecrets(bindings), childOptions);
+  };
+  logger.child = child as unknown as Logger['child'];
   return logger;
 }
 
