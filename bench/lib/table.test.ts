@@ -176,5 +176,7 @@ describe('job output, old against new, timers', () => {
     const md = timersSection({ timers: run({ retryLatenessMs: lag(9, 47), retryGapOverBackoffMs: lag(54, 122), rerouteLatenessMs: lag(15, 600) }) });
     expect(md.split('\n').find((l) => l.startsWith('| retry: next'))).toContain('p99 ≤ 100 ms: met');
     expect(md.split('\n').find((l) => l.startsWith('| re-route'))).toContain('≤ 500 ms: **missed**');
+    const none = timersSection({ timers: run({ retryLatenessMs: lag(9, 47), rerouteLatenessMs: { n: 0 } }) });
+    expect(none.split('\n').find((l) => l.startsWith('| re-route'))).toContain('not measured: no re-route happened');
   });
 });
