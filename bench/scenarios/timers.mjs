@@ -8,10 +8,12 @@
  *   run and 200 to the third. Lateness = the next attempt's `dispatched_at` − the retry's due
  *   time (its RETRY_SCHEDULED event + the delay), database clock; and, as the user sees it at
  *   the endpoint, the gap from a failed answer to the next call minus the backoff.
- * - **Re-routes**: `--reroute-rounds` rounds; in each a fresh worker is frozen (SIGSTOP: its
- *   connection stays, it never ACKs) beside a live one, and `--reroute-instances` instances are
- *   inserted; those dispatched to the frozen worker are re-routed when their ACK deadline +
- *   grace passes. Lateness = the ACK_TIMEOUT event's time − (its `ackDeadline` + grace).
+ * - **Re-routes**: `--reroute-rounds` rounds; in each a worker that drops its dispatches
+ *   (dropping-worker.mjs: alive, heartbeating, consuming, never ACKing) joins a real one, and
+ *   `--reroute-instances` instances are inserted; those dispatched to it are re-routed when
+ *   their ACK deadline + grace passes (its registry entry proves it does not hold them).
+ *   Lateness = the ACK_TIMEOUT event's time − (its `ackDeadline` + grace). Until 16fd0e5 (#23)
+ *   a SIGSTOPped worker served; now the broker rightly waits for a frozen worker's lease.
  *
  * Goal (#22): retry lateness p99 ≤ 100 ms; re-routes ≤ 500 ms after the deadline + grace.
  *
@@ -20,6 +22,7 @@
 import { createServer } from 'node:http';
 import { redisKeys } from '../../packages/kit/dist/index.js';
 import { createAxRound, insertTaskDefinition } from '../lib/ax-stack.mjs';
+import { startDroppingWorker } from '../lib/dropping-worker.mjs';
 import { args, log, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
 import { summarize } from '../lib/stats.mjs';
 
@@ -122,20 +125,37 @@ await runScenario(async () => {
     const quick = await insertTaskDefinition(pool, taskInput('timers-reroute', { type: 'http', url: endpoint.url.replace('/flaky', '/ok') }, { max: 0 }));
     const rerouteLate = [];
     let rerouted = 0;
+    let droppedDispatches = 0;
     for (let r = 0; r < REROUTE_ROUNDS; r++) {
-      const [frozen] = await round.start('worker', 1, { extraEnv: { ...TIMINGS, AX_WORKER_ID: `timers-frozen-${r + 1}`, AX_WORKER_TAGS: 'timers' } });
-      await sleep(1_500); // registered and seen by the broker's routing cache
-      process.kill(-frozen.pgid, 'SIGSTOP');
-      const slotS = baseS + 10_000 + r * 1_000;
-      await insertInstances(pool, quick, REROUTE_INSTANCES, 1, slotS);
-      await ready();
-      // ACK timeout 5 s + grace 3 s, then the re-route; the frozen worker's entry lasts 15 s.
-      await sleep(10_000);
-      process.kill(-frozen.pgid, 'SIGKILL');
-      await pollUntil(`round ${r + 1} instances final`, 30_000, async () => {
-        const [rows] = await pool.query(`SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'timers-reroute' AND expected_time >= FROM_UNIXTIME(?) AND state IN ('SUCCESS', 'FAILED')`, [slotS]);
-        return Number(rows[0].n) >= REROUTE_INSTANCES;
-      });
+      // A live worker that drops its dispatches (dropping-worker.mjs): its entry, refreshed every
+      // 500 ms, never lists them, so at ack_deadline + 3 s the broker has its proof and re-routes.
+      const dropper = await startDroppingWorker({ namespace: round.namespace, amqpUrl: round.env.AX_AMQP_URL, redis: round.redis.redis, workerId: `timers-dropper-${r + 1}`, tags: ['timers'] });
+      try {
+        await sleep(1_500); // registered and seen by the broker's routing cache
+        const slotS = baseS + 10_000 + r * 1_000;
+        await insertInstances(pool, quick, REROUTE_INSTANCES, 1, slotS);
+        await ready();
+        try {
+          await pollUntil(`round ${r + 1} instances final`, 30_000, async () => {
+            const [rows] = await pool.query(`SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'timers-reroute' AND expected_time >= FROM_UNIXTIME(?) AND state IN ('SUCCESS', 'FAILED')`, [slotS]);
+            return Number(rows[0].n) >= REROUTE_INSTANCES;
+          });
+        } catch (error) {
+          // What the instances are waiting for: their states and the events they have.
+          const [rows] = await pool.query(
+            `SELECT i.id, i.state, i.worker_id, GROUP_CONCAT(ev.type ORDER BY ev.id) AS events
+               FROM task_instance i LEFT JOIN event_log ev ON ev.instance_id = i.id
+              WHERE i.task_name = 'timers-reroute' AND i.expected_time >= FROM_UNIXTIME(?) GROUP BY i.id`,
+            [slotS],
+          );
+          log(`round ${r + 1}: ${dropper.dropped} dispatch message(s) dropped; instances: ${JSON.stringify(rows)}`);
+          log(JSON.stringify(round.outputTail(), null, 1));
+          throw error;
+        }
+        droppedDispatches += dropper.dropped;
+      } finally {
+        await dropper.stop();
+      }
     }
     const [acks] = await pool.query(
       `SELECT TIMESTAMPDIFF(MICROSECOND, JSON_UNQUOTE(JSON_EXTRACT(ev.data, '$.ackDeadline')), ev.at) / 1000 AS afterMs
@@ -156,6 +176,7 @@ await runScenario(async () => {
       retryGapOverBackoffMs,
       rerouteLatenessMs,
       rerouted,
+      droppedDispatches,
       states: Object.fromEntries(states.map((s) => [s.state, Number(s.n)])),
     };
   } finally {
