@@ -47,6 +47,10 @@ describe('startMariaDb', () => {
     expect(server.port).not.toBe(3306);
     expect(await scalar(server, 'SELECT @@global.time_zone')).toBe('+08:00');
     expect(await scalar(server, 'SELECT @@port')).toBe(server.port);
+    // Its temporary files stay in its own folder, out of the shared /tmp (a CI failure: a
+    // bootstrap's temporary table file vanished there).
+    const dataDir = String(await scalar(server, 'SELECT @@datadir'));
+    expect(await scalar(server, 'SELECT @@tmpdir')).toBe(join(dataDir, '..', 'tmp'));
   });
 
   it('keeps its data across stop() and start() on the same datadir and port', async () => {

@@ -20,7 +20,7 @@
 import { spawn, execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -182,6 +182,12 @@ export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<Mari
   const installDb = findProgram(['mariadb-install-db', 'mysql_install_db']);
   const dir = await mkdtemp(join(opts.parentDir ?? tmpdir(), 'ax-mariadb-'));
   const dataDir = join(dir, 'data');
+  // Its own temp dir, for the bootstrap too: in the shared /tmp a file of the bootstrap's
+  // temporary tables vanished under it once in CI ("Could not remove temporary table
+  // '/tmp/#sql-temptable-…', error: 2" → "Unknown table 'mysql.tmp_user_sys'"), failing a drill
+  // before it began. Inside the server's own folder nothing else touches them.
+  const tmpDir = join(dir, 'tmp');
+  await mkdir(tmpDir);
   const errorLog = join(dir, 'error.log');
   const userArgs = opts.args ?? [];
   const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
@@ -206,6 +212,7 @@ export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<Mari
     `--datadir=${dataDir}`,
     `--socket=${join(dir, 'mysqld.sock')}`,
     `--pid-file=${join(dir, 'mysqld.pid')}`,
+    `--tmpdir=${tmpDir}`,
     `--log-error=${errorLog}`,
     `--port=${port}`,
     '--bind-address=127.0.0.1',
@@ -323,6 +330,7 @@ export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<Mari
       '--no-defaults',
       '--auth-root-authentication-method=normal',
       `--datadir=${dataDir}`,
+      `--tmpdir=${tmpDir}`, // passed on to the bootstrap server
       '--skip-test-db',
       ...userFlag,
     ]);
