@@ -307,6 +307,29 @@ export async function instanceRows(pool, where = '1=1', params = []) {
 }
 
 /**
+ * MySQL bytes per instance (#24's "MySQL size per million instances"): data and index bytes of
+ * each ax table with rows (`information_schema`, after `ANALYZE TABLE` so the figures are
+ * current), divided by `instances`. InnoDB counts whole 16 KiB pages, so the figure is good to a
+ * few percent only when the tables hold thousands of rows.
+ */
+export async function storagePerInstance(pool, instances) {
+  const [tables] = await pool.query(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'`);
+  for (const { t } of tables) await pool.query(`ANALYZE TABLE \`${t}\``);
+  const [rows] = await pool.query(
+    `SELECT table_name AS t, table_rows AS n, data_length + index_length AS bytes
+       FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' ORDER BY bytes DESC`,
+  );
+  const byTable = {};
+  let total = 0;
+  for (const r of rows) {
+    if (Number(r.n) === 0) continue;
+    byTable[r.t] = Math.round(Number(r.bytes) / instances);
+    total += Number(r.bytes);
+  }
+  return { instances, bytesPerInstance: Math.round(total / instances), byTable };
+}
+
+/**
  * What a missing-slot report needs: the missing slots per second and per task, and the task
  * counters of skipped and coalesced slots (misfire policy), so a lost slot can be told apart
  * from one the misfire policy coalesced on purpose.

@@ -228,10 +228,10 @@ function throughputSection(sc) {
     const [dup, miss] = dupMiss(r);
     const ok = s?.result ? (r.sustainedPerS ?? 0) >= 3_000 : null;
     rows.push([num(r.topology?.brokers ?? Number(id.at(-1))), num(r.topology?.workers), num(r.instances), num(r.succeeded),
-      num(r.sustainedPerS), num(r.overallPerS), dup, miss, verdict(ok), statusOf(s)]);
+      num(r.sustainedPerS), num(r.overallPerS), num(r.storage?.bytesPerInstance), dup, miss, verdict(ok), statusOf(s)]);
   }
   return markdownTable(
-    ['brokers', 'workers', 'PENDING at start', 'SUCCESS', 'sustained /s (middle 80 %)', 'overall /s', 'dup', 'missing', 'goal ≥3,000/s', 'status'],
+    ['brokers', 'workers', 'PENDING at start', 'SUCCESS', 'sustained /s (middle 80 %)', 'overall /s', 'MySQL bytes per instance', 'dup', 'missing', 'goal ≥3,000/s', 'status'],
     rows,
   );
 }

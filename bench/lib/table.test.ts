@@ -49,6 +49,8 @@ describe('renderReport', () => {
     expect(ax2k).toContain('| met |');
     expect(md.split('\n').find((l) => l.startsWith('| ax | 10,000'))).toContain('**missed**');
     expect(md.split('\n').find((l) => l.startsWith('| 1 | 2 | 15,000'))).toContain('| met |');
+    const withStorage = renderReport({ scenarios: { 'ax-throughput-1': run({ instances: 15_000, succeeded: 15_000, sustainedPerS: 3_200, overallPerS: 2_900, topology: { brokers: 1, workers: 2 }, storage: { instances: 15_000, bytesPerInstance: 2_345, byTable: {} } }) } });
+    expect(withStorage.split('\n').find((l) => l.startsWith('| 1 | 2 | 15,000'))).toContain('| 3,200 | 2,900 | 2,345 |');
   });
   it('judges ax with its own defaults against both BullMQ peers (#24), and leaves those rows out of older results', () => {
     const withDefaults: BenchResults = {

@@ -8,7 +8,7 @@
  *
  * `--profile dir` runs the brokers and workers with `--cpu-prof` (one sub-directory per service).
  */
-import { countByState, createAxRound, insertDueInstances, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
+import { countByState, createAxRound, insertDueInstances, insertTasks, instanceRows, storagePerInstance } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
@@ -61,6 +61,8 @@ await runScenario(async () => {
   for (const n of sink.counts.values()) if (n > 1) duplicateCalls += n - 1;
   const successKeys = rows.filter((r) => r.state === 'SUCCESS').map((r) => slotKey(r.taskName, r.expectedMs, r.runNo));
   const executions = exactlyOnce(successKeys, new Map(successKeys.map((k) => [k, sink.counts.get(k) ?? 0])));
+  const storage = await storagePerInstance(pool, expected.length);
+  log(`MySQL: ${storage.bytesPerInstance} bytes per instance (${Object.entries(storage.byTable).map(([t, b]) => `${t} ${b}`).join(', ')})`);
   return {
     status: doneMs === null ? 'timeout' : 'ok',
     system: 'ax',
@@ -74,5 +76,6 @@ await runScenario(async () => {
     cpu: { windowS: Math.round(cpuWindowS * 10) / 10, seconds: cpuSeconds },
     completedAfterStartMs: summarize(rows.filter((r) => r.endLag !== null).map((r) => r.endedMs - startedMs)),
     executions: { ...executions, duplicates: duplicateCalls },
+    storage,
   };
 });
