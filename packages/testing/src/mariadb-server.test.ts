@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rmdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
@@ -102,6 +102,30 @@ describe('startMariaDb', () => {
     expect(alive(pid)).toBe(false);
     expect(existsSync(extra.dir)).toBe(false);
     await expect(extra.cleanup()).resolves.toBeUndefined();
+  });
+
+  it('keepDir: installs once, keeps the data after cleanup(), and starts on it again', async () => {
+    const keepDir = await mkdtemp(join(tmpdir(), 'ax-mariadb-kept-'));
+    try {
+      const first = await startMariaDb({ keepDir });
+      expect(first.dir).toBe(keepDir);
+      const conn = await connect(first);
+      await conn.query('CREATE DATABASE kept');
+      await conn.query('CREATE TABLE kept.t (v INT)');
+      await conn.query('INSERT INTO kept.t VALUES (42)');
+      await conn.end();
+      await first.cleanup();
+      expect(existsSync(join(keepDir, 'data'))).toBe(true);
+
+      const again = await startMariaDb({ keepDir });
+      try {
+        expect(await scalar(again, 'SELECT v FROM kept.t')).toBe(42);
+      } finally {
+        await again.cleanup();
+      }
+    } finally {
+      await rm(keepDir, { recursive: true, force: true });
+    }
   });
 
   it('fails with the error log when mariadbd cannot start, and leaves nothing behind', async () => {

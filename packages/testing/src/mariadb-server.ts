@@ -19,7 +19,7 @@
  */
 import { spawn, execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -41,6 +41,12 @@ export interface StartMariaDbOptions {
   stopTimeoutMs?: number;
   /** Folder in which the server's temp dir is made (e.g. a tmpfs). Default `os.tmpdir()`. */
   parentDir?: string;
+  /**
+   * A folder kept between runs instead of a temp dir (the bench's history database, built once):
+   * the data directory is installed only when `<keepDir>/data` does not exist yet, and
+   * `cleanup()` stops the server but leaves the folder. `parentDir` is then ignored.
+   */
+  keepDir?: string;
 }
 
 export interface MariaDbServer {
@@ -180,14 +186,17 @@ const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<MariaDbServer> {
   const mariadbd = findProgram(['mariadbd', 'mysqld']);
   const installDb = findProgram(['mariadb-install-db', 'mysql_install_db']);
-  const dir = await mkdtemp(join(opts.parentDir ?? tmpdir(), 'ax-mariadb-'));
+  const keep = opts.keepDir !== undefined;
+  if (keep) mkdirSync(opts.keepDir as string, { recursive: true });
+  const dir = keep ? (opts.keepDir as string) : await mkdtemp(join(opts.parentDir ?? tmpdir(), 'ax-mariadb-'));
   const dataDir = join(dir, 'data');
+  const installed = keep && existsSync(dataDir);
   // Its own temp dir, for the bootstrap too: in the shared /tmp a file of the bootstrap's
   // temporary tables vanished under it once in CI ("Could not remove temporary table
   // '/tmp/#sql-temptable-…', error: 2" → "Unknown table 'mysql.tmp_user_sys'"), failing a drill
   // before it began. Inside the server's own folder nothing else touches them.
   const tmpDir = join(dir, 'tmp');
-  await mkdir(tmpDir);
+  await mkdir(tmpDir, { recursive: true });
   const errorLog = join(dir, 'error.log');
   const userArgs = opts.args ?? [];
   const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
@@ -203,7 +212,7 @@ export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<Mari
     if (child !== null && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', onExit);
 
@@ -311,10 +320,11 @@ export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<Mari
       if (cleaned) return;
       cleaned = true;
       try {
-        await stopWith('SIGKILL', stopTimeoutMs);
+        // A kept datadir is shut down cleanly: the next run should not start with crash recovery.
+        await stopWith(keep ? 'SIGTERM' : 'SIGKILL', stopTimeoutMs);
       } finally {
         process.off('exit', onExit);
-        await rm(dir, { recursive: true, force: true });
+        if (!keep) await rm(dir, { recursive: true, force: true });
       }
     },
     logTail(lines = 20) {
@@ -326,7 +336,7 @@ export async function startMariaDb(opts: StartMariaDbOptions = {}): Promise<Mari
   };
 
   try {
-    await runQuiet(installDb, [
+    if (!installed) await runQuiet(installDb, [
       '--no-defaults',
       '--auth-root-authentication-method=normal',
       `--datadir=${dataDir}`,
