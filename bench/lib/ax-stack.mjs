@@ -46,15 +46,21 @@ function fromEnv(defaults) {
   return out;
 }
 
-/** Creates the database, Redis client, AMQP namespace and data dir of one round. */
-export async function createAxRound(label) {
+/**
+ * Creates the database, Redis client, AMQP namespace and data dir of one round. `database`
+ * (`{ url, pool }`) runs the round on an existing database instead, which it neither migrates
+ * nor drops (the history scenario's kept database).
+ */
+export async function createAxRound(label, { database } = {}) {
   const namespace = uniqueNamespace('axbench');
   track('namespaces', namespace);
-  const db = await createTestDatabase({
-    poolOptions: { connectionLimit: 4 },
-    ...(benchTree === repoRoot ? {} : { migrateOptions: { migrationsDir: path.join(benchTree, 'packages', 'store', 'migrations') } }),
-  });
-  track('databases', db.name);
+  const db =
+    database ??
+    (await createTestDatabase({
+      poolOptions: { connectionLimit: 4 },
+      ...(benchTree === repoRoot ? {} : { migrateOptions: { migrationsDir: path.join(benchTree, 'packages', 'store', 'migrations') } }),
+    }));
+  if (database === undefined) track('databases', db.name);
   const redis = await createTestRedis(namespace);
   const amqp = await createTestAmqp(namespace);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `ax-bench-${label}-`));
@@ -170,10 +176,12 @@ export async function createAxRound(label) {
     removeDir(dataDir);
     untrack('dirs', dataDir);
   });
-  onCleanup(async () => {
-    await db.drop();
-    untrack('databases', db.name);
-  });
+  if (database === undefined) {
+    onCleanup(async () => {
+      await db.drop();
+      untrack('databases', db.name);
+    });
+  }
   onCleanup(async () => {
     await redis.cleanup();
     await amqp.cleanup();

@@ -1,0 +1,48 @@
+/**
+ * A closed-loop HTTP load: `concurrency` clients, each sending its next request as soon as the
+ * last one answered, until `requests` were sent. Every request's path comes from `pathOf(i)`
+ * (i = 0 … requests - 1), so a run spreads over ids, days and names instead of hitting one
+ * cached row. `maxS` stops sending after that many seconds (a slow endpoint then reports the
+ * requests it answered). Returns the latency percentiles and what failed.
+ */
+import { percentile } from './stats.mjs';
+
+export async function closedLoop({ baseUrl, headers = {}, concurrency, requests, pathOf, maxS = Infinity }) {
+  const latenciesMs = [];
+  const failures = [];
+  let next = 0;
+  const startedMs = performance.now();
+  const stopAtMs = startedMs + maxS * 1000;
+  const client = async () => {
+    for (let i = next++; i < requests && performance.now() < stopAtMs; i = next++) {
+      const path = pathOf(i);
+      const t0 = performance.now();
+      try {
+        // A request still unanswered when the time is up is abandoned and counted as failed.
+        const signal = Number.isFinite(maxS) ? AbortSignal.timeout(Math.max(1, stopAtMs - performance.now()) + 1_000) : undefined;
+        const res = await fetch(`${baseUrl}${path}`, { headers, signal });
+        await res.arrayBuffer(); // the whole body: the client's view of the answer
+        if (res.status !== 200 && failures.length < 5) failures.push(`${res.status} ${path}`);
+        else if (res.status !== 200) failures.push(null);
+      } catch (error) {
+        failures.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      latenciesMs.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  const wallMs = performance.now() - startedMs;
+  const sorted = [...latenciesMs].sort((a, b) => a - b);
+  const r1 = (v) => Math.round(v * 10) / 10;
+  return {
+    requests: latenciesMs.length,
+    stoppedByTime: latenciesMs.length < requests,
+    concurrency,
+    failed: failures.length,
+    failures: failures.filter((f) => f !== null).slice(0, 5),
+    p50Ms: r1(percentile(sorted, 50)),
+    p99Ms: r1(percentile(sorted, 99)),
+    maxMs: r1(sorted.at(-1)),
+    perS: Math.round((latenciesMs.length / wallMs) * 1000),
+  };
+}

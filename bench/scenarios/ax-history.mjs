@@ -1,0 +1,208 @@
+/**
+ * History at scale (#24): how ax behaves with months of history and many tasks.
+ *
+ * A private MariaDB (its folder kept in `--dir` between runs, InnoDB buffer pool
+ * `--buffer-pool`) holds the history of bench/lib/history-build.mjs: by default 100,000 tasks
+ * (10,000 firing every minute) and 5,000,000 final instances with their executions, events and
+ * logs over 90 days. The first run builds it (minutes); later runs with the same parameters
+ * reuse it and only apply migrations added since.
+ *
+ * Then, on that database, with a Redis and RabbitMQ namespace of its own:
+ *   1. admin-api: for each read an operator makes (task search, instance lists by each
+ *      filter, instance detail, stats today and hourly, dag and its grid, audit), `--requests`
+ *      requests from `--clients` concurrent clients; p50 / p99 / max (goal: p99 ≤ 100 ms);
+ *   2. scheduler (its defaults, retention off): seconds from spawn until its cache holds every
+ *      task (goal ≤ 10 s), its RSS (goal ≤ 400 MB), and for each of `--minutes` minute slots
+ *      whether every task due then got its instance, and how long before or after the slot the
+ *      last one was committed (goal: by the slot + one refill period, 1 s).
+ * What the run created (instances, their events) is deleted again; the history stays.
+ *
+ *   node bench/scenarios/ax-history.mjs [--tasks 100000] [--every-minute 10000] [--instances 5000000] [--days 90]
+ *        [--dir /var/tmp/ax-bench-history] [--buffer-pool 2G] [--clients 20] [--requests 400] [--endpoint-s 15] [--minutes 2] [--parts api,scheduler] [--out f.json]
+ */
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { startMariaDb } from '../../packages/testing/dist/index.js';
+import { createPool } from '../../packages/store/dist/index.js';
+import { createAxRound } from '../lib/ax-stack.mjs';
+import { args, log, onCleanup, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
+import { ensureHistory, historyTimeline } from '../lib/history-build.mjs';
+import { closedLoop } from '../lib/http-load.mjs';
+
+const a = args();
+const PARAMS = {
+  tasks: Number(a.tasks ?? 100_000),
+  everyMinute: Number(a['every-minute'] ?? 10_000),
+  instances: Number(a.instances ?? 5_000_000),
+  days: Number(a.days ?? 90),
+};
+const DIR = a.dir ?? process.env.AX_BENCH_HISTORY_DIR ?? '/var/tmp/ax-bench-history';
+const BUFFER_POOL = a['buffer-pool'] ?? '2G';
+const CLIENTS = Number(a.clients ?? 20);
+const REQUESTS = Number(a.requests ?? 400);
+const MINUTES = Number(a.minutes ?? 2);
+/** Most seconds spent on one endpoint (a read that takes seconds reports what it answered). */
+const ENDPOINT_S = Number(a['endpoint-s'] ?? 15);
+/** Which parts run: `api`, `scheduler` (a comma list). */
+const PARTS = new Set((a.parts ?? 'api,scheduler').split(','));
+/** Goals of #24. */
+const GOALS = { apiP99Ms: 100, schedulerStartS: 10, schedulerRssMb: 400, refillLateMs: 1_000 };
+
+const rssMb = (pid) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { rss: Math.round(kb('VmRSS') / 1024), hwm: Math.round(kb('VmHWM') / 1024) };
+  } catch {
+    return { rss: 0, hwm: 0 };
+  }
+};
+
+/** The reads of the admin API, each a path per request index (spread over ids, days, names). */
+function endpoints(p, nowMs) {
+  const { fromMs, toMs } = historyTimeline(p, nowMs);
+  const pick = (i, n) => ((i * 7_919) % n) + 1; // a deterministic spread over 1..n
+  const task = (i) => `hist-${String(pick(i, p.tasks)).padStart(6, '0')}`;
+  const day = (i) => new Date(toMs - (pick(i, p.days) - 1) * 86_400_000).toISOString().slice(0, 10);
+  const hourAt = (i) => new Date(fromMs + pick(i, Math.floor((toMs - fromMs) / 3_600_000)) * 3_600_000);
+  const chainRoot = (i) => `hist-${String(p.everyMinute + (pick(i, 400) - 1) * 5 + 1).padStart(6, '0')}`;
+  return [
+    ['tasks: search by text', (i) => `/api/v1/tasks?q=${encodeURIComponent(i % 2 === 0 ? 'nightly' : task(i).slice(0, 9))}&limit=50`],
+    ['tasks: list, first page', () => '/api/v1/tasks?limit=50'],
+    ['instances: newest', () => '/api/v1/instances?limit=50'],
+    ['instances: by task', (i) => `/api/v1/instances?task=${task(i)}&limit=50`],
+    ['instances: by state FAILED', () => '/api/v1/instances?state=FAILED&limit=50'],
+    ['instances: by bizDate', (i) => `/api/v1/instances?bizDate=${day(i)}&limit=50`],
+    ['instances: by from/to (1 h)', (i) => `/api/v1/instances?from=${hourAt(i).toISOString()}&to=${new Date(hourAt(i).getTime() + 3_600_000).toISOString()}&limit=50`],
+    ['instances: by team', (i) => `/api/v1/instances?team=team-${i % 10}&limit=50`],
+    ['instances: by worker', (i) => `/api/v1/instances?worker=hist-w${i % 8}&limit=50`],
+    ['instances: by trigger manual', () => '/api/v1/instances?trigger=manual&limit=50'],
+    ['instances: task + state', (i) => `/api/v1/instances?task=${task(i)}&state=SUCCESS&limit=50`],
+    ['instance detail', (i) => `/api/v1/instances/${pick(i, p.instances)}`],
+    ['stats: today', () => '/api/v1/stats/today'],
+    ['stats: hourly, today', () => '/api/v1/stats/hourly'],
+    ['stats: hourly, a past day', (i) => `/api/v1/stats/hourly?day=${day(i)}`],
+    ['dag from a root', (i) => `/api/v1/dag?root=${chainRoot(i)}`],
+    ['dag grid from a root', (i) => `/api/v1/dag/grid?root=${chainRoot(i)}`],
+    ['audit: newest', () => '/api/v1/audit?limit=50'],
+    ['audit: by actor', (i) => `/api/v1/audit?actor=user-${i % 20}&limit=50`],
+    ['audit: by from/to (1 day)', (i) => `/api/v1/audit?from=${day(i)}T00:00:00Z&to=${day(i)}T23:59:59Z&limit=50`],
+  ];
+}
+
+async function measureApi(round, p) {
+  const token = `history-${randomBytes(16).toString('hex')}`;
+  const [api] = await round.start('admin-api', 1, { serviceDefaults: true, extraEnv: { AX_ADMIN_TOKEN: token } });
+  const baseUrl = round.httpUrl(api);
+  const headers = { authorization: `Bearer ${token}` };
+  const out = [];
+  for (const [name, pathOf] of endpoints(p, Date.now())) {
+    await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: Math.min(REQUESTS, 40), maxS: 5, pathOf: (i) => pathOf(i + 100_000) }); // warm up
+    const r = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
+    const goal = r.failed === 0 && r.p99Ms <= GOALS.apiP99Ms ? 'met' : 'missed';
+    log(`api ${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms, ${r.perS}/s, ${r.requests} answered${r.failed > 0 ? `, ${r.failed} failed (${r.failures[0]})` : ''} — ${goal}`);
+    out.push({ name, ...r, goal });
+  }
+  await round.stop('admin-api');
+  return out;
+}
+
+/** The scheduler on the history: start time, RSS, and each minute's slots. */
+async function measureScheduler(round, pool, p) {
+  // As an enable does: every slot from now on, none caught up from the history's last run.
+  await pool.query('UPDATE task SET last_fire_time = NOW(3), next_fire_time = NULL WHERE enabled = 1');
+  const [[{ maxId }]] = await pool.query('SELECT COALESCE(MAX(id), 0) AS maxId FROM task_instance');
+  const [[{ enabled }]] = await pool.query('SELECT COUNT(*) AS enabled FROM task WHERE enabled = 1');
+  onCleanup(async () => {
+    // What this run fired goes again; the history stays as built.
+    await pool.query('DELETE FROM event_log WHERE instance_id > ?', [maxId]);
+    await pool.query('DELETE FROM task_instance WHERE id > ?', [maxId]);
+  });
+  const t0 = Date.now();
+  const [sched] = await round.start('scheduler', 1, { serviceDefaults: true, extraEnv: { AX_RETENTION_DAYS: '3650' } });
+  const metricsUrl = `${round.httpUrl(sched)}/metrics`;
+  await pollUntil('the scheduler to cache every task', 120_000, async () => {
+    const text = await (await fetch(metricsUrl)).text();
+    const n = Number(/^ax_scheduler_tasks(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
+    return n >= Number(enabled);
+  }, 100);
+  const startS = (Date.now() - t0) / 1000;
+  log(`scheduler: all ${enabled} tasks cached ${startS.toFixed(1)} s after spawn; RSS ${rssMb(sched.pid).rss} MB`);
+
+  const firstSlotMs = Math.ceil((Date.now() + 1_000) / 60_000) * 60_000;
+  const lastSlotMs = firstSlotMs + (MINUTES - 1) * 60_000;
+  let maxRss = 0;
+  while (Date.now() < lastSlotMs + 5_000) {
+    maxRss = Math.max(maxRss, rssMb(sched.pid).rss);
+    await sleep(1_000);
+  }
+  const { hwm } = rssMb(sched.pid);
+  const minutes = [];
+  for (let slot = firstSlotMs; slot <= lastSlotMs; slot += 60_000) {
+    const at = new Date(slot);
+    const [[due]] = await pool.query(
+      'SELECT ? + COUNT(*) AS n FROM task WHERE enabled = 1 AND id > ? AND id % 60 = ? AND (id DIV 60) % 24 = ?',
+      [p.everyMinute, p.everyMinute, at.getUTCMinutes(), at.getUTCHours()],
+    );
+    const [[r]] = await pool.query(
+      `SELECT COUNT(*) AS n, MIN(TIMESTAMPDIFF(MICROSECOND, expected_time, created_at)) / 1000 AS first_ms,
+              MAX(TIMESTAMPDIFF(MICROSECOND, expected_time, created_at)) / 1000 AS last_ms
+         FROM task_instance WHERE id > ? AND expected_time = ?`,
+      [maxId, at],
+    );
+    const m = { slot: at.toISOString(), due: Number(due.n), created: Number(r.n), firstCommitMs: Math.round(Number(r.first_ms)), lastCommitMs: Math.round(Number(r.last_ms)) };
+    m.goal = m.created === m.due && m.lastCommitMs <= GOALS.refillLateMs ? 'met' : 'missed';
+    log(`scheduler: slot ${m.slot}: ${m.created} of ${m.due} instances, committed from ${m.firstCommitMs} to ${m.lastCommitMs} ms around the slot — ${m.goal}`);
+    minutes.push(m);
+  }
+  await round.stop('scheduler');
+  return {
+    enabledTasks: Number(enabled),
+    startS: Math.round(startS * 10) / 10,
+    startGoal: startS <= GOALS.schedulerStartS ? 'met' : 'missed',
+    maxRssMb: maxRss,
+    peakRssMb: hwm,
+    rssGoal: Math.max(maxRss, hwm) <= GOALS.schedulerRssMb ? 'met' : 'missed',
+    minutes,
+  };
+}
+
+await runScenario(async () => {
+  const server = await startMariaDb({
+    keepDir: DIR,
+    startTimeoutMs: 300_000,
+    stopTimeoutMs: 300_000,
+    args: [`--innodb-buffer-pool-size=${BUFFER_POOL}`, '--innodb-log-file-size=1G', '--max-connections=300'],
+  });
+  onCleanup(() => server.cleanup());
+  log(`private MariaDB on port ${server.port}, folder ${DIR}, buffer pool ${BUFFER_POOL}`);
+  const history = await ensureHistory(server.url, PARAMS);
+  const pool = createPool(history.url, { connectionLimit: 4 });
+  onCleanup(() => pool.end());
+  const round = await createAxRound('history', { database: { name: 'ax_history', url: history.url, pool } });
+
+  const api = PARTS.has('api') ? await measureApi(round, PARAMS) : [];
+  const scheduler = PARTS.has('scheduler') ? await measureScheduler(round, pool, PARAMS) : { minutes: [] };
+  const [sizes] = await pool.query(
+    `SELECT table_name AS t, table_rows AS n, data_length + index_length AS bytes FROM information_schema.tables
+      WHERE table_schema = DATABASE() AND table_rows > 0 ORDER BY bytes DESC`,
+  );
+  const apiMet = api.every((e) => e.goal === 'met');
+  return {
+    status: 'ok',
+    system: 'ax',
+    params: PARAMS,
+    bufferPool: BUFFER_POOL,
+    history: { built: history.built, builtAt: history.builtAt ?? null, figures: history.figures, migrated: history.migrated },
+    tables: sizes.map((r) => ({ table: r.t, rows: Number(r.n), mb: Math.round(Number(r.bytes) / 2 ** 20) })),
+    goals: GOALS,
+    clients: CLIENTS,
+    requestsPerEndpoint: REQUESTS,
+    api,
+    apiWorstP99Ms: api.length > 0 ? Math.max(...api.map((e) => e.p99Ms)) : null,
+    apiGoal: api.length === 0 ? 'not measured' : apiMet ? 'met' : 'missed',
+    scheduler,
+    refillGoal: scheduler.minutes.length > 0 && scheduler.minutes.every((m) => m.goal === 'met') ? 'met' : 'missed',
+    purge: { goal: 'not measured', why: 'the purge-while-dispatching round is not built yet' },
+  };
+});
