@@ -9,7 +9,13 @@ import { percentile } from './stats.mjs';
 
 export async function closedLoop({ baseUrl, headers = {}, concurrency, requests, pathOf, maxS = Infinity }) {
   const latenciesMs = [];
+  /** The first few failures, as `status path` or `path: error`; `failed` counts them all. */
   const failures = [];
+  let failed = 0;
+  const fail = (what) => {
+    failed += 1;
+    if (failures.length < 5) failures.push(what);
+  };
   let next = 0;
   const startedMs = performance.now();
   const stopAtMs = startedMs + maxS * 1000;
@@ -19,13 +25,12 @@ export async function closedLoop({ baseUrl, headers = {}, concurrency, requests,
       const t0 = performance.now();
       try {
         // A request still unanswered when the time is up is abandoned and counted as failed.
-        const signal = Number.isFinite(maxS) ? AbortSignal.timeout(Math.max(1, stopAtMs - performance.now()) + 1_000) : undefined;
+        const signal = Number.isFinite(maxS) ? AbortSignal.timeout(Math.ceil(Math.max(1, stopAtMs - performance.now()) + 1_000)) : undefined;
         const res = await fetch(`${baseUrl}${path}`, { headers, signal });
         await res.arrayBuffer(); // the whole body: the client's view of the answer
-        if (res.status !== 200 && failures.length < 5) failures.push(`${res.status} ${path}`);
-        else if (res.status !== 200) failures.push(null);
+        if (res.status !== 200) fail(`${res.status} ${path}`);
       } catch (error) {
-        failures.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+        fail(`${path}: ${error instanceof Error ? error.message : String(error)}`);
       }
       latenciesMs.push(performance.now() - t0);
     }
@@ -38,8 +43,8 @@ export async function closedLoop({ baseUrl, headers = {}, concurrency, requests,
     requests: latenciesMs.length,
     stoppedByTime: latenciesMs.length < requests,
     concurrency,
-    failed: failures.length,
-    failures: failures.filter((f) => f !== null).slice(0, 5),
+    failed,
+    failures,
     p50Ms: r1(percentile(sorted, 50)),
     p99Ms: r1(percentile(sorted, 99)),
     maxMs: r1(sorted.at(-1)),
