@@ -185,6 +185,7 @@ export {
   getInstance,
   instanceFromRow,
   instanceTeamFilter,
+  type TeamFilterForm,
   instancesAtSlots,
   instancesOfBizDate,
   listExecutions,

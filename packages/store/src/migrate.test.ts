@@ -210,7 +210,7 @@ describe('assertSchemaSupported (R22)', () => {
 
   it('refuses a database without schema, accepts the supported version, refuses one outside the range', async () => {
     await expect(assertSchemaSupported(db.pool)).rejects.toThrow(
-      `database has no ax schema (no applied migrations); this build supports versions 1–${SCHEMA_VERSION_MAX}; run \`pnpm migrate\``,
+      `database has no ax schema (no applied migrations); this build supports versions ${SCHEMA_VERSION_MIN}–${SCHEMA_VERSION_MAX}; run \`pnpm migrate\``,
     );
     await migrate(db.pool);
     await expect(assertSchemaSupported(db.pool)).resolves.toBe(SCHEMA_VERSION_MAX);
@@ -221,12 +221,18 @@ describe('assertSchemaSupported (R22)', () => {
     const refused = assertSchemaSupported(db.pool);
     await expect(refused).rejects.toBeInstanceOf(SchemaVersionError);
     await expect(refused).rejects.toThrow(
-      `database schema version 70 is outside the range 1–${SCHEMA_VERSION_MAX} this build supports; run \`pnpm migrate\` or upgrade`,
+      `database schema version 70 is outside the range ${SCHEMA_VERSION_MIN}–${SCHEMA_VERSION_MAX} this build supports; run \`pnpm migrate\` or upgrade`,
     );
     await expect(refused).rejects.toMatchObject({ version: 70 });
     // A newer build's migration does not make this build's migrate fail (expand-then-contract).
     await expect(migrate(db.pool)).resolves.toMatchObject({ applied: [], version: 70 });
     await db.pool.query('DELETE FROM schema_migrations WHERE version = 70');
     expect(await readSchemaVersion(db.pool)).toBe(SCHEMA_VERSION_MAX);
+    // A schema older than the columns this build's statements name: refused at start, not at
+    // the first statement that names one.
+    await db.pool.query('DELETE FROM schema_migrations WHERE version >= ?', [SCHEMA_VERSION_MIN]);
+    await expect(assertSchemaSupported(db.pool)).rejects.toThrow(
+      `database schema version ${SCHEMA_VERSION_MIN - 1} is outside the range ${SCHEMA_VERSION_MIN}–${SCHEMA_VERSION_MAX} this build supports`,
+    );
   });
 });

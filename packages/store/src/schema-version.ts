@@ -7,10 +7,15 @@
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
-/** Oldest schema version this build works with. */
-export const SCHEMA_VERSION_MIN = 1;
+/**
+ * Oldest schema version this build works with. 6: the DAG promotion writes `promoted_at` and
+ * the dashboard reads `due_time` (migration 0006); the code had needed the columns of 0003–0005
+ * (teams, job output, calendars) already while this still said 1, so a service on an older
+ * schema failed at its first such statement instead of refusing to start.
+ */
+export const SCHEMA_VERSION_MIN = 6;
 /** Newest schema version this build works with (= its highest migration). */
-export const SCHEMA_VERSION_MAX = 5;
+export const SCHEMA_VERSION_MAX = 6;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

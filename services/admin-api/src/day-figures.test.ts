@@ -65,7 +65,9 @@ async function insert(name: string, r: Row): Promise<void> {
     );
   }
   if (r.depsMet !== undefined) {
+    // As the scheduler's promotion writes it: the event and promoted_at, in one transaction.
     await t.pool.query("INSERT INTO event_log (instance_id, type, at, message) VALUES (?, 'DEPS_MET', ?, 'every parent edge is satisfied')", [res.insertId, r.depsMet]);
+    await t.pool.query('UPDATE task_instance SET promoted_at = ? WHERE id = ?', [r.depsMet, res.insertId]);
   }
 }
 

@@ -63,6 +63,17 @@ describe('DAG (R19) in-process', () => {
       "SELECT e.type FROM event_log e JOIN task_instance i ON i.id = e.instance_id WHERE i.task_name = 'c' ORDER BY e.id",
     );
     expect(ev.map((e) => String(e['type']))).toEqual(['CREATED', 'DEPS_MET']);
+    // The promotion stamps promoted_at (migration 0006) beside its event: the dashboard counts
+    // the instance as due from then, through idx_instance_due_time.
+    const [promoted] = await h.db.pool.query<RowDataPacket[]>(
+      `SELECT i.promoted_at, i.due_time, e.at FROM task_instance i JOIN event_log e ON e.instance_id = i.id AND e.type = 'DEPS_MET'
+        WHERE i.task_name = 'c'`,
+    );
+    expect(promoted).toHaveLength(1);
+    const p = promoted[0] as RowDataPacket;
+    expect(p['promoted_at']).toBeInstanceOf(Date);
+    expect(Math.abs((p['promoted_at'] as Date).getTime() - (p['at'] as Date).getTime())).toBeLessThan(1_000);
+    expect(p['due_time']).toEqual(p['promoted_at']);
 
     // Day 2: pa fails.
     await drive(engine, clock, t0 + 27 * HOUR, HOUR / 2);

@@ -190,7 +190,9 @@ export async function transition(
   assertTransition('WAITING', to);
   return withTransaction(ctx.pool, async (conn) => {
     const [res] = await conn.query<ResultSetHeader>(
-      `UPDATE task_instance SET state = ?, reason = ?, ended_at = ${to === 'CANCELED' ? 'CURRENT_TIMESTAMP(3)' : 'ended_at'}
+      // A promotion stamps promoted_at (migration 0006): the dashboard counts the instance as
+      // due from then, read from an index instead of from every instance's events.
+      `UPDATE task_instance SET state = ?, reason = ?, ${to === 'CANCELED' ? 'ended_at = CURRENT_TIMESTAMP(3)' : 'promoted_at = CURRENT_TIMESTAMP(3)'}
         WHERE id = ? AND state = 'WAITING'`,
       [to, reason, instanceId],
     );

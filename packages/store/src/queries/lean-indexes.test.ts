@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { createTestDatabase, type TestDatabase } from '@ax/testing';
 import type { Queryable } from '../schema-version.js';
+import { explaining, NUMBERS, type PlanRow } from './explain.test-helper.js';
 import { transitionInstances } from './bulk-transitions.js';
 import { waitingPastDependencyTimeout } from './dependency-timeouts.js';
 import { rerunBatchLoads } from './dispatch.js';
@@ -21,11 +22,6 @@ const DAY_MS = 86_400_000;
 
 let db: TestDatabase;
 let batchId: string;
-
-/** 0..9 as a derived table: cross joins of it count without a sequence engine or recursion. */
-const DIGITS = '(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
-const NUMBERS = `(SELECT a.d + 10 * b.d + 100 * c.d + 1000 * d.d + 10000 * e.d AS n
-  FROM ${DIGITS} a CROSS JOIN ${DIGITS} b CROSS JOIN ${DIGITS} c CROSS JOIN ${DIGITS} d CROSS JOIN ${DIGITS} e)`;
 
 /**
  * 20 tasks; FINAL_ROWS SUCCESS instances, one a minute back from now (about 35 days, so some
@@ -65,38 +61,10 @@ async function seed(): Promise<void> {
   await db.pool.query('ANALYZE TABLE task_instance');
 }
 
-/** One row of tabular EXPLAIN (the columns MariaDB and MySQL share). */
-interface PlanRow {
-  readonly table: string;
-  readonly type: string;
-  readonly key: string | null;
-  readonly extra: string;
-}
-
-/**
- * A Queryable that sends every statement once under EXPLAIN (its plan appended to `plans`)
- * and then for real, so a query function is checked with exactly the SQL it sends.
- */
-function explaining(plans: PlanRow[][]): Queryable {
-  const query = async (sql: string, values?: unknown[]): Promise<unknown> => {
-    const [rows] = await db.pool.query<RowDataPacket[]>(`EXPLAIN ${sql}`, values);
-    plans.push(
-      rows.map((r) => ({
-        table: String(r['table']),
-        type: String(r['type']),
-        key: (r['key'] as string | null) ?? null,
-        extra: String(r['Extra'] ?? ''),
-      })),
-    );
-    return db.pool.query(sql, values);
-  };
-  return { query } as unknown as Queryable;
-}
-
 /** The plan rows of `task_instance` (aliased `i` or not) of the single statement `run` sent. */
 async function instancePlan(run: (q: Queryable) => Promise<unknown>): Promise<PlanRow[]> {
   const plans: PlanRow[][] = [];
-  await run(explaining(plans));
+  await run(explaining(db.pool, plans));
   expect(plans).toHaveLength(1);
   return (plans[0] ?? []).filter((p) => p.table === 'i' || p.table === 'task_instance');
 }

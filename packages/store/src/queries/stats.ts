@@ -6,8 +6,8 @@
  * - its `due_at` (slot time plus jitter; a retry's or a rerun's time),
  * - a `dependency` instance (created PENDING once its parents were satisfied) at its
  *   `created_at`: its `expected_time` and `due_at` are the start of its biz date, hours earlier,
- * - an instance created WAITING for parents at its last `DEPS_MET` event (the promotion to
- *   PENDING does not change `due_at`),
+ * - an instance created WAITING for parents when it was last promoted to PENDING (its
+ *   `DEPS_MET` event; the promotion sets `promoted_at` and leaves `due_at` alone),
  * whichever is latest. Trigger delay = start of its current execution − that time; durations
  * are those of executions (started → ended), not the instance row's times.
  */
@@ -49,26 +49,23 @@ const DAY_MS = 24 * HOUR_MS;
  * SQL of the instances that became due in `[from, to)`, one row each: `id, task_name, state,
  * trg, expected_time, created_at, due_time, run_started, longest_us`; and its values.
  *
- * The inner WHERE is a superset that needs no event read: the due time is the greatest of
- * `due_at`, `created_at` (dependency) and a DEPS_MET time, so it lies before `to` only if
- * `due_at` does, and at or after `from` only if `due_at` is, or the row was written since
- * (creation and promotion both set `updated_at`).
+ * `due_time` is the generated column of migration 0006 (the latest of `due_at`, `created_at`
+ * for a dependency instance, and `promoted_at`, the DEPS_MET promotion), so the day is one
+ * range of `idx_instance_due_time`: the day's rows, not the table's.
  */
 function dueInstances(from: Date, to: Date, teams: readonly string[] | null): { sql: string; values: unknown[] } {
-  const team = instanceTeamFilter(teams);
-  const sql = `SELECT d.* FROM (
-      SELECT i.id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at,
-             GREATEST(i.due_at,
-                      IF(i.\`trigger\` = 'dependency', i.created_at, i.due_at),
-                      COALESCE((SELECT MAX(ev.at) FROM event_log ev WHERE ev.instance_id = i.id AND ev.type = 'DEPS_MET'), i.due_at)) AS due_time,
+  const team = instanceTeamFilter(teams, { alias: 'i' });
+  const sql = `SELECT i.id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
              (SELECT ${EXECUTION_START_SQL} FROM task_execution x WHERE x.id = ${CURRENT_EXECUTION_ID_SQL}) AS run_started,
              (SELECT MAX(TIMESTAMPDIFF(MICROSECOND, ${EXECUTION_START_SQL}, x.ended_at)) FROM task_execution x
                WHERE x.instance_id = i.id AND x.ended_at IS NOT NULL AND ${EXECUTION_START_SQL} IS NOT NULL) AS longest_us
         FROM task_instance i
-       WHERE i.due_at < ? AND (i.due_at >= ? OR i.updated_at >= ?)${team === null ? '' : ` AND ${team.sql}`}
-    ) d WHERE d.due_time >= ? AND d.due_time < ?`;
-  return { sql, values: [to, from, from, ...(team === null ? [] : team.values), from, to] };
+       WHERE ${DUE_IN_SQL}${team === null ? '' : ` AND ${team.sql}`}`;
+  return { sql, values: [from, to, ...(team === null ? [] : team.values)] };
 }
+
+/** The range of {@link dueInstances} on `idx_instance_due_time`: two placeholders, from and to. */
+const DUE_IN_SQL = 'i.due_time >= ? AND i.due_time < ?';
 
 /** SQL of the trigger delay of a row of {@link dueInstances}, µs (a start before the due time, from a worker's clock, is 0). */
 const DELAY_US_SQL = 'CASE WHEN run_started IS NOT NULL THEN GREATEST(0, TIMESTAMPDIFF(MICROSECOND, due_time, run_started)) END';
@@ -88,10 +85,13 @@ export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: r
        FROM (${due.sql}) s`,
     due.values,
   );
+  // The failing tasks need no execution read: the range and the state, nothing per row.
+  const team = instanceTeamFilter(teams, { alias: 'i' });
   const [top] = await db.query<Array<RowDataPacket & { task_name: string; n: string }>>(
-    `SELECT task_name, COUNT(*) AS n FROM (${due.sql}) s WHERE state = 'FAILED'
-      GROUP BY task_name ORDER BY n DESC, task_name LIMIT ?`,
-    [...due.values, topN],
+    `SELECT i.task_name, COUNT(*) AS n FROM task_instance i
+      WHERE ${DUE_IN_SQL} AND i.state = 'FAILED'${team === null ? '' : ` AND ${team.sql}`}
+      GROUP BY i.task_name ORDER BY n DESC, i.task_name LIMIT ?`,
+    [dayStart, new Date(dayStart.getTime() + DAY_MS), ...(team === null ? [] : team.values), topN],
   );
   const r = (rows[0] ?? {}) as Record<string, unknown>;
   return {

@@ -13,25 +13,18 @@ export interface LastRun {
 }
 
 /**
- * The latest instance of each of `names`, in one query for the whole page: the greatest
- * `created_at` per name (a loose scan of `idx_instance_task_created`), joined back on the same
- * index; a tie of `created_at` goes to the greater id. Names without an instance are absent.
+ * The latest instance of each of `names`, in one query for the whole page: the greatest id
+ * per name (ids grow in creation order; a loose scan of `idx_instance_task`, which is
+ * (task_name) with the id InnoDB appends), joined back by primary key. Names without an
+ * instance are absent.
  */
 export async function lastRunsOf(db: Queryable, names: readonly string[]): Promise<Map<string, LastRun>> {
-  const out = new Map<string, LastRun & { id: bigint }>();
-  if (names.length === 0) return out;
+  if (names.length === 0) return new Map();
   const [rows] = await db.query<Array<RowDataPacket & { id: number | string; task_name: string; state: string; ended_at: Date | null }>>(
     `SELECT i.id, i.task_name, i.state, i.ended_at
-       FROM task_instance i
-       JOIN (SELECT task_name, MAX(created_at) AS latest FROM task_instance WHERE task_name IN (?) GROUP BY task_name) m
-         ON i.task_name = m.task_name AND i.created_at = m.latest`,
+       FROM (SELECT MAX(id) AS id FROM task_instance WHERE task_name IN (?) GROUP BY task_name) m
+       JOIN task_instance i ON i.id = m.id`,
     [names],
   );
-  for (const r of rows) {
-    const id = BigInt(r.id);
-    const seen = out.get(r.task_name);
-    if (seen !== undefined && seen.id > id) continue;
-    out.set(r.task_name, { id, instanceId: String(r.id), state: r.state, endedAt: r.ended_at === null ? null : r.ended_at.toISOString() });
-  }
-  return new Map([...out].map(([name, { instanceId, state, endedAt }]) => [name, { instanceId, state, endedAt }]));
+  return new Map(rows.map((r) => [r.task_name, { instanceId: String(r.id), state: r.state, endedAt: r.ended_at === null ? null : r.ended_at.toISOString() }]));
 }

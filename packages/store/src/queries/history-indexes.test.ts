@@ -1,0 +1,270 @@
+/**
+ * Migration 0006 (the reads of months of history, #24): its columns and indexes, the backfill
+ * of `promoted_at` from DEPS_MET events, and MariaDB's own plans for the statements the
+ * dashboard and the instance lists send, on a table with weeks of final rows (so a scan of
+ * the primary key or of the whole table is what the optimizer would pick if no index fitted).
+ */
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RowDataPacket } from 'mysql2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@ax/testing';
+import { DEFAULT_MIGRATIONS_DIR, migrate } from '../migrate.js';
+import type { Queryable } from '../schema-version.js';
+import { explaining, NUMBERS, type PlanRow } from './explain.test-helper.js';
+import { listInstances } from './instances-read.js';
+import { lastRunsOf } from './task-last-run.js';
+import { dayStats, hourlyStats } from './stats.js';
+
+const FINAL_ROWS = 50_000;
+const DAY_MS = 86_400_000;
+
+let db: TestDatabase;
+let migrationsDir: string;
+/** The UTC midnight ten days back: a past day of the history. */
+let pastDay: Date;
+
+/** The shipped migrations up to `version`, copied into the test's folder. */
+async function copyMigrationsUpTo(version: number): Promise<void> {
+  const source = fileURLToPath(DEFAULT_MIGRATIONS_DIR);
+  for (const file of await readdir(source)) {
+    if (/^\d{4}_/.test(file) && Number(file.slice(0, 4)) <= version) await cp(join(source, file), join(migrationsDir, file));
+  }
+}
+
+/**
+ * At schema 5: 20 tasks; FINAL_ROWS instances, one a minute back from now (about 35 days),
+ * every 10th FAILED, every 100th a dependency instance created 5 hours after its slot, every
+ * 100th (another) promoted from WAITING 2 hours after its slot (its DEPS_MET event only: schema
+ * 5 has no promoted_at). Those tasks are in team `default`; team `old` has one task with 10
+ * instances from 30 days ago, team `idle` one task that never ran. Then migration 0006.
+ */
+async function seedAndMigrate(): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO task (name, schedule, schedule_type, exec, params, tags, retry, misfire, dependency_timeout_s)
+     SELECT CONCAT('hist-', n), '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}', 3600 FROM ${NUMBERS} x WHERE n < 20`,
+  );
+  // Team "old": one task whose 10 instances are 30 days old (and written first: the oldest ids). Team "idle": a task that never ran.
+  await db.pool.query("INSERT INTO team (name) VALUES ('old'), ('idle')");
+  await db.pool.query(
+    `INSERT INTO task (name, team, schedule, schedule_type, exec, params, tags, retry, misfire, dependency_timeout_s)
+     VALUES ('hist-old', 'old', '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}', 3600),
+            ('hist-idle', 'idle', '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}', 3600)`,
+  );
+  await db.pool.query(
+    `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, ended_at)
+     SELECT t.id, t.name, slot, DATE(slot), 'schedule', 'SUCCESS', slot, '{}', slot
+       FROM task t CROSS JOIN (SELECT TIMESTAMP(CURDATE()) - INTERVAL 30 DAY + INTERVAL n SECOND AS slot FROM ${NUMBERS} x WHERE n < 10) s
+      WHERE t.name = 'hist-old'`,
+  );
+  await db.pool.query(
+    `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, created_at, ended_at)
+     SELECT 1 + n % 20, CONCAT('hist-', n % 20), slot, DATE(slot), IF(n % 100 = 7, 'dependency', 'schedule'),
+            IF(n % 10 = 3, 'FAILED', 'SUCCESS'), slot, '{}', IF(n % 100 = 7, slot + INTERVAL 5 HOUR, slot), slot + INTERVAL 1 MINUTE
+       FROM (SELECT n, TIMESTAMP(CURDATE()) - INTERVAL n MINUTE AS slot FROM ${NUMBERS} x WHERE n < ?) s`,
+    [FINAL_ROWS],
+  );
+  await db.pool.query(
+    `INSERT INTO event_log (instance_id, type, at, message)
+     SELECT id, 'DEPS_MET', expected_time + INTERVAL 2 HOUR, 'every parent edge is satisfied' FROM task_instance WHERE id % 100 = 50`,
+  );
+  await copyMigrationsUpTo(6);
+  expect((await migrate(db.pool, { migrationsDir })).applied.map((m) => m.version)).toEqual([6]);
+  await db.pool.query('ANALYZE TABLE task_instance');
+}
+
+/** The plan rows of `task_instance` (aliased `i` or not) of each statement `run` sent. */
+async function instancePlans(run: (q: Queryable) => Promise<unknown>): Promise<PlanRow[][]> {
+  const plans: PlanRow[][] = [];
+  await run(explaining(db.pool, plans));
+  return plans.map((plan) => plan.filter((p) => p.table === 'i' || p.table === 'task_instance'));
+}
+
+beforeAll(async () => {
+  migrationsDir = await mkdtemp(join(tmpdir(), 'ax-history-indexes-'));
+  await copyMigrationsUpTo(5);
+  db = await createTestDatabase({ migrateOptions: { migrationsDir } });
+  const midnight = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
+  pastDay = new Date(midnight.getTime() - 10 * DAY_MS);
+  await seedAndMigrate();
+}, 120_000);
+
+afterAll(async () => {
+  await db?.drop();
+  await rm(migrationsDir, { recursive: true, force: true });
+});
+
+describe('migration 0006: task_instance columns and indexes', () => {
+  it('adds promoted_at, the virtual due_time, and one-column indexes on due_time, biz_date and expected_time', async () => {
+    const [rows] = await db.pool.query<RowDataPacket[]>('SHOW INDEX FROM task_instance');
+    const columns = new Map<string, string[]>();
+    for (const r of rows) columns.set(String(r['Key_name']), [...(columns.get(String(r['Key_name'])) ?? []), String(r['Column_name'])]);
+    expect(columns.get('idx_instance_due_time')).toEqual(['due_time']);
+    expect(columns.get('idx_instance_biz_day')).toEqual(['biz_date']);
+    expect(columns.get('idx_instance_expected')).toEqual(['expected_time']);
+    expect(columns.get('idx_instance_task')).toEqual(['task_name']);
+    // Still none holds updated_at, and no new one holds state (migration 0002's write path).
+    expect([...columns.values()].some((cols) => cols.includes('updated_at'))).toBe(false);
+    const [cols] = await db.pool.query<RowDataPacket[]>(
+      `SELECT column_name AS c, extra AS x FROM information_schema.columns
+        WHERE table_schema = DATABASE() AND table_name = 'task_instance' AND column_name IN ('promoted_at', 'due_time')`,
+    );
+    expect(Object.fromEntries(cols.map((c) => [String(c['c']), String(c['x'])]))).toEqual({ promoted_at: '', due_time: 'VIRTUAL GENERATED' });
+  });
+
+  it('fills promoted_at from the DEPS_MET events of instances promoted before it, and due_time is the latest of the three times', async () => {
+    const [rows] = await db.pool.query<RowDataPacket[]>(
+      `SELECT id % 100 AS k, COUNT(*) AS n,
+              SUM(due_time = expected_time) AS at_slot,
+              SUM(due_time = expected_time + INTERVAL 2 HOUR AND promoted_at = due_time) AS at_promotion,
+              SUM(promoted_at IS NOT NULL) AS promoted
+         FROM task_instance WHERE id % 100 IN (50, 51) AND \`trigger\` = 'schedule' GROUP BY k ORDER BY k`,
+    );
+    const byKey = Object.fromEntries(rows.map((r) => [Number(r['k']), r]));
+    // Schedule instances with id % 100 = 50 were promoted; those with 51 were not.
+    expect(Number(byKey[50]?.['n'])).toBeGreaterThan(400);
+    expect(Number(byKey[50]?.['at_promotion'])).toBe(Number(byKey[50]?.['n']));
+    expect(Number(byKey[51]?.['at_slot'])).toBe(Number(byKey[51]?.['n']));
+    expect(Number(byKey[51]?.['promoted'])).toBe(0);
+    const [dependency] = await db.pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n, SUM(due_time = created_at) AS at_created FROM task_instance WHERE `trigger` = 'dependency'",
+    );
+    expect(Number(dependency[0]?.['n'])).toBe(FINAL_ROWS / 100);
+    expect(Number(dependency[0]?.['at_created'])).toBe(FINAL_ROWS / 100);
+  });
+});
+
+describe('the reads of history use one index each', () => {
+  it('stats today: both statements read the day as one range of idx_instance_due_time; the figures match a count by hand', async () => {
+    let stats: Awaited<ReturnType<typeof dayStats>> | undefined;
+    const plans = await instancePlans(async (q) => {
+      stats = await dayStats(q, pastDay);
+    });
+    expect(plans).toHaveLength(2);
+    // The access path is the range; the failing-task count may add `state`'s index as a rowid filter.
+    for (const plan of plans) {
+      expect(plan).toHaveLength(1);
+      expect(plan[0]?.key?.split('|')[0]).toBe('idx_instance_due_time');
+      expect(plan[0]?.type.split('|')[0]).toBe('range');
+    }
+    const [expected] = await db.pool.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS total, SUM(state = ?) AS failed FROM task_instance WHERE due_time >= ? AND due_time < ?',
+      ['FAILED', pastDay, new Date(pastDay.getTime() + DAY_MS)],
+    );
+    expect(stats?.total).toBe(Number(expected[0]?.['total']));
+    expect(stats?.failed).toBe(Number(expected[0]?.['failed']));
+    expect(stats?.total).toBeGreaterThan(1_400); // a minute's slot each, some moved in from the day before, some out
+    expect(stats?.topFailing.reduce((sum, t) => sum + t.count, 0)).toBe(stats?.failed);
+  });
+
+  it('stats hourly: one range of idx_instance_due_time', async () => {
+    let hours: Awaited<ReturnType<typeof hourlyStats>> = [];
+    const plans = await instancePlans(async (q) => {
+      hours = await hourlyStats(q, pastDay);
+    });
+    expect(plans).toEqual([[expect.objectContaining({ key: 'idx_instance_due_time', type: 'range' })]]);
+    expect(hours).toHaveLength(24);
+    expect(hours.reduce((sum, h) => sum + h.runs, 0)).toBeGreaterThan(1_400);
+  });
+
+  it('instances by bizDate, newest first: idx_instance_biz_day in id order, no sort', async () => {
+    let page: Awaited<ReturnType<typeof listInstances>> = [];
+    const bizDate = pastDay.toISOString().slice(0, 10);
+    const plans = await instancePlans(async (q) => {
+      page = await listInstances(q, { bizDate, limit: 50 });
+    });
+    expect(plans).toEqual([[expect.objectContaining({ key: 'idx_instance_biz_day' })]]);
+    expect(plans[0]?.[0]?.extra).not.toContain('filesort');
+    expect(page).toHaveLength(50);
+    expect(new Set(page.map((i) => i.bizDate))).toEqual(new Set([bizDate]));
+    const ids = page.map((i) => BigInt(i.id));
+    expect(ids).toEqual([...ids].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)));
+  });
+
+  it("instances of a task, newest first: idx_instance_task in id order, not the task's whole history sorted", async () => {
+    let page: Awaited<ReturnType<typeof listInstances>> = [];
+    const plans = await instancePlans(async (q) => {
+      page = await listInstances(q, { taskName: 'hist-3', limit: 50 });
+    });
+    expect(plans).toEqual([[expect.objectContaining({ key: 'idx_instance_task', type: 'ref' })]]);
+    expect(plans[0]?.[0]?.extra).not.toContain('filesort');
+    const [newest] = await db.pool.query<RowDataPacket[]>("SELECT id FROM task_instance WHERE task_name = 'hist-3' ORDER BY id DESC LIMIT 50");
+    expect(page.map((i) => i.id)).toEqual(newest.map((r) => String(r['id'])));
+  });
+
+  it("the task list's last runs: the greatest id of each task by idx_instance_task", async () => {
+    let runs = new Map<string, { instanceId: string }>();
+    const plans = await instancePlans(async (q) => {
+      runs = await lastRunsOf(q, ['hist-1', 'hist-2', 'hist-old', 'hist-idle']);
+    });
+    expect(plans).toHaveLength(1);
+    expect(plans[0]?.map((p) => p.key)).toContain('idx_instance_task');
+    const [latest] = await db.pool.query<RowDataPacket[]>(
+      "SELECT task_name, MAX(id) AS id FROM task_instance WHERE task_name IN ('hist-1', 'hist-2', 'hist-old') GROUP BY task_name",
+    );
+    expect(Object.fromEntries([...runs].map(([name, run]) => [name, run.instanceId]))).toEqual(
+      Object.fromEntries(latest.map((r) => [String(r['task_name']), String(r['id'])])),
+    );
+  });
+
+  it('instances in a from/to slot window: a range of idx_instance_expected', async () => {
+    let page: Awaited<ReturnType<typeof listInstances>> = [];
+    const from = new Date(pastDay.getTime() + 3 * 3_600_000);
+    const to = new Date(from.getTime() + 3_600_000);
+    const plans = await instancePlans(async (q) => {
+      page = await listInstances(q, { from, to, limit: 50 });
+    });
+    expect(plans).toEqual([[expect.objectContaining({ key: 'idx_instance_expected', type: 'range' })]]);
+    expect(page).toHaveLength(50);
+    for (const i of page) {
+      expect(i.expectedTime.getTime()).toBeGreaterThanOrEqual(from.getTime());
+      expect(i.expectedTime.getTime()).toBeLessThan(to.getTime());
+    }
+  });
+});
+
+describe('a team-scoped page of the newest instances (every token of a team reads through it)', () => {
+  /** The ids of the newest `limit` instances of `teams`, by a join nobody tuned. */
+  async function newestOf(teams: string[], limit: number): Promise<string[]> {
+    const [rows] = await db.pool.query<RowDataPacket[]>(
+      'SELECT i.id FROM task_instance i JOIN task t ON t.id = i.task_id WHERE t.team IN (?) ORDER BY i.id DESC LIMIT ?',
+      [teams, limit],
+    );
+    return rows.map((r) => String(r['id']));
+  }
+
+  it('a team with recent instances: the primary key backwards with the team checked per row (no sort, stops at the page)', async () => {
+    let ids: string[] = [];
+    const plans = await instancePlans(async (q) => {
+      ids = (await listInstances(q, { teams: ['default'], limit: 51 })).map((i) => i.id);
+    });
+    // The sample of the newest rows, then the page.
+    expect(plans).toHaveLength(2);
+    expect(plans[1]).toEqual([expect.objectContaining({ key: 'PRIMARY', type: 'index' })]);
+    expect(plans[1]?.[0]?.extra).not.toContain('filesort');
+    expect(ids).toEqual(await newestOf(['default'], 51));
+  });
+
+  it('teams with only old instances, or none: read by their tasks, not by scanning the table for them', async () => {
+    for (const teams of [['old'], ['idle'], ['old', 'idle']]) {
+      let ids: string[] = [];
+      const plans = await instancePlans(async (q) => {
+        ids = (await listInstances(q, { teams, limit: 51 })).map((i) => i.id);
+      });
+      expect(plans).toHaveLength(2);
+      expect(plans[1]?.[0]?.type).toBe('ref');
+      expect(ids).toEqual(await newestOf(teams, 51));
+    }
+    expect(await newestOf(['old'], 51)).toHaveLength(10);
+  });
+
+  it('with a day or a window, that index drives the read and the team is checked per row', async () => {
+    const bizDate = pastDay.toISOString().slice(0, 10);
+    const plans = await instancePlans(async (q) => {
+      await listInstances(q, { teams: ['default'], bizDate, limit: 51 });
+    });
+    expect(plans).toEqual([[expect.objectContaining({ key: 'idx_instance_biz_day' })]]);
+  });
+});
