@@ -78,13 +78,15 @@ export {
   getTaskById,
   insertTask,
   listEdges,
+  listEdgesWithTeams,
+  listTaskNames,
   listTasks,
   replaceTask,
   withdrawPrecreatedSlots,
   setTaskEnabled,
   taskFromRow,
 } from './queries/tasks.js';
-export type { ListTasksOptions, TaskEdgeRow, TaskRecord } from './queries/tasks.js';
+export type { ListTasksOptions, TaskEdgeRow, TaskRecord, TeamedEdgeRow } from './queries/tasks.js';
 export {
   SERIAL_WAITING_STATES,
   SLOT_INSERT_CHUNK,

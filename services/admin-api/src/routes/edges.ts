@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { findCycle, planDependsOn, reachableFrom, type DependencyEdge, type DependsOnEntry, type Issue } from '@ax/core';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
-import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTasks, lockDag, setEdgeRule, withTransaction, type Queryable } from '@ax/store';
+import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, setEdgeRule, withTransaction, type Queryable } from '@ax/store';
 import type { Principal } from '../auth.js';
 import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
+import { visibleEdges } from '../dag-scope.js';
 import { audit } from '../audit.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
@@ -183,12 +184,9 @@ export const edgeRoutes: RouteSpec[] = [
       404: { description: 'no such root task' },
     },
     handler: async ({ query, deps, principal }) => {
-      // Only the caller's teams' tasks, and the edges between them: an edge to a task of another
-      // team is left out with that task (reachability does not pass through what is hidden).
-      const names = (await listTasks(deps.pool, { teams: visibleTeams(principal) })).map((t) => t.definition.name);
-      const visible = new Set(names);
-      const edges = (await listEdges(deps.pool)).filter((e) => visible.has(e.parent) && visible.has(e.child));
-      if (query.root === undefined) return { status: 200, body: { nodes: names, edges } };
+      // Only the caller's teams' tasks, and the edges between them (dag-scope.ts).
+      const edges = await visibleEdges(deps.pool, principal);
+      if (query.root === undefined) return { status: 200, body: { nodes: await listTaskNames(deps.pool, visibleTeams(principal)), edges } };
       await mustSeeTask(deps.pool, principal, query.root);
       const reach = reachableFrom(query.root, edges);
       return { status: 200, body: { nodes: reach.nodes, edges: reach.edges } };

@@ -9,9 +9,7 @@ import {
   insertManualInstance,
   listExecutions,
   listInstanceEvents,
-  listEdges,
   listInstances,
-  listTasks,
   logSizesOfExecutions,
   reserveIdempotencyKey,
   withTransaction,
@@ -26,12 +24,16 @@ import { bizDateSchema, eventSchema, executionSchema, idParams, instanceSchema, 
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
 import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
+import { visibleEdges } from '../dag-scope.js';
 import { listedTeams } from './tasks.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** What created an instance (the `trigger` of the instance resource; a backfill slot is a `rerun`). */
 export const INSTANCE_TRIGGERS = ['schedule', 'manual', 'dependency', 'rerun'] as const;
+
+/** Task names in code-unit order (they are ASCII: lower case, digits, `_`, `.`, `-`). */
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Tasks a DAG grid shows at most (rows). */
 const MAX_GRID_TASKS = 500;
@@ -142,14 +144,11 @@ export const instanceRoutes: RouteSpec[] = [
     },
     handler: async ({ query, deps, principal }) => {
       const teams = visibleTeams(principal);
-      const names = (await listTasks(deps.pool, { teams })).map((t) => t.definition.name);
-      const visible = new Set(names);
-      const edges = (await listEdges(deps.pool)).filter((e) => visible.has(e.parent) && visible.has(e.child));
+      const edges = await visibleEdges(deps.pool, principal);
       let nodes: string[];
       let shownEdges = edges;
       if (query.root === undefined) {
-        const linked = new Set(edges.flatMap((e) => [e.parent, e.child]));
-        nodes = names.filter((n) => linked.has(n));
+        nodes = [...new Set(edges.flatMap((e) => [e.parent, e.child]))].sort(byName);
       } else {
         await mustSeeTask(deps.pool, principal, query.root);
         const reach = reachableFrom(query.root, edges);
