@@ -5,6 +5,7 @@ import type { StorePool } from '@ax/store';
 import type { TrustedProxies } from './client-address.js';
 import type { LogStreamTimings } from './log-stream.js';
 import type { ApiMetrics } from './metrics.js';
+import type { StatsCache } from './stats-cache.js';
 
 /** The part of `@ax/bus` the admin API uses. */
 export type BusPublisher = Pick<Bus, 'topology' | 'publish' | 'connected'>;
@@ -45,4 +46,6 @@ export interface AppDeps {
   readonly logStream?: LogStreamTimings;
   /** Milliseconds now (default `Date.now`). */
   readonly now: () => number;
+  /** The dashboard figures' cache (`AX_STATS_MAX_AGE_MS`, stats-cache.ts); absent = every request computes them. */
+  readonly statsCache?: StatsCache;
 }

@@ -5,13 +5,14 @@
  */
 import type { Server } from 'node:http';
 import { createBus } from '@ax/bus';
-import { axServiceFields, CONFIG_ERROR_EXIT_CODE, closeRedis, createLogger, createMetrics, createRedis, createShutdown, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
+import { axServiceFields, CONFIG_ERROR_EXIT_CODE, closeRedis, createLogger, createMetrics, createRedis, createShutdown, intField, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
 import { trustedProxiesField } from './client-address.js';
 import { consoleBuilt, locateConsoleDist } from './console.js';
 import { createApiMetrics } from './metrics.js';
+import { createStatsCache } from './stats-cache.js';
 
 const config = loadConfigOrExit({
   ...axServiceFields('admin-api'),
@@ -26,6 +27,8 @@ const config = loadConfigOrExit({
   trustedProxies: trustedProxiesField(),
   /** `AX_CONSOLE_DIR` — a console build to serve at / instead of the installed `@ax/console` dist (a custom or side-by-side build). */
   consoleDir: pathField({ env: 'AX_CONSOLE_DIR', optional: true }),
+  /** `AX_STATS_MAX_AGE_MS` — how long the dashboard's figures are answered from memory (stats-cache.ts); 0 = computed per request. Default 5000. */
+  statsMaxAgeMs: intField({ env: 'AX_STATS_MAX_AGE_MS', unit: 'ms', min: 0, max: 3_600_000, default: 5_000 }),
 });
 if (config.consoleDir !== undefined && !consoleBuilt(config.consoleDir)) {
   // Set on purpose, so a wrong folder is a configuration error, not a console answering 503.
@@ -84,6 +87,11 @@ async function main(): Promise<void> {
     trustedProxies: config.trustedProxies,
     consoleDir,
     now: Date.now,
+    statsCache: createStatsCache({
+      maxAgeMs: config.statsMaxAgeMs,
+      now: Date.now,
+      onRefreshError: (err) => logger.warn({ err }, 'refreshing the dashboard figures failed; the previous ones are answered meanwhile'),
+    }),
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = admin.app.listen(config.httpPort, (err?: Error) => (err ? reject(err) : resolve(s)));

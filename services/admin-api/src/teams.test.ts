@@ -9,6 +9,7 @@ import { redisKeys } from '@ax/kit';
 import { publishRegistration } from '@ax/redis';
 import { waitFor } from '@ax/testing';
 import { addToken, insertInstance, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
+import { createStatsCache } from './stats-cache.js';
 
 let t: TestApp;
 let opA: string;
@@ -19,7 +20,8 @@ const today = new Date().toISOString().slice(0, 10);
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // With the dashboard cache main.ts wires: each team set must be its own entry.
+  t = await startTestApp({ statsCache: createStatsCache({ maxAgeMs: 60_000, now: Date.now }) });
   for (const name of ['a', 'b']) {
     const res = await t.call('POST', '/api/v1/teams', { body: { name, description: `team ${name}` } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);

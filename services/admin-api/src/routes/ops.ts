@@ -7,6 +7,7 @@ import { notFound, validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, listOf } from '../schemas.js';
+import { statsKey } from '../stats-cache.js';
 import { assertAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 
 const workerSchema = z.object({
@@ -146,7 +147,10 @@ export const opsRoutes: RouteSpec[] = [
     handler: async ({ deps, principal }) => {
       const now = new Date(deps.now());
       const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-      return { status: 200, body: { ...(await dayStats(deps.pool, dayStart, 5, visibleTeams(principal))), day: dayStart.toISOString().slice(0, 10) } };
+      const day = dayStart.toISOString().slice(0, 10);
+      const teams = visibleTeams(principal);
+      const figures = () => dayStats(deps.pool, dayStart, 5, teams);
+      return { status: 200, body: { ...(await (deps.statsCache?.get(statsKey('today', day, teams), figures) ?? figures())), day } };
     },
   }),
   defineRoute<unknown, { limit: number; cursor?: string }>({

@@ -4,6 +4,7 @@ import { validationFailed } from '../errors.js';
 import { hourlyStats } from '../hourly-stats.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { bizDateSchema } from '../schemas.js';
+import { statsKey } from '../stats-cache.js';
 import { visibleTeams } from '../team-scope.js';
 
 const hourSchema = z.object({
@@ -33,7 +34,9 @@ export const statsRoutes: RouteSpec[] = [
       const day = query.day ?? now.toISOString().slice(0, 10);
       const dayStart = new Date(`${day}T00:00:00.000Z`);
       if (Number.isNaN(dayStart.getTime())) throw validationFailed([{ path: 'day', message: 'day: must be a date YYYY-MM-DD' }]);
-      return { status: 200, body: { day, hours: await hourlyStats(deps.pool, dayStart, visibleTeams(principal)) } };
+      const teams = visibleTeams(principal);
+      const hours = () => hourlyStats(deps.pool, dayStart, teams);
+      return { status: 200, body: { day, hours: await (deps.statsCache?.get(statsKey('hourly', day, teams), hours) ?? hours()) } };
     },
   }),
 ];
