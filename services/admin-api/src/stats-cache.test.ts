@@ -19,6 +19,16 @@ function gate<T>() {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A cache of maxAgeMs 5 s, staleMs 60 s on `clock`, holding `value` for key `k` computed at clock.now. */
+async function primed(clock: { now: number }, value: number) {
+  const cache = createStatsCache({ maxAgeMs: 5_000, staleMs: 60_000, now: () => clock.now });
+  const g = gate<number>();
+  const first = cache.get('k', g.compute);
+  g.resolve(value);
+  await first;
+  return { cache, g };
+}
+
 describe('createStatsCache', () => {
   it('computes once for concurrent callers, then answers from memory until maxAgeMs', async () => {
     let now = 1_000;
@@ -35,13 +45,9 @@ describe('createStatsCache', () => {
   });
 
   it('answers a stale value at once while one refresh runs, and the refreshed one after it', async () => {
-    let now = 0;
-    const cache = createStatsCache({ maxAgeMs: 5_000, staleMs: 60_000, now: () => now });
-    const g = gate<number>();
-    const first = cache.get('k', g.compute);
-    g.resolve(1);
-    await first;
-    now = 6_000;
+    const clock = { now: 0 };
+    const { cache, g } = await primed(clock, 1);
+    clock.now = 6_000;
     expect(await cache.get('k', g.compute)).toBe(1);
     expect(await cache.get('k', g.compute)).toBe(1);
     expect(g.calls()).toBe(2); // one refresh for both
@@ -51,13 +57,9 @@ describe('createStatsCache', () => {
   });
 
   it('waits for a new value once the old one is older than staleMs', async () => {
-    let now = 0;
-    const cache = createStatsCache({ maxAgeMs: 5_000, staleMs: 60_000, now: () => now });
-    const g = gate<number>();
-    const first = cache.get('k', g.compute);
-    g.resolve(1);
-    await first;
-    now = 60_000;
+    const clock = { now: 0 };
+    const { cache, g } = await primed(clock, 1);
+    clock.now = 60_000;
     const later = cache.get('k', g.compute);
     g.resolve(2);
     expect(await later).toBe(2);
