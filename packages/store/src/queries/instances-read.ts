@@ -198,8 +198,13 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions): 
     values.push(...team.values);
   }
   values.push(opts.limit);
+  // A day's page from the day's index (either: with a task name the (biz_date, task_name) one is
+  // also in id order). Left to itself, MariaDB takes the primary key backwards for some days,
+  // expecting the day's rows spread over the table: on 5,000,000 rows over 90 days an old day's
+  // page then read millions of newer rows (10 s, #24).
+  const hint = opts.bizDate !== undefined ? ' FORCE INDEX (idx_instance_biz_day, idx_instance_biz_date)' : '';
   const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT ${INSTANCE_COLUMNS} FROM task_instance ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    `SELECT ${INSTANCE_COLUMNS} FROM task_instance${hint} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY id DESC LIMIT ?`,
     values,
   );
