@@ -130,7 +130,9 @@ beforeAll(async () => {
   await startService('scheduler', { env });
   await startService('broker', { env });
   await startService('worker', { env: { ...env, AX_WORKER_ID: 'console-w1', AX_WORKER_SLOTS: '4', AX_WORKER_TAGS: 'etl' } });
-  const admin = await startService('admin-api', { env: { ...env, AX_ADMIN_TOKEN: ADMIN_TOKEN } });
+  // Figures computed per request: the test compares the dashboard with the API at one moment,
+  // right after its runs (the figures' cache is tested in stats-cache.test.ts and teams.test.ts).
+  const admin = await startService('admin-api', { env: { ...env, AX_ADMIN_TOKEN: ADMIN_TOKEN, AX_STATS_MAX_AGE_MS: '0' } });
   baseUrl = admin.baseUrl;
   const root = await fetch(`${baseUrl}/`);
   if (root.status !== 200) throw new Error(`GET / answered ${root.status}: ${await root.text()} (run \`pnpm build\` first)`);

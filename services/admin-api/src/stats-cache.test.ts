@@ -79,13 +79,23 @@ describe('createStatsCache', () => {
     expect(g.calls()).toBe(2);
     g.resolve(3);
     expect(await retry).toBe(3);
-    now = 10_000;
+    now = 8_000; // older than maxAgeMs, younger than staleMs (2 × maxAgeMs by default)
     expect(await cache.get('k', g.compute)).toBe(3);
     g.reject(new Error('still away'));
     await tick();
     expect(errors).toHaveLength(1);
     expect(await cache.get('k', g.compute)).toBe(3); // stale, and a new refresh started
     expect(g.calls()).toBe(4);
+  });
+
+  it('by default answers stale values only up to twice maxAgeMs: a dashboard asking every 30 s gets figures computed for it', async () => {
+    let now = 0;
+    const cache = createStatsCache({ maxAgeMs: 5_000, now: () => now });
+    let calls = 0;
+    const compute = async () => ++calls;
+    expect(await cache.get('k', compute)).toBe(1);
+    now = 30_000;
+    expect(await cache.get('k', compute)).toBe(2);
   });
 
   it('maxAgeMs 0 computes every call', async () => {
