@@ -45,27 +45,41 @@ export interface HourStats {
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** A WHERE condition on `task_instance i` and its values. */
+interface Condition {
+  readonly sql: string;
+  readonly values: unknown[];
+}
+
 /**
- * SQL of the instances that became due in `[from, to)`, one row each: `id, task_name, state,
- * trg, expected_time, created_at, due_time, run_started, longest_us`; and its values.
+ * The instances of `teams` (null = every team) that became due in `[from, to)`: one range of
+ * `idx_instance_due_time` and the team filter. Every statement of a day's figures takes its
+ * rows from this one condition, so they cannot count different instances.
  *
  * `due_time` is the generated column of migration 0006 (the latest of `due_at`, `created_at`
  * for a dependency instance, and `promoted_at`, the DEPS_MET promotion), so the day is one
- * range of `idx_instance_due_time`: the day's rows, not the table's.
+ * range of the index: the day's rows, not the table's.
  */
-function dueInstances(from: Date, to: Date, teams: readonly string[] | null): { sql: string; values: unknown[] } {
+function dueIn(from: Date, to: Date, teams: readonly string[] | null): Condition {
   const team = instanceTeamFilter(teams, { alias: 'i' });
-  const sql = `SELECT i.id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
+  return {
+    sql: `i.due_time >= ? AND i.due_time < ?${team === null ? '' : ` AND ${team.sql}`}`,
+    values: [from, to, ...(team === null ? [] : team.values)],
+  };
+}
+
+/**
+ * SQL of the instances of `due` ({@link dueIn}), one row each: `id, task_name, state, trg,
+ * expected_time, created_at, due_time, run_started, longest_us`; its values are `due.values`.
+ */
+function dueInstances(due: Condition): string {
+  return `SELECT i.id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
              (SELECT ${EXECUTION_START_SQL} FROM task_execution x WHERE x.id = ${CURRENT_EXECUTION_ID_SQL}) AS run_started,
              (SELECT MAX(TIMESTAMPDIFF(MICROSECOND, ${EXECUTION_START_SQL}, x.ended_at)) FROM task_execution x
                WHERE x.instance_id = i.id AND x.ended_at IS NOT NULL AND ${EXECUTION_START_SQL} IS NOT NULL) AS longest_us
         FROM task_instance i
-       WHERE ${DUE_IN_SQL}${team === null ? '' : ` AND ${team.sql}`}`;
-  return { sql, values: [from, to, ...(team === null ? [] : team.values)] };
+       WHERE ${due.sql}`;
 }
-
-/** The range of {@link dueInstances} on `idx_instance_due_time`: two placeholders, from and to. */
-const DUE_IN_SQL = 'i.due_time >= ? AND i.due_time < ?';
 
 /** SQL of the trigger delay of a row of {@link dueInstances}, µs (a start before the due time, from a worker's clock, is 0). */
 const DELAY_US_SQL = 'CASE WHEN run_started IS NOT NULL THEN GREATEST(0, TIMESTAMPDIFF(MICROSECOND, due_time, run_started)) END';
@@ -74,7 +88,7 @@ const ms = (v: unknown): number | null => (v == null ? null : Math.max(0, Math.r
 
 /** Figures of the instances that became due in `[dayStart, dayStart + 1 day)`. */
 export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: readonly string[] | null = null): Promise<DayStats> {
-  const due = dueInstances(dayStart, new Date(dayStart.getTime() + DAY_MS), teams);
+  const due = dueIn(dayStart, new Date(dayStart.getTime() + DAY_MS), teams);
   const [rows] = await db.query<RowDataPacket[]>(
     `SELECT COUNT(*) AS total,
             COALESCE(SUM(state = 'SUCCESS'), 0) AS succeeded,
@@ -82,16 +96,15 @@ export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: r
             COALESCE(SUM(state IN ('DISPATCHED', 'RUNNING')), 0) AS running,
             AVG(${DELAY_US_SQL}) AS delay_us,
             MAX(longest_us) AS max_us
-       FROM (${due.sql}) s`,
+       FROM (${dueInstances(due)}) s`,
     due.values,
   );
   // The failing tasks need no execution read: the range and the state, nothing per row.
-  const team = instanceTeamFilter(teams, { alias: 'i' });
   const [top] = await db.query<Array<RowDataPacket & { task_name: string; n: string }>>(
     `SELECT i.task_name, COUNT(*) AS n FROM task_instance i
-      WHERE ${DUE_IN_SQL} AND i.state = 'FAILED'${team === null ? '' : ` AND ${team.sql}`}
+      WHERE ${due.sql} AND i.state = 'FAILED'
       GROUP BY i.task_name ORDER BY n DESC, i.task_name LIMIT ?`,
-    [dayStart, new Date(dayStart.getTime() + DAY_MS), ...(team === null ? [] : team.values), topN],
+    [...due.values, topN],
   );
   const r = (rows[0] ?? {}) as Record<string, unknown>;
   return {
@@ -107,7 +120,7 @@ export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: r
 
 /** 24 hours from `dayStart` (a UTC midnight), each present (zero or null when nothing was due); an instance counts in the hour it became due. */
 export async function hourlyStats(db: Queryable, dayStart: Date, teams: readonly string[] | null = null): Promise<HourStats[]> {
-  const due = dueInstances(dayStart, new Date(dayStart.getTime() + DAY_MS), teams);
+  const due = dueIn(dayStart, new Date(dayStart.getTime() + DAY_MS), teams);
   const [rows] = await db.query<RowDataPacket[]>(
     `SELECT FLOOR(TIMESTAMPDIFF(SECOND, ?, due_time) / 3600) AS h,
             COUNT(*) AS runs,
@@ -115,7 +128,7 @@ export async function hourlyStats(db: Queryable, dayStart: Date, teams: readonly
             COALESCE(SUM(state = 'FAILED'), 0) AS failed,
             AVG(CASE WHEN trg = 'schedule' THEN TIMESTAMPDIFF(MICROSECOND, expected_time, created_at) END) AS lag_us,
             AVG(${DELAY_US_SQL}) AS delay_us
-       FROM (${due.sql}) s
+       FROM (${dueInstances(due)}) s
       GROUP BY h`,
     [dayStart, ...due.values],
   );
