@@ -26,7 +26,8 @@ import { statsRoutes } from './routes/stats.js';
 import { systemRoutes } from './routes/system.js';
 import { taskRoutes } from './routes/tasks.js';
 import { teamRoutes } from './routes/teams.js';
-import type { AppDeps } from './deps.js';
+import type { AppDeps, AppDepsInput } from './deps.js';
+import { createStatsCache } from './stats-cache.js';
 
 /** Every API route (without the system routes). */
 export const API_ROUTES: readonly RouteSpec[] = [
@@ -203,7 +204,8 @@ export interface AdminApp {
 }
 
 /** Builds the express app. */
-export function createApp(deps: AppDeps): AdminApp {
+export function createApp(input: AppDepsInput): AdminApp {
+  const deps: AppDeps = { ...input, statsCache: input.statsCache ?? createStatsCache({ maxAgeMs: 0, now: input.now }) };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -46,6 +46,12 @@ export interface AppDeps {
   readonly logStream?: LogStreamTimings;
   /** Milliseconds now (default `Date.now`). */
   readonly now: () => number;
-  /** The dashboard figures' cache (`AX_STATS_MAX_AGE_MS`, stats-cache.ts); absent = every request computes them. */
-  readonly statsCache?: StatsCache;
+  /** The dashboard figures' cache (`AX_STATS_MAX_AGE_MS`, stats-cache.ts). */
+  readonly statsCache: StatsCache;
 }
+
+/** What `createApp` is given: {@link AppDeps}, some of them defaulted. */
+export type AppDepsInput = Omit<AppDeps, 'statsCache'> & {
+  /** The dashboard figures' cache; default one of max age 0: every request computes them. */
+  readonly statsCache?: StatsCache;
+};

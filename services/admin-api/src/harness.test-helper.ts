@@ -13,7 +13,7 @@ import { insertApiToken, type StorePool } from '@ax/store';
 import { createTestDatabase, createTestRedis, uniqueNamespace, type TestDatabase, type TestRedis } from '@ax/testing';
 import { createApp } from './app.js';
 import { hashToken } from './auth.js';
-import type { AppDeps } from './deps.js';
+import type { AppDepsInput } from './deps.js';
 import { createApiMetrics } from './metrics.js';
 
 export const EXECUTOR_SECRET = 'test-executor-secret-0123456789';
@@ -61,19 +61,19 @@ export interface TestApp {
   redis: TestRedis;
   namespace: string;
   published: Published[];
-  deps: AppDeps;
+  deps: AppDepsInput;
   tokens: { viewer: string; operator: string; admin: string };
   call(method: string, path: string, opts?: CallOptions): Promise<CallResult>;
   close(): Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<AppDeps> = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<AppDepsInput> = {}): Promise<TestApp> {
   const db = await createTestDatabase();
   const namespace = uniqueNamespace('axadm');
   const redis = await createTestRedis(namespace);
   const published: Published[] = [];
   const metrics = createMetrics({ service: 'admin-api', defaultMetrics: false });
-  const deps: AppDeps = {
+  const deps: AppDepsInput = {
     pool: db.pool,
     redis: redis.redis,
     keys: redisKeys(namespace),

@@ -149,8 +149,8 @@ export const opsRoutes: RouteSpec[] = [
       const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
       const day = dayStart.toISOString().slice(0, 10);
       const teams = visibleTeams(principal);
-      const figures = () => dayStats(deps.pool, dayStart, 5, teams);
-      return { status: 200, body: { ...(await (deps.statsCache?.get(statsKey('today', day, teams), figures) ?? figures())), day } };
+      const figures = await deps.statsCache.get(statsKey('today', day, teams), () => dayStats(deps.pool, dayStart, 5, teams));
+      return { status: 200, body: { ...figures, day } };
     },
   }),
   defineRoute<unknown, { limit: number; cursor?: string }>({
