@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RowDataPacket } from 'mysql2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@ax/testing';
 import { DEFAULT_MIGRATIONS_DIR, migrate } from '../migrate.js';
 import type { Queryable } from '../schema-version.js';
@@ -281,6 +281,33 @@ describe('a team-scoped page of the newest instances (every token of a team read
       expect(ids).toEqual(await newestOf(teams, 51));
     }
     expect(await newestOf(['old'], 51)).toHaveLength(10);
+  });
+
+  it("the sample that picks the form is read once per 10 s per team set (in any order), the pages every time", async () => {
+    const plans: PlanRow[][] = [];
+    const q = explaining(db.pool, plans);
+    const statementsOf = async (teams: string[]): Promise<number> => {
+      const before = plans.length;
+      expect((await listInstances(q, { teams, limit: 51 })).map((i) => i.id)).toEqual(await newestOf(teams, 51));
+      return plans.length - before;
+    };
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      expect(await statementsOf(['default'])).toBe(2); // the sample, then the page
+      expect(await statementsOf(['default'])).toBe(1);
+      expect(await statementsOf(['old', 'idle'])).toBe(2); // another team set: its own sample
+      expect(await statementsOf(['idle', 'old'])).toBe(1);
+      vi.setSystemTime(Date.now() + 9_999);
+      expect(await statementsOf(['default'])).toBe(1);
+      vi.setSystemTime(Date.now() + 10_000);
+      expect(await statementsOf(['default'])).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
+    // Another pool (here: another Queryable) asks for itself.
+    const other: PlanRow[][] = [];
+    await listInstances(explaining(db.pool, other), { teams: ['default'], limit: 51 });
+    expect(other).toHaveLength(2);
   });
 
   it('with a day or a window, that index drives the read and the team is checked per row', async () => {

@@ -73,19 +73,49 @@ export function instanceTeamFilter(
 /** Newest instances {@link teamFilterFormFor} looks at. */
 const TEAM_SAMPLE_ROWS = 1_000;
 
+/** How long {@link teamFilterFormFor}'s answer for a team set is reused, ms. */
+const TEAM_FORM_MAX_AGE_MS = 10_000;
+
+/** Most team sets whose form is kept per pool; the oldest answered goes first. */
+const TEAM_FORM_MAX_ENTRIES = 256;
+
+/**
+ * The forms answered lately, per pool (or connection: whatever the read was given, so separate
+ * databases never share them) and sorted team list. Only the choice of SQL is kept, never rows:
+ * both forms select the same rows, so an outdated choice costs time, not correctness.
+ */
+const recentTeamForms = new WeakMap<Queryable, Map<string, { form: TeamFilterForm; atMs: number }>>();
+
 /**
  * The cheaper team filter form of a newest-first page that no other index narrows: `per-row`
  * when the teams own any of the newest TEAM_SAMPLE_ROWS instances (so a backward scan meets
  * the page within about limit × 1,000 rows, and usually far fewer), `by-task` when they own none
  * (their instances are few, or old: reading them by task beats scanning the table for them).
+ * The sample is read once per TEAM_FORM_MAX_AGE_MS per team set, not for every page.
  */
 async function teamFilterFormFor(db: Queryable, teams: readonly string[]): Promise<TeamFilterForm> {
+  let forms = recentTeamForms.get(db);
+  if (forms === undefined) {
+    forms = new Map();
+    recentTeamForms.set(db, forms);
+  }
+  const key = JSON.stringify([...teams].sort());
+  const recent = forms.get(key);
+  if (recent !== undefined && Date.now() - recent.atMs < TEAM_FORM_MAX_AGE_MS) return recent.form;
   const [rows] = await db.query<RowDataPacket[]>(
     `SELECT EXISTS (SELECT 1 FROM (SELECT task_id FROM task_instance ORDER BY id DESC LIMIT ?) s
                      JOIN task t ON t.id = s.task_id WHERE t.team IN (?)) AS seen`,
     [TEAM_SAMPLE_ROWS, teams],
   );
-  return Number(rows[0]?.['seen'] ?? 0) === 1 ? 'per-row' : 'by-task';
+  const form = Number(rows[0]?.['seen'] ?? 0) === 1 ? 'per-row' : 'by-task';
+  // Re-inserted: the Map's order is then the order of answers, the oldest first out.
+  forms.delete(key);
+  forms.set(key, { form, atMs: Date.now() });
+  for (const oldest of forms.keys()) {
+    if (forms.size <= TEAM_FORM_MAX_ENTRIES) break;
+    forms.delete(oldest);
+  }
+  return form;
 }
 
 /** `YYYY-MM-DD` of a DATE column read as UTC midnight. */
