@@ -19,9 +19,10 @@ export interface ClosedLoopResult {
   failed: number;
   /** The first five of those, as `status path` or `path: error`. */
   failures: string[];
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
+  /** Latency percentiles and maximum of the requests answered or given up, ms (stats.mjs `summarize`); null when none was sent. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
   perS: number;
 }
 

@@ -3,9 +3,10 @@
  * last one answered, until `requests` were sent. Every request's path comes from `pathOf(i)`
  * (i = 0 … requests - 1), so a run spreads over ids, days and names instead of hitting one
  * cached row. `maxS` stops sending after that many seconds (a slow endpoint then reports the
- * requests it answered). Returns the latency percentiles and what failed.
+ * requests it answered). Returns the latency percentiles (stats.mjs `summarize`: nearest rank,
+ * 0.1 ms; null when no request was sent) and what failed.
  */
-import { percentile } from './stats.mjs';
+import { summarize } from './stats.mjs';
 
 export async function closedLoop({ baseUrl, headers = {}, concurrency, requests, pathOf, maxS = Infinity }) {
   const latenciesMs = [];
@@ -37,17 +38,16 @@ export async function closedLoop({ baseUrl, headers = {}, concurrency, requests,
   };
   await Promise.all(Array.from({ length: concurrency }, client));
   const wallMs = performance.now() - startedMs;
-  const sorted = [...latenciesMs].sort((a, b) => a - b);
-  const r1 = (v) => Math.round(v * 10) / 10;
+  const latency = summarize(latenciesMs);
   return {
     requests: latenciesMs.length,
     stoppedByTime: latenciesMs.length < requests,
     concurrency,
     failed,
     failures,
-    p50Ms: r1(percentile(sorted, 50)),
-    p99Ms: r1(percentile(sorted, 99)),
-    maxMs: r1(sorted.at(-1)),
+    p50Ms: latency.p50,
+    p99Ms: latency.p99,
+    maxMs: latency.max,
     perS: Math.round((latenciesMs.length / wallMs) * 1000),
   };
 }

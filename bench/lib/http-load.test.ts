@@ -42,4 +42,13 @@ describe('closedLoop', () => {
     expect(r.failed).toBe(2);
     expect(r.failures[0]).toMatch(/^\/slow: /);
   });
+
+  it('reports p50 ≤ p99 ≤ max of the requests sent, and null figures (not NaN) when none was sent', async () => {
+    const r = await load({ baseUrl, concurrency: 2, requests: 20, pathOf: () => '/ok' });
+    expect(r.p50Ms).toBeGreaterThan(0);
+    expect(r.p50Ms).toBeLessThanOrEqual(r.p99Ms ?? 0);
+    expect(r.p99Ms).toBeLessThanOrEqual(r.maxMs ?? 0);
+    const none = await load({ baseUrl, concurrency: 2, requests: 0, pathOf: () => '/ok' });
+    expect(none).toMatchObject({ requests: 0, failed: 0, p50Ms: null, p99Ms: null, maxMs: null });
+  });
 });
