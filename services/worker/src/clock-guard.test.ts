@@ -39,4 +39,16 @@ describe('DurationWindow', () => {
     expect(window.average(320_000)).toBe(300);
     expect(window.average(600_000)).toBe(0);
   });
+
+  it('holds one slot per second however many runs end (the soak kept 150,000 entries before)', () => {
+    const window = new DurationWindow(10_000);
+    for (let ms = 0; ms < 100_000; ms += 2) window.add(ms, ms < 95_000 ? 1_000 : 10);
+    // Only the runs of the last 10 s count: 2,500 of 1,000 ms and 2,500 of 10 ms.
+    expect(window.average(100_000)).toBe(505);
+    expect(window.average(105_000)).toBe(10);
+    expect(window.average(110_000)).toBe(0);
+    // A run of a later second takes the slot of one that left the window, which is forgotten.
+    window.add(101_000, 50);
+    expect(window.average(101_000)).toBe(Math.round((2_000 * 1_000 + 2_500 * 10 + 50) / 4_501));
+  });
 });
