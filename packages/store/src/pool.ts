@@ -117,6 +117,11 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): StorePool
     // statement to show the caller if it fails, ~2 % of a busy broker's CPU. Failures still name
     // the statement's error and are wrapped with their context by the callers.
     trace: false,
+    // ax sends every statement as text (`query`), never `execute`, so no prepared statement is
+    // ever cached; mysql2's cache still allocates four arrays of its maximum (default 16,000
+    // entries, 512 KB) for every connection it opens, which the soak's heap snapshots showed as
+    // the largest arrays of a scheduler (#23).
+    maxPreparedStatements: 32,
   });
   // Registered before the pool is returned, hence before any connection can exist.
   pool.pool.on('connection', (conn: CorePoolConnection) => {
