@@ -15,8 +15,15 @@
  *   node bench/soak.mjs --minutes 3 --rate 200 --kill-every-s 45   # a short try
  *   options: --sample-s 10 --warmup-min 5 --window-s 180 --limit-pct 10 --spare 1 --drain-s 60
  *            --schedulers 2 --brokers 2 --workers 2 --out-dir bench/results
+ *   --heap-snapshots-s 300,1140    # V8 heap snapshots of every live process at those seconds of the
+ *                                  # run (SIGUSR2, --heapsnapshot-signal), compared first against last
+ *                                  # per process into <out-dir>/soak-heap.md (bench/heap-diff.mjs); the
+ *                                  # snapshots stay in --heap-dir (default $TMPDIR/ax-soak-heap-<time>).
+ *                                  # A snapshot stops its process for seconds: a run for finding a leak,
+ *                                  # not the run to report.
  */
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createAxRound, dueBacklog, insertTasks, instanceRows, repoRoot } from './lib/ax-stack.mjs';
@@ -53,6 +60,17 @@ function parseOptions(a) {
     spare: number('spare', 1, { min: 0, integer: true }),
     drainS: number('drain-s', 60, { min: 0 }),
     outDir: path.resolve(a['out-dir'] ?? path.join(repoRoot, 'bench', 'results')),
+    /** Seconds of the run at which every live process writes a heap snapshot; none by default. */
+    heapSnapshotsS: (a['heap-snapshots-s'] ?? '')
+      .split(',')
+      .filter((x) => x.trim() !== '')
+      .map((x) => {
+        const v = Number(x);
+        if (!Number.isFinite(v) || v <= 0 || v >= minutes * 60) throw new Error(`--heap-snapshots-s takes seconds within the ${minutes * 60} s run, got ${x}`);
+        return v;
+      })
+      .sort((x, y) => x - y),
+    heapDir: path.resolve(a['heap-dir'] ?? path.join(os.tmpdir(), `ax-soak-heap-${new Date().toISOString().replace(/[:.]/g, '-')}`)),
   };
   const topology = {
     scheduler: number('schedulers', 2, { min: 1, integer: true }),
@@ -94,6 +112,36 @@ function writeReport(result) {
   return md;
 }
 
+/**
+ * For each process with two snapshots or more: its first against its last, by bench/heap-diff.mjs
+ * in a process of its own (a snapshot takes about twice its heap to parse), into soak-heap.md.
+ */
+function writeHeapDiffs(series) {
+  const sections = [`# Soak: heap growth per process\n\nSnapshots at s ${opts.heapSnapshotsS.join(', ')} of the run, in ${opts.heapDir}. Each table: kinds of objects (V8 node type and name) that grew from the process's first snapshot to its last, most added bytes first.\n`];
+  for (const s of series) {
+    const dir = path.join(opts.heapDir, s.id);
+    let files;
+    try {
+      files = readdirSync(dir)
+        .filter((f) => f.endsWith('.heapsnapshot'))
+        .map((f) => path.join(dir, f))
+        .sort((x, y) => statSync(x).mtimeMs - statSync(y).mtimeMs);
+    } catch {
+      continue; // no snapshot directory: started without snapshots
+    }
+    if (files.length < 2) continue;
+    try {
+      const md = execFileSync(process.execPath, ['--max-old-space-size=8192', path.join(repoRoot, 'bench', 'heap-diff.mjs'), '--before', files[0], '--after', files.at(-1), '--label', `${s.id} (s ${s.heapSnapshotsS?.[0]} → s ${s.heapSnapshotsS?.at(-1)})`], { encoding: 'utf8', maxBuffer: 16 << 20 });
+      sections.push(`## ${s.id}\n\n${md}`);
+    } catch (error) {
+      sections.push(`## ${s.id}\n\nnot compared: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}\n`);
+    }
+  }
+  mkdirSync(opts.outDir, { recursive: true });
+  writeFileSync(path.join(opts.outDir, 'soak-heap.md'), sections.join('\n'));
+  log(`heap growth per process: ${path.relative(repoRoot, opts.outDir)}/soak-heap.md`);
+}
+
 await runScenario(async () => {
   const startedAt = new Date().toISOString();
   const load1mBefore = os.loadavg()[0];
@@ -115,7 +163,12 @@ await runScenario(async () => {
   const startSlot = async (slot) => {
     const gen = slot.gen++;
     const id = `${slot.name}.g${gen}`;
-    const [proc] = await round.start(slot.role, 1, { name: id, extraEnv: slot.workerId ? { AX_WORKER_ID: slot.workerId } : {} });
+    const nodeArgs = [];
+    if (opts.heapSnapshotsS.length > 0) {
+      mkdirSync(path.join(opts.heapDir, id), { recursive: true });
+      nodeArgs.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${path.join(opts.heapDir, id)}`);
+    }
+    const [proc] = await round.start(slot.role, 1, { name: id, nodeArgs, extraEnv: slot.workerId ? { AX_WORKER_ID: slot.workerId } : {} });
     const s = { id, role: slot.role, slot: slot.name, gen, pid: proc.pid, startedS: tS(), endedS: null, endedBy: null, scrapeErrors: 0, lastScrapeError: null, points: [] };
     series.push(s);
     live.set(slot.name, { proc, series: s });
@@ -240,6 +293,7 @@ await runScenario(async () => {
     log(`kill ${entry.n}: ${entry.victim} (pid ${entry.victimPid}) → ${entry.replacement} ready after ${entry.restartMs} ms`);
   };
 
+  const pendingSnapshotsS = [...opts.heapSnapshotsS];
   let nextSampleMs = t0;
   let nextKillMs = t0 + opts.killEveryS * 1_000;
   let k = 0;
@@ -260,6 +314,14 @@ await runScenario(async () => {
       inFlight = sample();
       await inFlight;
       nextSampleMs += opts.sampleS * 1_000;
+      if (pendingSnapshotsS.length > 0 && tS() >= pendingSnapshotsS[0]) {
+        pendingSnapshotsS.shift();
+        for (const { proc, series: s } of live.values()) {
+          process.kill(proc.pid, 'SIGUSR2');
+          s.heapSnapshotsS = [...(s.heapSnapshotsS ?? []), tS()];
+        }
+        log(`heap snapshots asked of ${live.size} processes (into ${opts.heapDir})`);
+      }
       if (system.length % 6 === 0) {
         const last = system.at(-1);
         log(`t=${last.t} s backlog ${last.backlog} SUCCESS ${last.successPerS}/s; RSS MB ${[...live.values()].map((l) => `${l.series.id} ${l.series.points.at(-1)?.rssMb}`).join(', ')}`);
@@ -370,6 +432,8 @@ await runScenario(async () => {
     earlyStarts: startLags.filter((lag) => lag < 0).length,
     startLagMs: summarize(startLags),
   };
+
+  if (opts.heapSnapshotsS.length > 0) writeHeapDiffs(series);
 
   const b = base();
   const growth = growthCheck(series, { ...b.windows, limitPct: opts.limitPct });

@@ -87,9 +87,10 @@ export async function createAxRound(label, { database } = {}) {
      * Starts `count` processes of a service; `profileDir` turns on `--cpu-prof`; `name` labels
      * the process in output dumps (default `<service>-<i>`); `serviceDefaults` leaves out the
      * settings of AX_BENCH_ENV (common and the service's: the service runs with its own defaults,
-     * except for those of these variables set in the bench's own environment).
+     * except for those of these variables set in the bench's own environment); `nodeArgs` go to
+     * node before the entry (e.g. `--heapsnapshot-signal=SIGUSR2`).
      */
-    async start(service, count, { profileDir, extraEnv = {}, name, serviceDefaults = false } = {}) {
+    async start(service, count, { profileDir, extraEnv = {}, name, serviceDefaults = false, nodeArgs: extraNodeArgs = [] } = {}) {
       const started = await Promise.all(
         Array.from({ length: count }, async (_, i) => {
           const settings = serviceDefaults
@@ -97,7 +98,7 @@ export async function createAxRound(label, { database } = {}) {
             : fromEnv(AX_BENCH_ENV[service] ?? {});
           const env = { ...round.env, ...settings, ...extraEnv };
           if (service === 'worker') env.AX_WORKER_ID = extraEnv.AX_WORKER_ID ?? `bench-w${i + 1}`;
-          const nodeArgs = [];
+          const nodeArgs = [...extraNodeArgs];
           if (profileDir) {
             // Node 20 refuses --cpu-prof in NODE_OPTIONS: pass it as an argument.
             const dir = path.join(profileDir, service);
