@@ -131,7 +131,7 @@ async function measureApi(round, pool, p) {
     const warm = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: Math.min(REQUESTS, 40), maxS: 5, pathOf: (i) => pathOf(i + 100_000) });
     ({ baseUrl } = await settle(warm));
     const r = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
-    const goal = r.failed === 0 && r.p99Ms <= GOALS.apiP99Ms ? 'met' : 'missed';
+    const goal = r.failed === 0 && r.p99Ms !== null && r.p99Ms <= GOALS.apiP99Ms ? 'met' : 'missed';
     const settled = await settle(r);
     baseUrl = settled.baseUrl;
     log(`api ${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms, ${r.perS}/s, ${r.requests} answered${r.failed > 0 ? `, ${r.failed} failed (${r.failures[0]})` : ''}${settled.killed > 0 ? `, ${settled.killed} abandoned queries killed` : ''} — ${goal}`);
