@@ -30,7 +30,7 @@ import { createAxRound, dueBacklog, insertTasks, instanceRows, repoRoot } from '
 import { args, log, onCleanup, runScenario, sleep } from './lib/harness.mjs';
 import { parseIdempotencyKey, slotKey } from './lib/keys.mjs';
 import { startSink } from './lib/sink.mjs';
-import { growthCheck, killThatExplains, parseVmRssKb, promValue, recoveryOf, victimOf } from './lib/soak-growth.mjs';
+import { growthCheck, killThatExplains, parseMarkCompactMb, parseVmRssKb, promValue, recoveryOf, victimOf } from './lib/soak-growth.mjs';
 import { ROLES, soakMarkdown, soakPanels } from './lib/soak-report.mjs';
 import { exactlyOnce, summarize } from './lib/stats.mjs';
 import { renderChart } from './lib/svg.mjs';
@@ -163,7 +163,8 @@ await runScenario(async () => {
   const startSlot = async (slot) => {
     const gen = slot.gen++;
     const id = `${slot.name}.g${gen}`;
-    const nodeArgs = [];
+    // --trace-gc: each full collection prints what the heap kept (the live heap of the growth check).
+    const nodeArgs = ['--trace-gc'];
     if (opts.heapSnapshotsS.length > 0) {
       mkdirSync(path.join(opts.heapDir, id), { recursive: true });
       nodeArgs.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${path.join(opts.heapDir, id)}`);
@@ -171,7 +172,13 @@ await runScenario(async () => {
     const [proc] = await round.start(slot.role, 1, { name: id, nodeArgs, extraEnv: slot.workerId ? { AX_WORKER_ID: slot.workerId } : {} });
     const s = { id, role: slot.role, slot: slot.name, gen, pid: proc.pid, startedS: tS(), endedS: null, endedBy: null, scrapeErrors: 0, lastScrapeError: null, points: [] };
     series.push(s);
-    live.set(slot.name, { proc, series: s });
+    // The least the heap kept after a full collection since the previous sample (null: none ran).
+    const l = { proc, series: s, liveSinceSampleMb: null };
+    proc.onLine(({ text }) => {
+      const mb = parseMarkCompactMb(text);
+      if (mb !== null) l.liveSinceSampleMb = l.liveSinceSampleMb === null ? mb : Math.min(l.liveSinceSampleMb, mb);
+    });
+    live.set(slot.name, l);
     return s;
   };
 
@@ -225,7 +232,10 @@ await runScenario(async () => {
   const sample = async () => {
     const t = tS();
     await Promise.all(
-      [...live.values()].map(async ({ proc, series: s }) => {
+      [...live.values()].map(async (l) => {
+        const { proc, series: s } = l;
+        const liveHeapMb = l.liveSinceSampleMb;
+        l.liveSinceSampleMb = null;
         const status = readOr(`/proc/${proc.pid}/status`);
         const rssKb = status === null ? null : parseVmRssKb(status);
         let fds = null;
@@ -245,12 +255,16 @@ await runScenario(async () => {
         }
         const lag = promValue(text, 'nodejs_eventloop_lag_p99_seconds');
         const heap = promValue(text, 'nodejs_heap_size_used_bytes');
+        const heapTotal = promValue(text, 'nodejs_heap_size_total_bytes');
         s.points.push({
           t,
           rssMb: rssKb === null ? null : Math.round(rssKb / 102.4) / 10,
           fds,
           lagP99Ms: lag === null ? null : Math.round(lag * 10_000) / 10,
           heapMb: heap === null ? null : Math.round(heap / 104_857.6) / 10,
+          liveHeapMb,
+          // What V8 has taken for its heap: RSS beyond it is the native side (buffers, SQLite, malloc).
+          heapTotalMb: heapTotal === null ? null : Math.round(heapTotal / 104_857.6) / 10,
         });
       }),
     );

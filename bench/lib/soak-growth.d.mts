@@ -1,5 +1,6 @@
-export type GrowthMetric = 'rssMb' | 'heapMb' | 'fds' | 'lagP99Ms';
+export type GrowthMetric = 'rssMb' | 'heapMb' | 'liveHeapMb' | 'fds' | 'lagP99Ms';
 export const GROWTH_METRICS: readonly GrowthMetric[];
+export function parseMarkCompactMb(line: string): number | null;
 export interface SoakPoint {
   /** Seconds since the start of the run. */
   t: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { growthCheck, killThatExplains, meanIn, parseVmRssKb, promValue, recoveryOf, victimOf, type SoakSeries } from './soak-growth.mjs';
+import { growthCheck, killThatExplains, meanIn, parseMarkCompactMb, parseVmRssKb, promValue, recoveryOf, victimOf, type SoakSeries } from './soak-growth.mjs';
 
 describe('parseVmRssKb', () => {
   it('reads VmRSS in kB from /proc/<pid>/status', () => {
@@ -65,6 +65,15 @@ describe('meanIn', () => {
 const pts = (fromS: number, toS: number, f: (t: number) => { rssMb: number; fds: number; lagP99Ms: number }) =>
   Array.from({ length: Math.ceil((toS - fromS) / 10) }, (_, i) => ({ t: fromS + i * 10, ...f(fromS + i * 10) }));
 
+describe('parseMarkCompactMb', () => {
+  it('reads the heap after a full collection from a --trace-gc line, and nothing else', () => {
+    expect(parseMarkCompactMb('[14700:0x285ece70]      189 ms: Mark-Compact 44.8 (77.1) -> 21.1 (54.7) MB, 14.98 / 0.00 ms  (+ 0.5 ms in 5 steps) finalize incremental marking via stack guard')).toBe(21.1);
+    expect(parseMarkCompactMb('[1:0x1]  9000 ms: Mark-Compact (reduce) 30.2 (40.0) -> 18.5 (35.0) MB, 3.1 / 0.0 ms  (average mu = 0.99) memory reducer')).toBe(18.5);
+    expect(parseMarkCompactMb('[1:0x1]  120 ms: Scavenge 10.1 (12.0) -> 9.5 (13.0) MB, 1.2 / 0.0 ms  (average mu = 1.000) allocation failure;')).toBeNull();
+    expect(parseMarkCompactMb('{"level":"info","msg":"Mark-Compact 1 (2) -> 3 (4) MB"}')).toBeNull();
+  });
+});
+
 describe('growthCheck', () => {
   const options = { warmupS: 300, windowS: 180 };
   const find = (rows: ReturnType<typeof growthCheck>, id: string, metric: string) => rows.find((r) => r.id === id && r.metric === metric);
@@ -81,6 +90,17 @@ describe('growthCheck', () => {
     expect(leak).toMatchObject({ stat: 'min', judged: true, baseline: { fromS: 300, toS: 480, value: 100 } });
     expect(leak?.growthPct).toBeGreaterThan(30);
     expect(find(rows, 'broker-1.g0', 'fds')?.growthPct).toBe(0);
+  });
+
+  it('judges the heap by what stays after full collections, not by heap used', () => {
+    const series: SoakSeries[] = [
+      // Heap used's floor rises with V8's threshold (garbage not yet collected); the live heap is flat.
+      { id: 'broker-2.g0', role: 'broker', slot: 'broker-2', gen: 0, points: pts(0, 1_200, (t) => ({ rssMb: 100, heapMb: 30 + t / 100, liveHeapMb: 25, fds: 28, lagP99Ms: 5 })) },
+      { id: 'broker-3.g0', role: 'broker', slot: 'broker-3', gen: 0, points: pts(0, 1_200, (t) => ({ rssMb: 100, heapMb: 30, liveHeapMb: 25 + t / 100, fds: 28, lagP99Ms: 5 })) },
+    ];
+    const rows = growthCheck(series, options);
+    expect(rows.filter((r) => r.fail).map((r) => `${r.id} ${r.metric}`)).toEqual(['broker-3.g0 liveHeapMb']);
+    expect(rows.some((r) => r.metric === 'heapMb')).toBe(false);
   });
 
   it('judges RSS by its floor: a GC sawtooth whose peaks rise is not a leak, a rising floor is', () => {

@@ -37,7 +37,7 @@ function growthSection(r) {
     id,
     `${num(rs[0].baseline.fromS)}–${num(rs[0].baseline.toS)} → ${num(rs[0].last.fromS)}–${num(rs[0].last.toS)}`,
     cell(rs, 'rssMb'),
-    cell(rs, 'heapMb'),
+    cell(rs, 'liveHeapMb'),
     cell(rs, 'fds'),
     cell(rs, 'lagP99Ms'),
     rs.some((x) => x.fail) ? '**FAIL**' : rs.every((x) => x.growthPct === null) ? 'no samples' : 'ok',
@@ -48,9 +48,9 @@ function growthSection(r) {
   return [
     `## Growth: each process, its first ${num(windowS)} s after ${num(warmupS)} s of life against its last ${num(windowS)} s, limit +${r.options.limitPct} %`,
     '',
-    `A process is compared with itself: a leak is a process that keeps more the longer it runs. Each window is summed up by one figure (${stats}): RSS and heap by their floor, the lowest sample, because a Node process's RSS follows the peaks of V8's GC sawtooth, which rise as V8 raises its own threshold, while what a leak raises is what stays after GC (the heap's floor is what the process keeps; RSS also holds what V8 has not given back). Not judged (less than ${num(warmupS)} s + two windows of life): ${short.join(', ') || 'none'}.`,
+    `A process is compared with itself: a leak is a process that keeps more the longer it runs. Each window is summed up by one figure (${stats}): RSS by its floor, the lowest sample, because a Node process's RSS follows the peaks of V8's GC sawtooth, which rise as V8 raises its own threshold, while what a leak raises is what stays after GC (RSS also holds what V8 has not given back); the heap by what it kept after its full collections (\`--trace-gc\`), the live objects, where heap used also counts the garbage of the cycle in progress. Not judged (less than ${num(warmupS)} s + two windows of life): ${short.join(', ') || 'none'}.`,
     '',
-    markdownTable(['process', 'windows (s of the run)', 'RSS MB (floor)', 'heap used MB (floor)', 'open files', 'event-loop lag p99 ms', 'verdict'], rows),
+    markdownTable(['process', 'windows (s of the run)', 'RSS MB (floor)', 'heap after full GC MB (floor)', 'open files', 'event-loop lag p99 ms', 'verdict'], rows),
   ].join('\n');
 }
 
@@ -62,7 +62,7 @@ function processSection(r) {
     parts.push('', `### ${role}`, '');
     parts.push(
       markdownTable(
-        ['process', 'pid', 'lived (s)', 'ended by', 'RSS MB', 'open files', 'lag p99 ms', 'heap used MB', 'scrape errors'],
+        ['process', 'pid', 'lived (s)', 'ended by', 'RSS MB', 'open files', 'lag p99 ms', 'heap used MB', 'heap after full GC MB', 'V8 heap total MB', 'scrape errors'],
         series.map((s) => [
           s.id,
           s.pid,
@@ -72,6 +72,8 @@ function processSection(r) {
           firstRangeLast(s, 'fds', r.windows.warmupS),
           firstRangeLast(s, 'lagP99Ms', r.windows.warmupS),
           firstRangeLast(s, 'heapMb', r.windows.warmupS),
+          firstRangeLast(s, 'liveHeapMb', r.windows.warmupS),
+          firstRangeLast(s, 'heapTotalMb', r.windows.warmupS),
           s.scrapeErrors,
         ]),
       ),

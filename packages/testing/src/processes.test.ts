@@ -140,6 +140,26 @@ describe('startProcess', () => {
     expect(proc.lines().map((l) => l.text)).toEqual(Array.from({ length: 10 }, (_, i) => `line ${40 + i}`));
     await proc.stop();
   });
+
+  it('hands every line to a listener, beyond the kept ones, until it unsubscribes', async () => {
+    const proc = await startProcess({
+      name: 'listened',
+      command: process.execPath,
+      args: ['-e', "console.log('ready'); setTimeout(() => { for (let i = 0; i < 50; i++) console.log('line ' + i); setTimeout(() => console.log('late'), 300); }, 300)"],
+      keepLines: 5,
+      readyLine: 'ready',
+    });
+    const seen: string[] = [];
+    const off = proc.onLine((l) => {
+      seen.push(l.text);
+      if (l.text === 'line 49') off();
+    });
+    await proc.waitExit(5_000);
+    await proc.waitForLine('late');
+    // All 50 lines, though only 5 are kept; after 'line 49' it heard nothing more.
+    expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => `line ${i}`));
+    await proc.stop();
+  });
 });
 
 describe('assertNoLeftoverProcesses', () => {

@@ -75,6 +75,8 @@ export interface ManagedProcess {
   dump(): void;
   /** Resolves with the first line (already kept or yet to come) that matches. */
   waitForLine(match: string | RegExp, timeoutMs?: number): Promise<string>;
+  /** Calls `listener` with every line from now on (kept or not); returns the unsubscribe. */
+  onLine(listener: (line: OutputLine) => void): () => void;
   /** Sends `signal` (default SIGTERM) to the whole group. */
   kill(signal?: NodeJS.Signals): void;
   /** SIGTERM to the group, SIGKILL after the grace; resolves when every member is gone. */
@@ -188,6 +190,11 @@ class Managed implements ManagedProcess {
   dump(): void {
     const exit = this.exitInfo ? ` exited code=${this.exitInfo.code} signal=${this.exitInfo.signal}` : ' running';
     process.stderr.write(`--- ${this.name} (pid ${this.pid}${exit}), last ${this.#lines.length} lines ---\n${this.output()}\n`);
+  }
+
+  onLine(listener: (line: OutputLine) => void): () => void {
+    this.#lineListeners.add(listener);
+    return () => this.#lineListeners.delete(listener);
   }
 
   waitForLine(match: string | RegExp, timeoutMs = 10_000): Promise<string> {
