@@ -163,8 +163,9 @@ await runScenario(async () => {
   const startSlot = async (slot) => {
     const gen = slot.gen++;
     const id = `${slot.name}.g${gen}`;
-    // --trace-gc: each full collection prints what the heap kept (the live heap of the growth check).
-    const nodeArgs = ['--trace-gc'];
+    // --trace-gc: each full collection prints what the heap kept (the live heap of the growth
+    // check); not the scavenges, a line each, many a second under load, which the soak ignores.
+    const nodeArgs = ['--trace-gc', '--trace-gc-ignore-scavenger'];
     if (opts.heapSnapshotsS.length > 0) {
       mkdirSync(path.join(opts.heapDir, id), { recursive: true });
       nodeArgs.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${path.join(opts.heapDir, id)}`);
