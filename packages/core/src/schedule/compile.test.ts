@@ -144,3 +144,23 @@ describe('parseIsoInstantMs', () => {
     },
   );
 });
+
+describe('compileSchedule shares the fire functions of one expression in one zone', () => {
+  const from = at('2026-12-03T00:00:00.000Z');
+  it('keeps zones apart: the same expression in UTC and Shanghai fires 8 hours apart', () => {
+    const utc = compileSchedule({ type: 'cron', expr: '0 0 2 * * *', timezone: 'UTC' }, { anchorMs: 0 });
+    const shanghai = compileSchedule({ type: 'cron', expr: '0 0 2 * * *', timezone: 'Asia/Shanghai' }, { anchorMs: 0 });
+    const utcAgain = compileSchedule({ type: 'cron', expr: '0 0 2 * * *', timezone: 'UTC' }, { anchorMs: 0 });
+    expect(new Date(utc.nextAfter(from) ?? 0).toISOString()).toBe('2026-12-03T02:00:00.000Z');
+    expect(new Date(shanghai.nextAfter(from) ?? 0).toISOString()).toBe('2026-12-03T18:00:00.000Z');
+    expect(utcAgain.nextAfter(from)).toBe(utc.nextAfter(from));
+    // Each task keeps its own schedule object, whatever it shares.
+    expect(utcAgain).not.toBe(utc);
+  });
+
+  it('stays right past the cache limit (10,000 distinct expressions, then emptied)', () => {
+    for (let i = 0; i < 10_050; i++) compileSchedule({ type: 'cron', expr: `${i % 60} ${Math.floor(i / 60) % 60} ${Math.floor(i / 3600)} * * *`, timezone: 'UTC' }, { anchorMs: 0 });
+    const late = compileSchedule({ type: 'cron', expr: '30 15 4 * * *', timezone: 'Europe/Berlin' }, { anchorMs: 0 });
+    expect(new Date(late.nextAfter(from) ?? 0).toISOString()).toBe('2026-12-03T03:15:30.000Z');
+  });
+});
