@@ -27,8 +27,14 @@ export interface EngineState {
   lastTickMs: number | null;
   /** Firing stopped by clock skew (R-clock, §9). */
   firingPaused: boolean;
-  /** Per task: definition version and the end of what is on the wheel. */
-  readonly queued: Map<string, { version: number; untilMs: number }>;
+  /**
+   * Per task: definition version, the end of what is on the wheel, and (when the wheel holds all
+   * of its fires up to `untilMs`) its first fire after that, null for none: until the horizon
+   * reaches it there is nothing to add (refill.ts).
+   */
+  readonly queued: Map<string, { version: number; untilMs: number; nextMs?: number | null }>;
+  /** The task cache's generation when the wheel last dropped the tasks the cache no longer schedules. */
+  queuedCheckedGeneration: number;
   /** Slot times of instances created ahead of time (`precreateMs`) that are not due yet: when
    *  one falls due, `instances-ready` wakes the brokers (their poll is the fallback). */
   readonly precreatedDueMs: Set<number>;
@@ -36,6 +42,13 @@ export interface EngineState {
   dbOffsetMs: number;
   /** Per `<task>@<version>`: calendar-skipped fires up to here were offered for counting (refill.ts). */
   readonly calendarSkipsUntil: Map<string, number>;
+  /**
+   * Reconcile's memory between full passes (refill.ts): per task, the cached definition it read
+   * the row for and the first instant at which that row could have work again.
+   */
+  readonly reconcileQuiet: Map<string, { task: object; untilMs: number }>;
+  /** When reconcile last read every task's row (null: never). */
+  lastFullReconcileMs: number | null;
 }
 
 export interface EngineContext {

@@ -65,7 +65,7 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
     keys: redisKeys(config.namespace),
     cache,
     wheel: new TimeWheel({ startMs: clock.nowMs() }),
-    state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map(), precreatedDueMs: new Set(), dbOffsetMs: 0, calendarSkipsUntil: new Map() },
+    state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map(), precreatedDueMs: new Set(), dbOffsetMs: 0, calendarSkipsUntil: new Map(), reconcileQuiet: new Map(), lastFullReconcileMs: null, queuedCheckedGeneration: -1 },
   };
   let loaded = false;
   const loops: BackgroundLoop[] = [];

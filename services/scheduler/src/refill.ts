@@ -12,7 +12,7 @@
  *   decided), and `next_fire_time` is set.
  */
 import type { RowDataPacket } from 'mysql2';
-import { isExcludedByCalendar } from '@ax/core';
+import { isExcludedByCalendar, type CompiledSchedule } from '@ax/core';
 import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordCalendarSkips, recordMisfireDecision, slotKey, type CalendarSkip, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type WatermarkMove } from '@ax/store';
 import { createSlots, slotOf, type EngineContext } from './context.js';
 import { precreatable } from './fire.js';
@@ -22,15 +22,22 @@ import type { CachedTask } from './task-cache.js';
 /** Most `DID_NOT_FIRE` alerts one pass raises (a full outage must not flood the webhook); the rest are logged. */
 const MAX_MISSED_ALERTS_PER_PASS = 20;
 
+/** Whether the task has fires of its own to put on the wheel. */
+function isScheduled(task: CachedTask): task is CachedTask & { readonly compiled: CompiledSchedule } {
+  return task.definition.enabled && task.compiled !== null && task.definition.schedule.type !== 'none';
+}
+
 /** Puts upcoming fires on the wheel, from where each task's queue ended. */
 export function queueUpcoming(ctx: EngineContext, nowMs: number): void {
   const { wheel, state, config } = ctx;
   const until = nowMs + config.horizonMs;
-  const live = new Set<string>();
   for (const task of ctx.cache.all()) {
-    if (!task.definition.enabled || task.compiled === null || task.definition.schedule.type === 'none') continue;
-    live.add(task.name);
+    if (!isScheduled(task)) continue;
     const q = state.queued.get(task.name);
+    // All its fires to `untilMs` are on the wheel and the next is beyond the horizon: nothing to
+    // add. (Asking the schedule every second for each of 100,000 tasks was most of the
+    // scheduler's CPU and an empty array each, #24.)
+    if (q !== undefined && q.version === task.version && q.nextMs !== undefined && (q.nextMs === null || q.nextMs > until)) continue;
     let from: number;
     if (q === undefined) {
       from = Math.max(state.liveSinceMs - config.misfireThresholdMs - 1, task.createdAtMs - 1);
@@ -44,16 +51,64 @@ export function queueUpcoming(ctx: EngineContext, nowMs: number): void {
     const fires = task.compiled.between(from, until, config.maxQueuedPerTask);
     const ahead = precreatable(task) ? config.precreateMs : 0;
     for (const ms of fires) wheel.add({ taskName: task.name, version: task.version, expectedMs: ms, ...(ahead > 0 ? { fireAtMs: ms - ahead } : {}) });
-    const end = fires.length === config.maxQueuedPerTask ? (fires[fires.length - 1] as number) : until;
-    state.queued.set(task.name, { version: task.version, untilMs: end });
+    // A full queue ends at its last fire (more come next pass); otherwise it holds every fire
+    // to the horizon, and the next one says when there is more to add.
+    if (fires.length === config.maxQueuedPerTask) state.queued.set(task.name, { version: task.version, untilMs: fires[fires.length - 1] as number });
+    else state.queued.set(task.name, { version: task.version, untilMs: until, nextMs: task.compiled.nextAfter(until) });
   }
-  for (const name of [...state.queued.keys()]) {
-    if (!live.has(name)) {
-      state.queued.delete(name);
-      wheel.removeTask(name);
+  // Tasks gone, disabled or unscheduled leave the wheel. (Not a set of the live names built
+  // each pass: with 100,000 tasks, that set and a copy of the queued names were megabytes of
+  // garbage a second in V8's large-object space, which only a full collection frees: the heap
+  // swelled between collections, #24. A Map may lose entries while it is iterated.) Only when
+  // the cache changed since the last check.
+  if (state.queuedCheckedGeneration !== ctx.cache.generation) {
+    state.queuedCheckedGeneration = ctx.cache.generation;
+    for (const name of state.queued.keys()) {
+      const task = ctx.cache.get(name);
+      if (task === undefined || !isScheduled(task)) {
+        state.queued.delete(name);
+        wheel.removeTask(name);
+      }
     }
   }
   ctx.metrics.wheelSize.set(wheel.size);
+}
+
+/** Rows of `task` per `IN` list when only some are read. */
+const ROWS_PER_QUERY = 2_000;
+
+type TaskRow = RowDataPacket & { name: string; version: number; last_fire_time: Date | null; next_fire_time: Date | null };
+
+/**
+ * The task rows a reconcile pass reads. Every `resyncIntervalMs` (default 30 s) all of them;
+ * in between only the rows of tasks that may have work: not read since their definition was
+ * (re)loaded, or whose next fire (as of the watermark last read) has come. A row with nothing
+ * due stays so until that instant: its watermark only moves forward (a conditional GREATEST),
+ * and a later watermark only puts the next fire later. Reading all 100,000 rows every second
+ * made the scheduler parse 100,000 rows a second and its heap churn between 450 and 800 MB (#24);
+ * the full pass every 30 s still catches what changed behind the cache's back.
+ */
+async function rowsToReconcile(ctx: EngineContext, nowMs: number): Promise<TaskRow[]> {
+  const { state } = ctx;
+  const sql = "SELECT name, version, last_fire_time, next_fire_time FROM task WHERE enabled = 1 AND schedule_type <> 'none'";
+  if (state.lastFullReconcileMs === null || nowMs - state.lastFullReconcileMs >= ctx.config.resyncIntervalMs || nowMs < state.lastFullReconcileMs) {
+    state.lastFullReconcileMs = nowMs;
+    state.reconcileQuiet.clear();
+    const [rows] = await ctx.pool.query<TaskRow[]>(sql);
+    return rows;
+  }
+  const names: string[] = [];
+  for (const task of ctx.cache.all()) {
+    if (!isScheduled(task)) continue;
+    const quiet = state.reconcileQuiet.get(task.name);
+    if (quiet === undefined || quiet.task !== task || quiet.untilMs <= nowMs) names.push(task.name);
+  }
+  const rows: TaskRow[] = [];
+  for (let i = 0; i < names.length; i += ROWS_PER_QUERY) {
+    const [part] = await ctx.pool.query<TaskRow[]>(`${sql} AND name IN (?)`, [names.slice(i, i + ROWS_PER_QUERY)]);
+    rows.push(...part);
+  }
+  return rows;
 }
 
 interface TaskWork {
@@ -75,9 +130,7 @@ export async function reconcile(ctx: EngineContext, nowMs: number): Promise<numb
   const { config, state } = ctx;
   const missedCutoff = state.liveSinceMs - config.misfireThresholdMs;
   const holeCutoff = nowMs - config.fireLockTtlMs;
-  const [rows] = await ctx.pool.query<Array<RowDataPacket & { name: string; version: number; last_fire_time: Date | null; next_fire_time: Date | null }>>(
-    "SELECT name, version, last_fire_time, next_fire_time FROM task WHERE enabled = 1 AND schedule_type <> 'none'",
-  );
+  const rows = await rowsToReconcile(ctx, nowMs);
   const works: TaskWork[] = [];
   const ranges: SlotRange[] = [];
   const moves: WatermarkMove[] = [];
@@ -93,8 +146,13 @@ export async function reconcile(ctx: EngineContext, nowMs: number): Promise<numb
     if (next === null || next > nowMs) {
       // Nothing due: keep next_fire_time (shown by the admin API) current.
       if ((r.next_fire_time?.getTime() ?? null) !== next) moves.push({ taskId: task.id, toMs: null, nextFireMs: next });
+      // Quiet until its next fire, or a fire its calendar skips (counted when it passes).
+      const rawNext = task.calendar === null || task.raw === null ? null : task.raw.nextAfter(w);
+      const until = Math.min(next ?? Infinity, rawNext ?? Infinity);
+      state.reconcileQuiet.set(task.name, { task, untilMs: until });
       continue;
     }
+    state.reconcileQuiet.delete(task.name);
     works.push({ task, rowW, w, missed: [], missedTotal: 0, plan: null, holes: [] });
     ranges.push({ taskName: task.name, afterMs: w, untilMs: nowMs });
   }

@@ -36,8 +36,15 @@ export class TaskCache {
     this.#logger = logger;
   }
 
+  #generation = 0;
+
   get size(): number {
     return this.#tasks.size;
+  }
+
+  /** Moves on whenever a task is added, replaced or removed (callers skip work while it stays). */
+  get generation(): number {
+    return this.#generation;
   }
 
   get(name: string): CachedTask | undefined {
@@ -82,18 +89,18 @@ export class TaskCache {
       if (before === undefined || before.version !== Number(h.version) || before.id !== String(h.id)) changed.push(h.name);
       else {
         const p = parents.get(h.name) ?? [];
-        if (!sameParents(before.parents, p)) this.#tasks.set(h.name, { ...before, parents: p });
+        if (!sameParents(before.parents, p)) this.#setTask(h.name, { ...before, parents: p });
       }
     }
     for (let i = 0; i < changed.length; i += 1_000) {
       const records = await listTasks(db, { names: changed.slice(i, i + 1_000) });
       const calendars = await getCalendars(db, records.flatMap((r) => (r.definition.calendar === null ? [] : [r.definition.calendar])));
-      for (const r of records) this.#tasks.set(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? [], calendars));
+      for (const r of records) this.#setTask(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? [], calendars));
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     for (const name of [...this.#tasks.keys()]) {
       if (!seen.has(name)) {
-        this.#tasks.delete(name);
+        this.#deleteTask(name);
         changed.push(name);
       }
     }
@@ -105,7 +112,7 @@ export class TaskCache {
     const [record, edges] = await Promise.all([getTask(db, name), listEdges(db)]);
     const before = this.#tasks.get(name);
     if (record === null) {
-      this.#tasks.delete(name);
+      this.#deleteTask(name);
       return before !== undefined;
     }
     const p = edges.filter((e) => e.child === name).map((e) => ({ parent: e.parent, rule: e.rule }));
@@ -116,8 +123,17 @@ export class TaskCache {
       this.#children.set(e.parent, kids);
     }
     const calendars = record.definition.calendar === null ? new Map<string, CalendarRecord>() : await getCalendars(db, [record.definition.calendar]);
-    this.#tasks.set(name, this.#build(record, p, calendars));
+    this.#setTask(name, this.#build(record, p, calendars));
     return before === undefined || before.version !== record.version || before.id !== record.id;
+  }
+
+  #setTask(name: string, task: CachedTask): void {
+    this.#tasks.set(name, task);
+    this.#generation += 1;
+  }
+
+  #deleteTask(name: string): void {
+    if (this.#tasks.delete(name)) this.#generation += 1;
   }
 
   #build(r: TaskRecord, parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>, calendars: ReadonlyMap<string, CalendarRecord>): CachedTask {

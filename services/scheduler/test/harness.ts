@@ -3,6 +3,7 @@
  * import it). One database and one Redis namespace per test file.
  */
 import type { RowDataPacket } from 'mysql2';
+import type { Pool } from 'mysql2/promise';
 import { parseTaskDefinitionOrThrow, type TaskDefinitionInput } from '@ax/core';
 import { silentLogger } from '@ax/kit';
 import { insertTask, type TaskRecord } from '@ax/store';
@@ -14,7 +15,8 @@ import { createSchedulerEngine, type SchedulerEngine } from '../src/engine.js';
 export interface Harness {
   db: TestDatabase;
   redis: TestRedis;
-  engine(clock: Clock, overrides?: Partial<SchedulerConfig>, id?: string): SchedulerEngine;
+  /** An engine on the test database; `pool` stands in for its pool (e.g. one that counts statements). */
+  engine(clock: Clock, overrides?: Partial<SchedulerConfig>, id?: string, pool?: Pool): SchedulerEngine;
   task(input: Partial<TaskDefinitionInput> & { name: string }, createdAtMs: number): Promise<TaskRecord>;
   instances(taskName: string): Promise<Array<RowDataPacket & { id: string; expected_time: Date; state: string; biz_date: Date; trigger: string; reason: string | null }>>;
   close(): Promise<void>;
@@ -28,9 +30,9 @@ export async function createHarness(): Promise<Harness> {
   return {
     db,
     redis,
-    engine: (clock, overrides = {}, id = 'test') =>
+    engine: (clock, overrides = {}, id = 'test', pool = db.pool) =>
       createSchedulerEngine({
-        pool: db.pool,
+        pool,
         redis: redis.redis,
         clock,
         logger,
