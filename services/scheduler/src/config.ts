@@ -32,7 +32,7 @@ export interface SchedulerConfig {
   readonly tickIntervalMs: number;
   /** `AX_SCHEDULER_REFILL_MS`: period of refill + re-scan (R2). Default 1000. */
   readonly refillIntervalMs: number;
-  /** `AX_SCHEDULER_RESYNC_MS`: period of the full re-read of definitions (pub/sub fallback). Default 30000. */
+  /** `AX_SCHEDULER_RESYNC_MS`: period of the full re-read of definitions (pub/sub fallback) and of reconcile's read of every task row (refill.ts). Default 30000. */
   readonly resyncIntervalMs: number;
   /** `AX_SCHEDULER_DAG_SCAN_MS`: period of the DAG readiness and dependency-timeout scan (event fallback). Default 5000. */
   readonly dagScanIntervalMs: number;
