@@ -17,6 +17,8 @@ import { explaining, NUMBERS, type PlanRow } from './explain.test-helper.js';
 import { listInstances } from './instances-read.js';
 import { lastRunsOf } from './task-last-run.js';
 import { dayStats, hourlyStats } from './stats.js';
+import { existingSlotTimes } from './instances-create.js';
+import { scanSlaMissed } from './timers.js';
 
 const FINAL_ROWS = 50_000;
 const DAY_MS = 86_400_000;
@@ -316,5 +318,64 @@ describe('a team-scoped page of the newest instances (every token of a team read
       await listInstances(q, { teams: ['default'], bizDate, limit: 51 });
     });
     expect(plans).toEqual([[expect.objectContaining({ key: 'idx_instance_biz_day' })]]);
+  });
+});
+
+/**
+ * The services' own scans on a long history. The soak of 2026-12-03 (schema 6, 300,000 rows)
+ * found the broker's SLA scan walking idx_instance_expected from its oldest entry for its
+ * ORDER BY ... LIMIT (seconds per scan, two brokers), and the scheduler's slot check reading a
+ * task's whole history per range: both grow with the table, so ax slowed down as it aged.
+ */
+describe('the scans a service repeats every second stay within what they look for', () => {
+  it("SLA scan: the names of the tasks with an sla, then their open instances as ranges of (task_name, state); with none, no read of the instances", async () => {
+    // Open instances among the history: 200 PENDING of the last minutes on tasks without an sla.
+    await db.pool.query(
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params)
+       SELECT 1 + n % 20, CONCAT('hist-', n % 20), slot, DATE(slot), 'schedule', 'PENDING', slot, '{}'
+         FROM (SELECT n, TIMESTAMP(CURDATE()) + INTERVAL 1 DAY + INTERVAL n SECOND AS slot FROM ${NUMBERS} x WHERE n < 200) s`,
+    );
+    await db.pool.query('ANALYZE TABLE task_instance');
+    try {
+      // No task has an sla: one read of the task table, none of the instances.
+      const none: PlanRow[][] = [];
+      expect(await scanSlaMissed(explaining(db.pool, none), 100)).toEqual([]);
+      expect(none.map((plan) => plan.map((p) => p.table))).toEqual([['task']]);
+
+      // And it still finds a late one: hist-5 starts within 60 s; one of its instances is an hour late.
+      await db.pool.query("UPDATE task SET sla_start_s = 60 WHERE name = 'hist-5'");
+      const [late] = await db.pool.query<RowDataPacket[]>(
+        `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params)
+         VALUES (6, 'hist-5', NOW(3) - INTERVAL 1 HOUR, CURDATE(), 'schedule', 'PENDING', NOW(3) - INTERVAL 1 HOUR, '{}') RETURNING id`,
+      );
+      const plans: PlanRow[][] = [];
+      const found = await scanSlaMissed(explaining(db.pool, plans), 100);
+      expect(plans).toHaveLength(2);
+      const i = plans[1]?.find((p) => p.table === 'i');
+      expect(i).toEqual(expect.objectContaining({ key: 'idx_instance_task_state', type: 'range' }));
+      expect(found.map((m) => [m.id, m.taskName, m.miss, m.withinSeconds])).toEqual([[String(late[0]?.['id']), 'hist-5', 'START', 60]]);
+    } finally {
+      await db.pool.query("UPDATE task SET sla_start_s = NULL WHERE name = 'hist-5'");
+      await db.pool.query("DELETE FROM task_instance WHERE state = 'PENDING'");
+    }
+  });
+
+  it("the scheduler's slot check: one range of uk_instance_slot per task's window, not the task's whole history", async () => {
+    const hourAgo = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z').getTime() - 3_600_000; // the history ends at midnight
+    const ranges = ['hist-1', 'hist-2', 'hist-old', 'hist-idle'].map((taskName, k) => ({ taskName, afterMs: hourAgo - k * 60_000, untilMs: hourAgo + 3_600_000 }));
+    const plans: PlanRow[][] = [];
+    const found = await existingSlotTimes(explaining(db.pool, plans), ranges);
+    expect(plans).toHaveLength(1);
+    const reads = plans[0]?.filter((p) => p.table === 'i' || p.table === 'task_instance') ?? [];
+    expect(reads).toEqual([expect.objectContaining({ key: 'uk_instance_slot', type: 'range' })]);
+    expect(reads[0]?.extra).not.toContain('filesort');
+    for (const r of ranges) {
+      const [rows] = await db.pool.query<RowDataPacket[]>(
+        'SELECT expected_time FROM task_instance WHERE task_name = ? AND expected_time > ? AND expected_time <= ? ORDER BY expected_time',
+        [r.taskName, new Date(r.afterMs), new Date(r.untilMs)],
+      );
+      expect(found.get(r.taskName) ?? [], r.taskName).toEqual(rows.map((x) => (x['expected_time'] as Date).getTime()));
+    }
+    expect(found.get('hist-1')?.length).toBeGreaterThan(0);
   });
 });
