@@ -166,6 +166,41 @@ export function idleSection(sc) {
     (r.profiled ? ' **Profiled** (`--cpu-prof` costs each process about 2.5 % of a core): not a goal measurement.' : '');
 }
 
+/**
+ * #24 "history at scale" (ax-history.mjs): each admin-api read at `clients` concurrent clients
+ * against p99 ≤ 100 ms, then the scheduler on 100,000 tasks (start, RSS, each minute's refill).
+ */
+export function historySection(sc) {
+  const s = sc['ax-history'];
+  const r = s?.result;
+  if (!r) return `_ax-history: ${statusOf(s)}_`;
+  const p = r.params ?? {};
+  const parts = [
+    `${num(p.tasks)} tasks (${num(p.everyMinute)} every minute), ${num(p.instances)} instances over ${num(p.days)} days, ` +
+      `InnoDB buffer pool ${r.bufferPool ?? '?'}; ${r.history?.built ? 'built in this run' : `built ${r.history?.builtAt ?? 'earlier'}, reused`}; status ${statusOf(s)}.`,
+    '',
+  ];
+  if ((r.api ?? []).length > 0) {
+    parts.push(markdownTable(
+      ['read', 'p50 ms', 'p99 ms', 'max ms', 'answered /s', 'failed', `goal p99 ≤ ${num(r.goals?.apiP99Ms ?? 100)} ms`],
+      r.api.map((e) => [e.name, num(e.p50Ms), num(e.p99Ms), num(e.maxMs), num(e.perS), e.failed > 0 ? `${num(e.failed)} (${e.failures?.[0] ?? ''})` : 0, verdict(e.goal === 'met')]),
+    ), '');
+  }
+  const sched = r.scheduler ?? {};
+  if (sched.startS !== undefined) {
+    const rss = Math.max(sched.maxRssMb ?? 0, sched.peakRssMb ?? 0);
+    const rows = [
+      [`start: every task cached (${num(sched.enabledTasks)} enabled)`, `${sched.startS} s`, `≤ ${r.goals?.schedulerStartS ?? 10} s: ${verdict(sched.startGoal === 'met')}`],
+      ['RSS: highest sample / peak (VmHWM)', `${num(sched.maxRssMb)} / ${num(sched.peakRssMb)} MB`, `≤ ${r.goals?.schedulerRssMb ?? 400} MB: ${verdict(rss <= (r.goals?.schedulerRssMb ?? 400))}`],
+      ...(sched.minutes ?? []).map((m) => [`refill of slot ${m.slot}: instances / due, last committed after the slot`,
+        `${num(m.created)} / ${num(m.due)}, ${num(m.lastCommitMs)} ms`, `all, ≤ ${num(r.goals?.refillLateMs ?? 1_000)} ms: ${verdict(m.goal === 'met')}`]),
+    ];
+    parts.push(markdownTable(['scheduler on the history', 'measured', 'goal'], rows), '');
+  }
+  parts.push(`Retention purge while dispatching: ${r.purge?.goal ?? 'not measured'}${r.purge?.why ? ` (${r.purge.why})` : ''}.`);
+  return parts.join('\n');
+}
+
 /** What a figure of a scenario is, for the old-against-new table: [label, value, higher is better]. */
 const BASELINE_FIGURES = {
   'ax-output-silent': (r) => ['sustained SUCCESS /s', r?.sustainedPerS ?? null, true],
@@ -349,6 +384,10 @@ export function renderReport(results) {
     '## Idle (#24): CPU of each service process when nothing is due, % of one core',
     '',
     idleSection(sc),
+    '',
+    '## History at scale (#24): the admin API and the scheduler on months of history',
+    '',
+    historySection(sc),
     '',
     '## Job output (#19): shell jobs printing nothing and 10 KB each, 2 workers of 16 slots, 1 broker',
     '',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartPanels, renderChart } from './svg.mjs';
-import { baselineSection, burstPhasesSection, correctnessProblems, idleSection, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
+import { baselineSection, burstPhasesSection, correctnessProblems, historySection, idleSection, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
 
 const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
 const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
@@ -180,5 +180,40 @@ describe('job output, old against new, timers', () => {
     expect(md.split('\n').find((l) => l.startsWith('| re-route'))).toContain('≤ 500 ms: **missed**');
     const none = timersSection({ timers: run({ retryLatenessMs: lag(9, 47), rerouteLatenessMs: { n: 0 } }) });
     expect(none.split('\n').find((l) => l.startsWith('| re-route'))).toContain('not measured: no re-route happened');
+  });
+});
+
+describe('historySection (#24)', () => {
+  const history = {
+    params: { tasks: 100_000, everyMinute: 10_000, instances: 5_000_000, days: 90 },
+    bufferPool: '2G',
+    history: { built: false, builtAt: '2026-12-02T10:00:00.000Z' },
+    goals: { apiP99Ms: 100, schedulerStartS: 10, schedulerRssMb: 400, refillLateMs: 1_000 },
+    api: [
+      { name: 'stats: today', p50Ms: 12, p99Ms: 40, maxMs: 55, perS: 900, failed: 0, goal: 'met' },
+      { name: 'dag grid from a root', p50Ms: 90, p99Ms: 280, maxMs: 400, perS: 80, failed: 2, failures: ['timeout'], goal: 'missed' },
+    ],
+    scheduler: { enabledTasks: 100_000, startS: 6.6, startGoal: 'met', maxRssMb: 380, peakRssMb: 420, minutes: [
+      { slot: '2026-12-03T10:00:00.000Z', due: 10_004, created: 10_004, lastCommitMs: -20_000, goal: 'met' },
+      { slot: '2026-12-03T10:01:00.000Z', due: 10_004, created: 10_001, lastCommitMs: 300, goal: 'missed' },
+    ] },
+    purge: { goal: 'not measured', why: 'not built yet' },
+  };
+  const md = historySection({ 'ax-history': run(history) });
+  const line = (start: string) => md.split('\n').find((l) => l.startsWith(start));
+  it('judges each admin-api read against p99 ≤ 100 ms', () => {
+    expect(md).toContain('100,000 tasks (10,000 every minute), 5,000,000 instances over 90 days, InnoDB buffer pool 2G; built 2026-12-02T10:00:00.000Z, reused');
+    expect(line('| stats: today')).toContain('| 12 | 40 | 55 | 900 | 0 | met |');
+    expect(line('| dag grid')).toContain('| 2 (timeout) | **missed** |');
+  });
+  it('judges the scheduler on the higher of its RSS sample and peak, and every minute on all its instances', () => {
+    expect(line('| start')).toContain('| 6.6 s | ≤ 10 s: met |');
+    expect(line('| RSS')).toContain('| 380 / 420 MB | ≤ 400 MB: **missed** |');
+    expect(line('| refill of slot 2026-12-03T10:01')).toContain('10,001 / 10,004, 300 ms | all, ≤ 1,000 ms: **missed** |');
+    expect(md).toContain('Retention purge while dispatching: not measured (not built yet).');
+  });
+  it('says so when the scenario did not run', () => {
+    expect(historySection({})).toBe('_ax-history: not run_');
+    expect(renderReport({ scenarios: { 'ax-history': run(history) } })).toContain('## History at scale (#24)');
   });
 });
