@@ -360,16 +360,23 @@ describe('the scans a service repeats every second stay within what they look fo
     }
   });
 
-  it("the scheduler's slot check: one range of uk_instance_slot per task's window, not the task's whole history", async () => {
+  it("the scheduler's slot check: a range of uk_instance_slot per task's window, not the task's whole history", async () => {
     const hourAgo = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z').getTime() - 3_600_000; // the history ends at midnight
-    const ranges = ['hist-1', 'hist-2', 'hist-old', 'hist-idle'].map((taskName, k) => ({ taskName, afterMs: hourAgo - k * 60_000, untilMs: hourAgo + 3_600_000 }));
+    const untilMs = hourAgo + 3_600_000;
+    // Five tasks of one schedule share their bounds (one IN list); three have bounds of their own.
+    const shared = ['hist-1', 'hist-2', 'hist-3', 'hist-4', 'hist-5'].map((taskName) => ({ taskName, afterMs: hourAgo, untilMs }));
+    const own = ['hist-6', 'hist-old', 'hist-idle'].map((taskName, k) => ({ taskName, afterMs: hourAgo - (k + 1) * 60_000, untilMs }));
+    const ranges = [...shared, ...own, { taskName: 'hist-7', afterMs: untilMs, untilMs }]; // an empty range reads nothing
     const plans: PlanRow[][] = [];
     const found = await existingSlotTimes(explaining(db.pool, plans), ranges);
-    expect(plans).toHaveLength(1);
-    const reads = plans[0]?.filter((p) => p.table === 'i' || p.table === 'task_instance') ?? [];
-    expect(reads).toEqual([expect.objectContaining({ key: 'uk_instance_slot', type: 'range' })]);
-    expect(reads[0]?.extra).not.toContain('filesort');
-    for (const r of ranges) {
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) {
+      const reads = plan.filter((p) => p.table === 'task_instance');
+      expect(reads).toEqual([expect.objectContaining({ key: 'uk_instance_slot', type: 'range' })]);
+      expect(reads[0]?.extra).not.toContain('filesort');
+    }
+    expect(found.has('hist-7')).toBe(false);
+    for (const r of [...shared, ...own]) {
       const [rows] = await db.pool.query<RowDataPacket[]>(
         'SELECT expected_time FROM task_instance WHERE task_name = ? AND expected_time > ? AND expected_time <= ? ORDER BY expected_time',
         [r.taskName, new Date(r.afterMs), new Date(r.untilMs)],

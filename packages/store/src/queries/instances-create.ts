@@ -243,29 +243,58 @@ export interface SlotRange {
   readonly untilMs: number;
 }
 
+/** Disjuncts per statement of ranges whose bounds no other range shares (see existingSlotTimes). */
+const LONE_RANGES_PER_QUERY = 25;
+
 /**
  * The expected times (epoch ms) of existing instances in each range, ascending, by task name.
- * Each range is a disjunct of constants, which the range optimizer turns into one range of
- * uk_instance_slot (task_name, expected_time) apiece, read in index order. A join against the
- * ranges as a derived table could bound only task_name by the index, so it read every instance
- * the task ever had per range: at one slot a second, the scheduler's check grew by 3,600 rows
- * per task every hour (seconds per check in the soak of 2026-12-03).
+ *
+ * Every range is read as a range of uk_instance_slot (task_name, expected_time): ranges with the
+ * same bounds (the tasks of one schedule: one watermark, and every range ends at the same now)
+ * as `task_name IN (...)` between constants, up to SLOT_INSERT_CHUNK names a statement; a range
+ * whose bounds no other shares as one of up to LONE_RANGES_PER_QUERY disjuncts of constants.
+ * Two forms that cost more than they read, both seen in the soak of 2026-12-03: a join against
+ * the ranges as a derived table bounds only task_name by the index, so it read every instance a
+ * task ever had (3,600 more an hour for a task firing every second); 500 disjuncts in one
+ * statement cost MariaDB's range optimizer seconds before it read a row.
  */
 export async function existingSlotTimes(db: Queryable, ranges: readonly SlotRange[]): Promise<Map<string, number[]>> {
+  const byBounds = new Map<string, { afterMs: number; untilMs: number; names: string[] }>();
+  for (const r of ranges) {
+    if (r.untilMs <= r.afterMs) continue;
+    const key = `${r.afterMs}:${r.untilMs}`;
+    const group = byBounds.get(key);
+    if (group === undefined) byBounds.set(key, { afterMs: r.afterMs, untilMs: r.untilMs, names: [r.taskName] });
+    else group.names.push(r.taskName);
+  }
   const out = new Map<string, number[]>();
-  for (let i = 0; i < ranges.length; i += SLOT_INSERT_CHUNK) {
-    const chunk = ranges.slice(i, i + SLOT_INSERT_CHUNK).filter((r) => r.untilMs > r.afterMs);
-    if (chunk.length === 0) continue;
-    const disjuncts = chunk.map(() => '(task_name = ? AND expected_time > ? AND expected_time <= ?)').join(' OR ');
+  const read = async (where: string, values: unknown[]): Promise<void> => {
     const [rows] = await db.query<Array<RowDataPacket & { task_name: string; expected_time: Date }>>(
-      `SELECT task_name, expected_time FROM task_instance WHERE ${disjuncts} ORDER BY task_name, expected_time`,
-      chunk.flatMap((r) => [r.taskName, new Date(r.afterMs), new Date(r.untilMs)]),
+      `SELECT task_name, expected_time FROM task_instance WHERE ${where} ORDER BY task_name, expected_time`,
+      values,
     );
     for (const r of rows) {
       const list = out.get(r.task_name);
       if (list === undefined) out.set(r.task_name, [r.expected_time.getTime()]);
       else list.push(r.expected_time.getTime());
     }
+  };
+  const lone: SlotRange[] = [];
+  for (const g of byBounds.values()) {
+    if (g.names.length === 1) {
+      lone.push({ taskName: g.names[0]!, afterMs: g.afterMs, untilMs: g.untilMs });
+      continue;
+    }
+    for (let i = 0; i < g.names.length; i += SLOT_INSERT_CHUNK) {
+      await read('task_name IN (?) AND expected_time > ? AND expected_time <= ?', [g.names.slice(i, i + SLOT_INSERT_CHUNK), new Date(g.afterMs), new Date(g.untilMs)]);
+    }
+  }
+  for (let i = 0; i < lone.length; i += LONE_RANGES_PER_QUERY) {
+    const chunk = lone.slice(i, i + LONE_RANGES_PER_QUERY);
+    await read(
+      chunk.map(() => '(task_name = ? AND expected_time > ? AND expected_time <= ?)').join(' OR '),
+      chunk.flatMap((r) => [r.taskName, new Date(r.afterMs), new Date(r.untilMs)]),
+    );
   }
   return out;
 }
