@@ -49,18 +49,22 @@ function fromEnv(defaults) {
 /**
  * Creates the database, Redis client, AMQP namespace and data dir of one round. `database`
  * (`{ url, pool }`) runs the round on an existing database instead, which it neither migrates
- * nor drops (the history scenario's kept database).
+ * nor drops (the history scenario's kept database); `serverUrl` creates the round's database on
+ * another server than the shared test server (the soak's private MariaDB, `--buffer-pool`),
+ * which the round drops with the rest as it would on the shared one.
  */
-export async function createAxRound(label, { database } = {}) {
+export async function createAxRound(label, { database, serverUrl } = {}) {
   const namespace = uniqueNamespace('axbench');
   track('namespaces', namespace);
   const db =
     database ??
     (await createTestDatabase({
+      ...(serverUrl === undefined ? {} : { serverUrl }),
       poolOptions: { connectionLimit: 4 },
       ...(benchTree === repoRoot ? {} : { migrateOptions: { migrationsDir: path.join(benchTree, 'packages', 'store', 'migrations') } }),
     }));
-  if (database === undefined) track('databases', db.name);
+  // A private server goes with its folder; only the shared one needs its leftovers found by name.
+  if (database === undefined && serverUrl === undefined) track('databases', db.name);
   const redis = await createTestRedis(namespace);
   const amqp = await createTestAmqp(namespace);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `ax-bench-${label}-`));

@@ -158,7 +158,7 @@ export function soakMarkdown(r) {
   return [
     '# Soak',
     '',
-    `${r.startedAt} · ${num(o.minutes, 1)} min at ${num(o.rate)} instances/s (${num(o.rate)} tasks \`* * * * * *\`, no-op HTTP) · kill -9 every ${o.killEveryS} s · samples every ${o.sampleS} s · ${Object.entries(r.topology).map(([k, v]) => `${v} ${k}${v > 1 ? 's' : ''}`).join(', ')} · ${r.machine.cores} cores, load ${num(r.machine.load1mBefore, 2)} before, ${num(r.machine.load1mAfter, 2)} after · node ${r.machine.node}`,
+    `${r.startedAt} · ${num(o.minutes, 1)} min at ${num(o.rate)} instances/s (${num(o.rate)} tasks \`* * * * * *\`, no-op HTTP) · kill -9 every ${o.killEveryS} s · samples every ${o.sampleS} s · ${Object.entries(r.topology).map(([k, v]) => `${v} ${k}${v > 1 ? 's' : ''}`).join(', ')} · MariaDB: ${o.bufferPool ? `private, buffer pool ${o.bufferPool}` : 'the shared test server'} · ${r.machine.cores} cores, load ${num(r.machine.load1mBefore, 2)} before, ${num(r.machine.load1mAfter, 2)} after · node ${r.machine.node}`,
     '',
     `Verdict: ${verdict}`,
     ...r.fails.map((f) => `- FAIL ${f}`),
