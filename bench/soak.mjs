@@ -28,10 +28,10 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startMariaDb } from '../packages/testing/dist/index.js';
 import { createAxRound, dueBacklog, insertTasks, instanceRows, repoRoot } from './lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from './lib/harness.mjs';
 import { parseIdempotencyKey, slotKey } from './lib/keys.mjs';
+import { checkBufferPool, startPrivateMariaDb } from './lib/private-mariadb.mjs';
 import { startSink } from './lib/sink.mjs';
 import { growthCheck, killThatExplains, parseMarkCompactMb, parseVmRssKb, promValue, recoveryOf, victimOf } from './lib/soak-growth.mjs';
 import { ROLES, soakMarkdown, soakPanels } from './lib/soak-report.mjs';
@@ -85,7 +85,7 @@ function parseOptions(a) {
     broker: number('brokers', 2, { min: 1, integer: true }),
     worker: number('workers', 2, { min: 1, integer: true }),
   };
-  if (o.bufferPool !== null && !/^\d+[KMG]?$/i.test(o.bufferPool)) throw new Error(`--buffer-pool takes a size such as 2G or 512M, got ${o.bufferPool}`);
+  if (o.bufferPool !== null) o.bufferPool = checkBufferPool(o.bufferPool);
   if (o.warmupMin * 60 + 2 * o.windowS > minutes * 60) {
     throw new Error(`--warmup-min ${o.warmupMin} and two windows of --window-s ${o.windowS} do not fit in the --minutes ${minutes} run`);
   }
@@ -158,10 +158,7 @@ await runScenario(async () => {
   onCleanup(() => sink.close());
   let serverUrl;
   if (opts.bufferPool !== null) {
-    const server = await startMariaDb({ args: [`--innodb-buffer-pool-size=${opts.bufferPool}`, '--innodb-log-file-size=1G', '--max-connections=300'] });
-    onCleanup(() => server.cleanup());
-    serverUrl = server.url;
-    log(`private MariaDB on port ${server.port}, buffer pool ${opts.bufferPool}, redo log 1G`);
+    serverUrl = (await startPrivateMariaDb({ bufferPool: opts.bufferPool })).url;
   }
   const round = await createAxRound('soak', { serverUrl });
   const pool = round.db.pool;

@@ -22,12 +22,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { startMariaDb } from '../../packages/testing/dist/index.js';
 import { createPool } from '../../packages/store/dist/index.js';
 import { createAxRound } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, pollUntil, runScenario, sleep } from '../lib/harness.mjs';
 import { ensureHistory, historyTimeline } from '../lib/history-build.mjs';
 import { closedLoop } from '../lib/http-load.mjs';
+import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
 
 const a = args();
 const PARAMS = {
@@ -37,7 +37,13 @@ const PARAMS = {
   days: Number(a.days ?? 90),
 };
 const DIR = a.dir ?? process.env.AX_BENCH_HISTORY_DIR ?? '/var/tmp/ax-bench-history';
-const BUFFER_POOL = a['buffer-pool'] ?? '2G';
+let BUFFER_POOL;
+try {
+  BUFFER_POOL = checkBufferPool(a['buffer-pool'] ?? '2G');
+} catch (error) {
+  process.stderr.write(`bench/scenarios/ax-history.mjs: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+}
 const CLIENTS = Number(a.clients ?? 20);
 const REQUESTS = Number(a.requests ?? 400);
 const MINUTES = Number(a.minutes ?? 2);
@@ -202,14 +208,7 @@ async function measureScheduler(round, pool, p) {
 }
 
 await runScenario(async () => {
-  const server = await startMariaDb({
-    keepDir: DIR,
-    startTimeoutMs: 300_000,
-    stopTimeoutMs: 300_000,
-    args: [`--innodb-buffer-pool-size=${BUFFER_POOL}`, '--innodb-log-file-size=1G', '--max-connections=300'],
-  });
-  onCleanup(() => server.cleanup());
-  log(`private MariaDB on port ${server.port}, folder ${DIR}, buffer pool ${BUFFER_POOL}`);
+  const server = await startPrivateMariaDb({ bufferPool: BUFFER_POOL, keepDir: DIR, startTimeoutMs: 300_000, stopTimeoutMs: 300_000 });
   const history = await ensureHistory(server.url, PARAMS);
   const pool = createPool(history.url, { connectionLimit: 4 });
   onCleanup(() => pool.end());
