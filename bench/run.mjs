@@ -73,6 +73,9 @@ const SCENARIOS = [
   ['ax-throughput-2', 'ax-throughput.mjs', ['--instances', q(15_000, 1_000), '--brokers', '2', '--wait-s', '35'], 90],
   ['ax-steady', 'ax-steady.mjs', ['--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 150],
   ['bullmq-steady', 'bullmq.mjs', ['--mode', 'steady', '--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 140],
+  // #24: a retention purge of 1,000,000 expired instances while 1,000/s dispatch (its private
+  // MariaDB and the expired history are built every run: about a minute at full size).
+  ['ax-purge', 'ax-purge.mjs', ['--expired', q(1_000_000, 20_000), '--rate', q(1_000, 200), '--seconds', q(60, 15)], 480],
   // History at scale: its first run builds 5,000,000 instances (minutes), later runs reuse them.
   ['ax-history', 'ax-history.mjs', ['--tasks', q(100_000, 5_000), '--every-minute', q(10_000, 500), '--instances', q(5_000_000, 50_000), '--minutes', q(2, 1)], 2400],
 ];

@@ -59,6 +59,24 @@ async function secondaryIndexes(conn, table) {
     .map((l) => ({ name: /KEY `([^`]+)`/.exec(l)[1], definition: l }));
 }
 
+/**
+ * Drops the secondary indexes of `tables` (for a bulk load into them) and returns the function
+ * that adds them back, each with the definition `SHOW CREATE TABLE` gave it: one sorted index
+ * build per table instead of a random B-tree insert per row.
+ */
+export async function dropSecondaryIndexes(conn, tables) {
+  const dropped = {};
+  for (const table of tables) {
+    dropped[table] = await secondaryIndexes(conn, table);
+    if (dropped[table].length > 0) await conn.query(`ALTER TABLE \`${table}\` ${dropped[table].map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`);
+  }
+  return async () => {
+    for (const table of tables) {
+      if (dropped[table].length > 0) await conn.query(`ALTER TABLE \`${table}\` ${dropped[table].map((i) => `ADD ${i.definition}`).join(', ')}`);
+    }
+  };
+}
+
 async function timed(label, fn) {
   const t0 = Date.now();
   await fn();
@@ -83,10 +101,59 @@ function definitions() {
   return { minute, daily };
 }
 
+/**
+ * Inserts `instances` final instances with explicit ids 1…`instances` (into tables without
+ * them: the ids and execution ids are derived from the slot number), slot `s` at
+ * `fromMs + (s - 1) × stepMs` and of task id `(s - 1) mod tasks + 1` (the tasks must have ids
+ * 1…`tasks`), named by `nameOf(<SQL of the task number>)` (default `hist-<6 digits>`): 95 %
+ * SUCCESS, 4 % FAILED, 1 % CANCELED, each ended 40 ms to 5 s after its slot, with one execution,
+ * three events, one log chunk and its end record. The connection's session time zone must be
+ * UTC. Returns the seconds of each table's load.
+ */
+export async function insertFinalInstances(conn, { instances, tasks, fromMs, stepMs, nameOf = taskName }) {
+  const from = new Date(fromMs).toISOString().replace('T', ' ').replace('Z', '');
+  const at = (s) => `TIMESTAMPADD(MICROSECOND, (${s} - 1) * ${stepMs * 1000}, '${from}')`;
+  const figures = {};
+  const state = (s) => `CASE WHEN ${s} % 100 < 95 THEN 'SUCCESS' WHEN ${s} % 100 < 99 THEN 'FAILED' ELSE 'CANCELED' END`;
+  const taskNo = (s) => `((${s} - 1) % ${tasks} + 1)`;
+  figures.instances = await timed(`${instances} instances`, () =>
+    inSteps(conn, instances, (a, b) => `INSERT INTO task_instance (id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, state, reason, attempt, max_attempts,
+         due_at, params, priority, worker_id, dispatch_count, current_execution_id, created_at, updated_at, started_at, ended_at)
+       SELECT seq, ${taskNo('seq')}, ${nameOf(taskNo('seq'))}, ${at('seq')}, 1, DATE(${at('seq')}), IF(seq % 50 = 0, 'manual', 'schedule'),
+              ${state('seq')}, CASE WHEN seq % 100 BETWEEN 95 AND 98 THEN 'EXIT_CODE' WHEN seq % 100 = 99 THEN 'CANCELED_BY_USER' END, 1, 1,
+              ${at('seq')}, '{}', 5, CONCAT('hist-w', seq % 8), 1, ${executionIdSql('seq')},
+              TIMESTAMPADD(MICROSECOND, 4000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')}),
+              TIMESTAMPADD(MICROSECOND, 20000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')})
+         FROM seq_${a}_to_${b}`),
+  );
+  figures.executions = await timed(`${instances} executions`, () =>
+    inSteps(conn, instances, (a, b) => `INSERT INTO task_execution (id, execution_id, instance_id, attempt, run_no, worker_id, state, reason, dispatched_at, acked_at, started_at, ended_at, exit_code, created_at)
+       SELECT seq, ${executionIdSql('seq')}, seq, 1, 1, CONCAT('hist-w', seq % 8), ${state('seq')},
+              CASE WHEN seq % 100 BETWEEN 95 AND 98 THEN 'EXIT_CODE' WHEN seq % 100 = 99 THEN 'CANCELED_BY_USER' END,
+              TIMESTAMPADD(MICROSECOND, 8000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 15000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 20000, ${at('seq')}),
+              TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')}), IF(seq % 100 BETWEEN 95 AND 98, 1, 0), TIMESTAMPADD(MICROSECOND, 8000, ${at('seq')})
+         FROM seq_${a}_to_${b}`),
+  );
+  figures.events = await timed(`${instances * 3} events`, () =>
+    inSteps(conn, instances, (a, b) => `INSERT INTO event_log (instance_id, execution_id, type, at, worker_id, message)
+       SELECT seq, IF(k.seq = 1, NULL, ${executionIdSql('s.seq')}),
+              CASE k.seq WHEN 1 THEN 'CREATED' WHEN 2 THEN 'DISPATCHED'
+                   ELSE CASE WHEN s.seq % 100 < 95 THEN 'SUCCEEDED' WHEN s.seq % 100 < 99 THEN 'FAILED' ELSE 'CANCELED' END END,
+              TIMESTAMPADD(MICROSECOND, k.seq * 10000, ${at('s.seq')}), IF(k.seq = 1, NULL, CONCAT('hist-w', s.seq % 8)), NULL
+         FROM seq_${a}_to_${b} s CROSS JOIN seq_1_to_3 k`.replace('SELECT seq,', 'SELECT s.seq,')),
+  );
+  figures.logs = await timed(`${instances} log chunks and ends`, async () => {
+    await inSteps(conn, instances, (a, b) => `INSERT INTO job_log_chunk (execution_id, stream, byte_offset, all_offset, byte_len, codec, data, created_at)
+       SELECT ${executionIdSql('seq')}, 'stdout', 0, 0, 52, 'raw', 'POST http://127.0.0.1:9/history-noop\\nHTTP 200\\n{"ok":true}\\n', ${at('seq')} FROM seq_${a}_to_${b}`);
+    await inSteps(conn, instances, (a, b) => `INSERT INTO job_log_end (execution_id, stdout_bytes, stderr_bytes, truncated, created_at)
+       SELECT ${executionIdSql('seq')}, 52, 0, 0, ${at('seq')} FROM seq_${a}_to_${b}`);
+  });
+  return figures;
+}
+
 async function loadRows(conn, p, nowMs) {
   const { fromMs, stepMs } = historyTimeline(p, nowMs);
   const from = new Date(fromMs).toISOString().replace('T', ' ').replace('Z', '');
-  const at = (s) => `TIMESTAMPADD(MICROSECOND, (${s} - 1) * ${stepMs * 1000}, '${from}')`;
   const { minute, daily } = definitions();
   const figures = {};
   const teams = Array.from({ length: TEAMS }, (_, i) => [`team-${i}`, `history team ${i}`]);
@@ -105,40 +172,7 @@ async function loadRows(conn, p, nowMs) {
   const [[ids]] = await conn.query('SELECT MIN(id) AS lo, MAX(id) AS hi FROM task');
   if (Number(ids.lo) !== 1 || Number(ids.hi) !== p.tasks) throw new Error(`task ids ${ids.lo}..${ids.hi}: the build needs a fresh database`);
 
-  const state = (s) => `CASE WHEN ${s} % 100 < 95 THEN 'SUCCESS' WHEN ${s} % 100 < 99 THEN 'FAILED' ELSE 'CANCELED' END`;
-  const taskNo = (s) => `((${s} - 1) % ${p.tasks} + 1)`;
-  figures.instances = await timed(`${p.instances} instances`, () =>
-    inSteps(conn, p.instances, (a, b) => `INSERT INTO task_instance (id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, state, reason, attempt, max_attempts,
-         due_at, params, priority, worker_id, dispatch_count, current_execution_id, created_at, updated_at, started_at, ended_at)
-       SELECT seq, ${taskNo('seq')}, ${taskName(taskNo('seq'))}, ${at('seq')}, 1, DATE(${at('seq')}), IF(seq % 50 = 0, 'manual', 'schedule'),
-              ${state('seq')}, CASE WHEN seq % 100 BETWEEN 95 AND 98 THEN 'EXIT_CODE' WHEN seq % 100 = 99 THEN 'CANCELED_BY_USER' END, 1, 1,
-              ${at('seq')}, '{}', 5, CONCAT('hist-w', seq % 8), 1, ${executionIdSql('seq')},
-              TIMESTAMPADD(MICROSECOND, 4000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')}),
-              TIMESTAMPADD(MICROSECOND, 20000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')})
-         FROM seq_${a}_to_${b}`),
-  );
-  figures.executions = await timed(`${p.instances} executions`, () =>
-    inSteps(conn, p.instances, (a, b) => `INSERT INTO task_execution (id, execution_id, instance_id, attempt, run_no, worker_id, state, reason, dispatched_at, acked_at, started_at, ended_at, exit_code, created_at)
-       SELECT seq, ${executionIdSql('seq')}, seq, 1, 1, CONCAT('hist-w', seq % 8), ${state('seq')},
-              CASE WHEN seq % 100 BETWEEN 95 AND 98 THEN 'EXIT_CODE' WHEN seq % 100 = 99 THEN 'CANCELED_BY_USER' END,
-              TIMESTAMPADD(MICROSECOND, 8000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 15000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 20000, ${at('seq')}),
-              TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')}), IF(seq % 100 BETWEEN 95 AND 98, 1, 0), TIMESTAMPADD(MICROSECOND, 8000, ${at('seq')})
-         FROM seq_${a}_to_${b}`),
-  );
-  figures.events = await timed(`${p.instances * 3} events`, () =>
-    inSteps(conn, p.instances, (a, b) => `INSERT INTO event_log (instance_id, execution_id, type, at, worker_id, message)
-       SELECT seq, IF(k.seq = 1, NULL, ${executionIdSql('s.seq')}),
-              CASE k.seq WHEN 1 THEN 'CREATED' WHEN 2 THEN 'DISPATCHED'
-                   ELSE CASE WHEN s.seq % 100 < 95 THEN 'SUCCEEDED' WHEN s.seq % 100 < 99 THEN 'FAILED' ELSE 'CANCELED' END END,
-              TIMESTAMPADD(MICROSECOND, k.seq * 10000, ${at('s.seq')}), IF(k.seq = 1, NULL, CONCAT('hist-w', s.seq % 8)), NULL
-         FROM seq_${a}_to_${b} s CROSS JOIN seq_1_to_3 k`.replace('SELECT seq,', 'SELECT s.seq,')),
-  );
-  figures.logs = await timed(`${p.instances} log chunks and ends`, async () => {
-    await inSteps(conn, p.instances, (a, b) => `INSERT INTO job_log_chunk (execution_id, stream, byte_offset, all_offset, byte_len, codec, data, created_at)
-       SELECT ${executionIdSql('seq')}, 'stdout', 0, 0, 52, 'raw', 'POST http://127.0.0.1:9/history-noop\\nHTTP 200\\n{"ok":true}\\n', ${at('seq')} FROM seq_${a}_to_${b}`);
-    await inSteps(conn, p.instances, (a, b) => `INSERT INTO job_log_end (execution_id, stdout_bytes, stderr_bytes, truncated, created_at)
-       SELECT ${executionIdSql('seq')}, 52, 0, 0, ${at('seq')} FROM seq_${a}_to_${b}`);
-  });
+  Object.assign(figures, await insertFinalInstances(conn, { instances: p.instances, tasks: p.tasks, fromMs, stepMs }));
   const auditStepMs = Math.floor((p.days * 86_400_000) / AUDIT_ROWS);
   figures.audit = await timed(`${AUDIT_ROWS} audit entries`, () =>
     conn.query(
@@ -197,17 +231,9 @@ export async function ensureHistory(serverUrl, params = DEFAULT_HISTORY) {
       const conn = await pool.getConnection();
       try {
         await conn.query("SET SESSION time_zone = '+00:00'");
-        const dropped = {};
-        for (const table of BULK_TABLES) {
-          dropped[table] = await secondaryIndexes(conn, table);
-          if (dropped[table].length > 0) await conn.query(`ALTER TABLE \`${table}\` ${dropped[table].map((i) => `DROP INDEX \`${i.name}\``).join(', ')}`);
-        }
+        const rebuildIndexes = await dropSecondaryIndexes(conn, BULK_TABLES);
         const figures = await loadRows(conn, params, Date.now());
-        figures.indexes = await timed('secondary indexes rebuilt', async () => {
-          for (const table of BULK_TABLES) {
-            if (dropped[table].length > 0) await conn.query(`ALTER TABLE \`${table}\` ${dropped[table].map((i) => `ADD ${i.definition}`).join(', ')}`);
-          }
-        });
+        figures.indexes = await timed('secondary indexes rebuilt', rebuildIndexes);
         for (const table of ['task', ...BULK_TABLES]) await conn.query(`ANALYZE TABLE \`${table}\``);
         figures.totalS = (Date.now() - t0) / 1000;
         const [size] = await conn.query(
