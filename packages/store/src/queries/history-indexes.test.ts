@@ -17,7 +17,7 @@ import { explaining, NUMBERS, type PlanRow } from './explain.test-helper.js';
 import { listInstances } from './instances-read.js';
 import { lastRunsOf } from './task-last-run.js';
 import { dayStats, hourlyStats } from './stats.js';
-import { existingSlotTimes } from './instances-create.js';
+import { existingSlotTimes, SLOT_INSERT_CHUNK } from './instances-create.js';
 import { scanSlaMissed } from './timers.js';
 
 const FINAL_ROWS = 50_000;
@@ -44,7 +44,8 @@ async function copyMigrationsUpTo(version: number): Promise<void> {
  * 100th (another) promoted from WAITING 2 hours after its slot (its DEPS_MET event only: schema
  * 5 has no promoted_at). Those tasks are in team `default`; team `old` has one task with 10
  * instances from 30 days ago, team `idle` one task that never ran. Before all of them, a backfill
- * of 40,000 instances of one day 50 days back. Then migration 0006.
+ * of 40,000 instances of one day 50 days back. Then migration 0006, and 0007 (the SLA scan's
+ * task indexes, read by the last describe).
  */
 async function seedAndMigrate(): Promise<void> {
   await db.pool.query(
@@ -86,6 +87,17 @@ async function seedAndMigrate(): Promise<void> {
   await copyMigrationsUpTo(6);
   expect((await migrate(db.pool, { migrationsDir })).applied.map((m) => m.version)).toEqual([6]);
   await db.pool.query('ANALYZE TABLE task_instance');
+  await copyMigrationsUpTo(7);
+  await migrate(db.pool, { migrationsDir });
+}
+
+/** A Queryable that notes each statement's SQL and values in `sent` before sending it. */
+function recording(pool: Queryable, sent: Array<{ sql: string; values: unknown[] }>): Queryable {
+  const query = (sql: string, values: unknown[] = []): Promise<unknown> => {
+    sent.push({ sql, values });
+    return pool.query(sql, values);
+  };
+  return { query } as unknown as Queryable;
 }
 
 /** The plan rows of `task_instance` (aliased `i` or not) of each statement `run` sent. */
@@ -146,6 +158,18 @@ describe('migration 0006: task_instance columns and indexes', () => {
     );
     expect(Number(dependency[0]?.['n'])).toBe(FINAL_ROWS / 100);
     expect(Number(dependency[0]?.['at_created'])).toBe(FINAL_ROWS / 100);
+  });
+});
+
+describe('migration 0007: the indexes of the SLA scan\'s task read', () => {
+  it('indexes sla_start_s and sla_finish_s one column each', async () => {
+    const [applied] = await db.pool.query<RowDataPacket[]>('SELECT version FROM schema_migrations WHERE version = 7');
+    expect(applied).toHaveLength(1);
+    const [rows] = await db.pool.query<RowDataPacket[]>('SHOW INDEX FROM task');
+    const columns = new Map<string, string[]>();
+    for (const r of rows) columns.set(String(r['Key_name']), [...(columns.get(String(r['Key_name'])) ?? []), String(r['Column_name'])]);
+    expect(columns.get('idx_task_sla_start')).toEqual(['sla_start_s']);
+    expect(columns.get('idx_task_sla_finish')).toEqual(['sla_finish_s']);
   });
 });
 
@@ -357,6 +381,79 @@ describe('the scans a service repeats every second stay within what they look fo
     } finally {
       await db.pool.query("UPDATE task SET sla_start_s = NULL WHERE name = 'hist-5'");
       await db.pool.query("DELETE FROM task_instance WHERE state = 'PENDING'");
+    }
+  });
+
+  it('SLA scan: among 20,000 tasks, the 5 with an sla are read through migration 0007\'s indexes, not by reading every task row', async () => {
+    await db.pool.query(
+      `INSERT INTO task (name, schedule, schedule_type, exec, params, tags, retry, misfire)
+       SELECT CONCAT('many-', n), '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}' FROM ${NUMBERS} x WHERE n < 20000`,
+    );
+    try {
+      await db.pool.query("UPDATE task SET sla_start_s = 60 WHERE name IN ('many-1', 'many-7001')");
+      await db.pool.query("UPDATE task SET sla_finish_s = 600 WHERE name IN ('many-4000', 'many-7001', 'many-12000', 'many-19999')");
+      await db.pool.query('ANALYZE TABLE task');
+      // many-1 has not started an hour after its slot; many-12000 is still running 20 minutes after its own.
+      await db.pool.query(
+        `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params, started_at)
+         SELECT id, name, NOW(3) - INTERVAL IF(name = 'many-1', 60, 20) MINUTE, CURDATE(), 'schedule', IF(name = 'many-1', 'PENDING', 'RUNNING'),
+                NOW(3) - INTERVAL 1 HOUR, '{}', IF(name = 'many-1', NULL, NOW(3) - INTERVAL 19 MINUTE)
+           FROM task WHERE name IN ('many-1', 'many-12000')`,
+      );
+      const sent: Array<{ sql: string; values: unknown[] }> = [];
+      const plans: PlanRow[][] = [];
+      const found = await scanSlaMissed(recording(explaining(db.pool, plans), sent), 100);
+      expect(plans[0]?.map((p) => p.table)).toEqual(['task']);
+      expect(['ref', 'range', 'index_merge']).toContain(plans[0]?.[0]?.type);
+      expect(plans[0]?.[0]?.key).toMatch(/idx_task_sla/);
+      // The optimizer's own count of the rows it reads: the SLA tasks, not the table.
+      const [plan] = await db.pool.query<RowDataPacket[]>(`EXPLAIN ${sent[0]?.sql ?? ''}`, sent[0]?.values);
+      expect(Number(plan[0]?.['rows'])).toBeLessThan(50);
+      expect(found.map((m) => [m.taskName, m.miss, m.withinSeconds])).toEqual([
+        ['many-1', 'START', 60],
+        ['many-12000', 'FINISH', 600],
+      ]);
+    } finally {
+      await db.pool.query("DELETE FROM task_instance WHERE task_name LIKE 'many-%'");
+      await db.pool.query("DELETE FROM task WHERE name LIKE 'many-%'");
+    }
+  });
+
+  it(`SLA scan: 1,200 tasks with an sla are asked ${SLOT_INSERT_CHUNK} names a statement; late instances of every chunk come back in slot order, cut at the limit`, async () => {
+    await db.pool.query(
+      `INSERT INTO task (name, schedule, schedule_type, exec, params, tags, retry, misfire, sla_start_s, sla_finish_s)
+       SELECT CONCAT('chunk-', n), '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}', 60, IF(n % 3 = 0, 3600, NULL) FROM ${NUMBERS} x WHERE n < 1200`,
+    );
+    try {
+      // Every 10th task: one instance about two hours late, their slots interleaved across the tasks;
+      // every 10th + 5: one 5 s after its slot, within both limits.
+      await db.pool.query(
+        `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, due_at, params)
+         SELECT id, name, slot, CURDATE(), 'schedule', 'PENDING', slot, '{}'
+           FROM (SELECT id, name, IF(n % 10 = 0, NOW(3) - INTERVAL 2 HOUR + INTERVAL (n * 7919) % 1200 SECOND, NOW(3) - INTERVAL 5 SECOND) AS slot
+                   FROM (SELECT id, name, CAST(SUBSTRING(name, 7) AS UNSIGNED) AS n FROM task WHERE name LIKE 'chunk-%') t
+                  WHERE n % 10 IN (0, 5)) s`,
+      );
+      const [late] = await db.pool.query<RowDataPacket[]>(
+        "SELECT id, task_name FROM task_instance WHERE task_name LIKE 'chunk-%' AND expected_time < NOW(3) - INTERVAL 1 HOUR ORDER BY expected_time, id",
+      );
+      expect(late).toHaveLength(120);
+      const sent: Array<{ sql: string; values: unknown[] }> = [];
+      const all = await scanSlaMissed(recording(db.pool, sent), 1_000);
+      expect(all.map((m) => [m.id, m.taskName, m.miss, m.withinSeconds])).toEqual(late.map((r) => [String(r['id']), String(r['task_name']), 'START', 60]));
+      // The task names, then their instances: ceil(1,200 / 500) statements, each within the chunk, together every name once.
+      const chunks = sent.slice(1).map((s) => s.values[0] as string[]);
+      expect(chunks.map((names) => names.length)).toEqual([SLOT_INSERT_CHUNK, SLOT_INSERT_CHUNK, 1_200 - 2 * SLOT_INSERT_CHUNK]);
+      expect(new Set(chunks.flat()).size).toBe(1_200);
+      for (const names of chunks) expect(all.some((m) => names.includes(m.taskName))).toBe(true);
+
+      // A limit below what is late: the earliest slots over all chunks, as one statement would give them.
+      const first = await scanSlaMissed(db.pool, 7);
+      expect(first.map((m) => m.id)).toEqual(late.slice(0, 7).map((r) => String(r['id'])));
+      expect(new Set(first.map((m) => chunks.findIndex((names) => names.includes(m.taskName)))).size).toBeGreaterThan(1);
+    } finally {
+      await db.pool.query("DELETE FROM task_instance WHERE task_name LIKE 'chunk-%'");
+      await db.pool.query("DELETE FROM task WHERE name LIKE 'chunk-%'");
     }
   });
 

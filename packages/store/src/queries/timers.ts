@@ -5,6 +5,7 @@
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
+import { SLOT_INSERT_CHUNK } from './instances-create.js';
 
 /**
  * Whether any instance is unfinished (WAITING, PENDING, DISPATCHED, RUNNING or RETRY_WAIT): the
@@ -222,18 +223,51 @@ export interface SlaMissed {
  * slot outside rerun batches counts: a rerun or a backfill of an old slot is late by
  * construction.
  *
- * Two statements: the names of the tasks with an `sla` (none: done), then their open instances
- * as ranges of `idx_instance_task_state (task_name, state)`, one per name and state. As one join,
- * MariaDB walked idx_instance_expected (migration 0006) from its oldest entry for the ORDER BY
- * ... LIMIT, or a task's whole history by (task_id, ended_at): with no task under an sla that was
- * every instance ever kept, every tick (the soak of 2026-12-03: seconds per scan at 300,000 rows).
+ * The names of the tasks with an `sla` (none: done), read through migration 0007's
+ * idx_task_sla_start and idx_task_sla_finish (an index_merge union: only those tasks, where it
+ * read every task row every tick); then their open instances as ranges of
+ * `idx_instance_task_state (task_name, state)`, one per name and state, SLOT_INSERT_CHUNK names a
+ * statement (one IN list of every name grew with the tasks), each chunk's first `limit` by
+ * `expected_time` (then id), merged and cut to `limit`: what one statement would return. As one
+ * join, MariaDB walked idx_instance_expected (migration 0006) from its oldest entry for the ORDER
+ * BY ... LIMIT, or a task's whole history by (task_id, ended_at): with no task under an sla that
+ * was every instance ever kept, every tick (the soak of 2026-12-03: seconds per scan at 300,000
+ * rows).
  */
 export async function scanSlaMissed(db: Queryable, limit: number): Promise<SlaMissed[]> {
   const [tasks] = await db.query<Array<RowDataPacket & { name: string }>>(
     'SELECT name FROM task WHERE sla_start_s IS NOT NULL OR sla_finish_s IS NOT NULL',
   );
   if (tasks.length === 0) return [];
-  const [rows] = await db.query<Array<RowDataPacket & { id: string; task_name: string; expected_time: Date; miss: string; within_s: number }>>(
+  const names = tasks.map((t) => t.name);
+  const found: SlaRow[] = [];
+  for (let k = 0; k < names.length; k += SLOT_INSERT_CHUNK) {
+    found.push(...(await openSlaMisses(db, names.slice(k, k + SLOT_INSERT_CHUNK), limit)));
+  }
+  found.sort(bySlotThenId);
+  return found.slice(0, limit).map((r) => ({
+    id: String(r.id),
+    taskName: r.task_name,
+    expectedTime: r.expected_time,
+    miss: r.miss === 'START' ? 'START' : 'FINISH',
+    withinSeconds: Number(r.within_s),
+  }));
+}
+
+type SlaRow = RowDataPacket & { id: string; task_name: string; expected_time: Date; miss: string; within_s: number };
+
+/** The scan's ORDER BY: `expected_time`, then the instance id. */
+function bySlotThenId(a: SlaRow, b: SlaRow): number {
+  const bySlot = a.expected_time.getTime() - b.expected_time.getTime();
+  if (bySlot !== 0) return bySlot;
+  const x = BigInt(a.id);
+  const y = BigInt(b.id);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The first `limit` late open instances of the tasks `names` (scanSlaMissed's second statement). */
+async function openSlaMisses(db: Queryable, names: string[], limit: number): Promise<SlaRow[]> {
+  const [rows] = await db.query<SlaRow[]>(
     `SELECT id, task_name, expected_time, miss, within_s FROM (
        SELECT i.id, i.task_name, i.expected_time,
               CASE WHEN t.sla_start_s IS NOT NULL AND i.started_at IS NULL AND i.state <> 'RUNNING'
@@ -251,15 +285,9 @@ export async function scanSlaMissed(db: Queryable, limit: number): Promise<SlaMi
                 AND i.expected_time <= NOW(3) - INTERVAL t.sla_start_s SECOND)
             OR (t.sla_finish_s IS NOT NULL AND i.expected_time <= NOW(3) - INTERVAL t.sla_finish_s SECOND))
           AND NOT EXISTS (SELECT 1 FROM alert_log a WHERE a.dedup_key = CONCAT('SLA_MISSED:instance:', i.id))
-        ORDER BY i.expected_time
+        ORDER BY i.expected_time, i.id
         LIMIT ?) m`,
-    [tasks.map((t) => t.name), limit],
+    [names, limit],
   );
-  return rows.map((r) => ({
-    id: String(r.id),
-    taskName: r.task_name,
-    expectedTime: r.expected_time,
-    miss: r.miss === 'START' ? 'START' : 'FINISH',
-    withinSeconds: Number(r.within_s),
-  }));
+  return rows;
 }
