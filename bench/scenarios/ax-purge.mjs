@@ -31,7 +31,7 @@
  *   node bench/scenarios/ax-purge.mjs [--expired 1000000] [--rate 1000] [--seconds 60] [--days 30]
  *        [--warmup-s 10] [--buffer-pool 2G] [--period-ms 1000] [--gap-s 3] [--drain-s 15] [--out f.json]
  */
-import { createAxRound, dueBacklog, insertTasks, instanceRows } from '../lib/ax-stack.mjs';
+import { createAxRound, dueBacklog, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { dropSecondaryIndexes, insertFinalInstances } from '../lib/history-build.mjs';
 import { slotKey } from '../lib/keys.mjs';
@@ -41,6 +41,12 @@ import { exactlyOnce, summarize } from '../lib/stats.mjs';
 
 /** The goal of #24: start lag p99 during the purge at most this many times the p99 without. */
 const GOAL_P99_RATIO = 1.2;
+/**
+ * Phase A must keep up with the load for the ratio to measure the purge: SUCCESS/s at least this
+ * share of the offered rate, and a backlog at its end of at most 2 s of load. A stack already
+ * behind without the purge has a p99 of its queue, not of the purge's cost.
+ */
+const KEPT_UP_SHARE = 0.95;
 const INSTANCE_TABLES = ['task_instance', 'task_execution', 'event_log', 'job_log_chunk', 'job_log_end'];
 /** Days the expired instances span, ending a day before the retention cutoff. */
 const SPAN_DAYS = 60;
@@ -194,18 +200,21 @@ await runScenario(async () => {
   const phase = (name, from, to, warmS) => {
     const ended = success.filter((r) => r.endedMs >= from + warmS * 1_000 && r.endedMs < to).length;
     const seconds = (to - from) / 1000;
+    const sustainedSuccessPerS = seconds > warmS ? Math.round(ended / (seconds - warmS)) : null;
+    const backlogAtEnd = samples.filter((s) => s.phase === name).at(-1)?.backlog ?? null;
     return {
       name,
       seconds,
       startLagMs: summarize(sink.startLags(from, to)),
-      sustainedSuccessPerS: seconds > warmS ? Math.round(ended / (seconds - warmS)) : null,
-      backlogAtEnd: samples.filter((s) => s.phase === name).at(-1)?.backlog ?? null,
+      sustainedSuccessPerS,
+      backlogAtEnd,
+      keptUp: sustainedSuccessPerS !== null && sustainedSuccessPerS >= KEPT_UP_SHARE * O.rate && backlogAtEnd !== null && backlogAtEnd <= 2 * O.rate,
     };
   };
   const a = phase('A', aFrom, aTo, 0);
   const b = phase('B', bFrom, bTo, 0);
   const ratio = a.startLagMs.p99 > 0 && b.startLagMs.p99 !== null ? Math.round((b.startLagMs.p99 / a.startLagMs.p99) * 100) / 100 : null;
-  const goal = purged === 0 || ratio === null ? 'not measured' : ratio <= GOAL_P99_RATIO ? 'met' : 'missed';
+  const goal = purged === 0 || ratio === null || !a.keptUp ? 'not measured' : ratio <= GOAL_P99_RATIO ? 'met' : 'missed';
 
   // Every slot of every task from A's start to 2 s before B's end, exactly once. A slot whose
   // insert failed is re-created by the next re-scan (R2) only after the fire-lock TTL: holes
@@ -226,6 +235,8 @@ await runScenario(async () => {
   }
   const slotCheck = exactlyOnce(expected, perSlot);
   const recentCheck = exactlyOnce(recent, recentPerSlot);
+  // A hole may be a slot the misfire policy (fire_once) coalesced on purpose: the task counters tell.
+  const missing = slotCheck.missing + recentCheck.missing > 0 ? await missingDetail(pool, [...expected, ...recent], new Map([...perSlot, ...recentPerSlot])) : null;
   const successKeys = success.map((r) => slotKey(r.taskName, r.expectedMs, r.runNo));
   const executions = exactlyOnce(successKeys, new Map(successKeys.map((k) => [k, sink.counts.get(k) ?? 0])));
   let duplicateCalls = 0;
@@ -255,6 +266,7 @@ await runScenario(async () => {
     instances: { ...slotCheck, expected: slotCheck.expected + recentCheck.expected, duplicates: slotCheck.duplicates + recentCheck.duplicates },
     checkedSeconds: Math.max(0, Math.round((strictEnd - aFrom) / 1000)),
     unrepairedAtStop: recentCheck.missing,
+    ...(missing ? { missingDetail: { ...missing, bySecond: undefined } } : {}),
     executions: { ...executions, duplicates: duplicateCalls },
     samples,
   };
