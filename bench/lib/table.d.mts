@@ -9,6 +9,7 @@ export function outputSection(scenarios: Record<string, ScenarioRun>): string;
 export function baselineSection(results: BenchResults): string;
 export function timersSection(scenarios: Record<string, ScenarioRun>): string;
 export function historySection(scenarios: Record<string, ScenarioRun>): string;
+export function purgeSection(scenarios: Record<string, ScenarioRun>): string;
 export interface ScenarioRun {
   status: 'ok' | 'timeout' | 'error';
   wallMs: number;

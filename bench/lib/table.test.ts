@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartPanels, renderChart } from './svg.mjs';
-import { baselineSection, burstPhasesSection, correctnessProblems, historySection, idleSection, lagCell, markdownTable, outputSection, renderReport, timersSection, type BenchResults } from './table.mjs';
+import { baselineSection, burstPhasesSection, correctnessProblems, historySection, idleSection, lagCell, markdownTable, outputSection, purgeSection, renderReport, timersSection, type BenchResults } from './table.mjs';
 
 const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
 const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
@@ -197,7 +197,6 @@ describe('historySection (#24)', () => {
       { slot: '2026-12-03T10:00:00.000Z', due: 10_004, created: 10_004, lastCommitMs: -20_000, goal: 'met' },
       { slot: '2026-12-03T10:01:00.000Z', due: 10_004, created: 10_001, lastCommitMs: 300, goal: 'missed' },
     ] },
-    purge: { goal: 'not measured', why: 'not built yet' },
   };
   const md = historySection({ 'ax-history': run(history) });
   const line = (start: string) => md.split('\n').find((l) => l.startsWith(start));
@@ -210,10 +209,65 @@ describe('historySection (#24)', () => {
     expect(line('| start')).toContain('| 6.6 s | ≤ 10 s: met |');
     expect(line('| RSS')).toContain('| 380 / 420 MB | ≤ 400 MB: **missed** |');
     expect(line('| refill of slot 2026-12-03T10:01')).toContain('10,001 / 10,004, 300 ms | all, ≤ 1,000 ms: **missed** |');
-    expect(md).toContain('Retention purge while dispatching: not measured (not built yet).');
+    expect(md).toContain('Retention purge while dispatching: see its own section (`ax-purge`).');
   });
   it('says so when the scenario did not run', () => {
     expect(historySection({})).toBe('_ax-history: not run_');
     expect(renderReport({ scenarios: { 'ax-history': run(history) } })).toContain('## History at scale (#24)');
+  });
+});
+
+describe('purgeSection (#24)', () => {
+  const purge = (over: object = {}) => ({
+    status: 'ok',
+    params: { expired: 1_000_000, rate: 1_000, seconds: 60, retentionDays: 30, retentionPeriodMs: 1_000, batchSize: 500, bufferPool: '2G' },
+    build: { totalS: 61.5 },
+    phases: [
+      { name: 'A', seconds: 60, startLagMs: lag(30, 100), sustainedSuccessPerS: 1_000, backlogAtEnd: 40, keptUp: true },
+      { name: 'B', seconds: 60, startLagMs: lag(35, 115), sustainedSuccessPerS: 990, backlogAtEnd: 60, keptUp: true },
+    ],
+    handoffMs: 1_600,
+    startLagP99Ratio: 1.15,
+    goalRatio: 1.2,
+    purge: { purged: 80_000, expiredLeft: 920_000, done: false, seconds: 63, perS: 1_270 },
+    instances: once(),
+    executions: once(),
+    unrepairedAtStop: 0,
+    ...over,
+  });
+  const lineOf = (md: string, start: string) => md.split('\n').find((l) => l.startsWith(start));
+  it('judges the p99 ratio of the purge phase to the phase without against 1.20', () => {
+    const md = purgeSection({ 'ax-purge': run(purge()) });
+    expect(md).toContain('1,000,000 expired instances');
+    expect(lineOf(md, '| A: load alone')).toContain('| 60 | 1,000 | 1,000 | 30 / 100 / 100 / 100 | 40 | yes |');
+    expect(lineOf(md, '| start lag p99, B / A')).toContain('1.15× (100 → 115 ms) | ≤ 1.20×: met |');
+    expect(lineOf(md, '| expired instances purged')).toContain('80,000 of 1,000,000, 920,000 left');
+    expect(lineOf(md, '| purge rate')).toContain('1,270 instances/s over 63 s');
+    expect(lineOf(md, '| exactly once')).toContain('0 dup, 0 missing');
+    const missed = purgeSection({ 'ax-purge': run(purge({ startLagP99Ratio: 1.5 })) });
+    expect(lineOf(missed, '| start lag p99, B / A')).toContain('≤ 1.20×: **missed**');
+  });
+  it('does not call a run that purged nothing met', () => {
+    const md = purgeSection({ 'ax-purge': run(purge({ startLagP99Ratio: 0.9, purge: { purged: 0, expiredLeft: 1_000_000, done: false, seconds: 0, perS: null } })) });
+    expect(lineOf(md, '| start lag p99, B / A')).toContain('not measured (nothing purged)');
+  });
+  it('does not judge the purge when the stack was behind the load without it', () => {
+    const behind = purge({
+      phases: [
+        { name: 'A', seconds: 60, startLagMs: lag(42_000, 58_000), sustainedSuccessPerS: 285, backlogAtEnd: 33_000, keptUp: false },
+        { name: 'B', seconds: 60, startLagMs: lag(50_000, 67_000), sustainedSuccessPerS: 590, backlogAtEnd: 8_000, keptUp: false },
+      ],
+      instances: { expected: 125_000, duplicates: 0, missing: 23_000, unexpected: 0 },
+      missingDetail: { missing: 32_500, taskCoalescedCount: 32_000, taskSkippedCount: 0 },
+    });
+    const md = purgeSection({ 'ax-purge': run(behind) });
+    expect(lineOf(md, '| A: load alone')).toContain('| **no** |');
+    expect(lineOf(md, '| start lag p99, B / A')).toContain('not measured (the stack did not keep up with the load in phase A)');
+    expect(lineOf(md, '| exactly once')).toContain('23,000 missing; task counters: 32,000 coalesced, 0 skipped (misfire policy)');
+  });
+  it('says so when the scenario did not run, and the report has its section', () => {
+    expect(purgeSection({})).toBe('_ax-purge: not run_');
+    expect(purgeSection({ 'ax-purge': run({ status: 'error', error: 'boom' }, 'error') })).toBe('_ax-purge: error_');
+    expect(renderReport({ scenarios: { 'ax-purge': run(purge()) } })).toContain('## Retention purge while dispatching (#24)');
   });
 });
