@@ -192,9 +192,19 @@ export function historySection(sc) {
     const rows = [
       [`start: every task cached (${num(sched.enabledTasks)} enabled)`, `${sched.startS} s`, `≤ ${r.goals?.schedulerStartS ?? 10} s: ${verdict(sched.startGoal === 'met')}`],
       ['RSS: highest sample / peak (VmHWM)', `${num(sched.maxRssMb)} / ${num(sched.peakRssMb)} MB`, `≤ ${r.goals?.schedulerRssMb ?? 400} MB: ${verdict(rss <= (r.goals?.schedulerRssMb ?? 400))}`],
+      ...(sched.cpuPct === undefined ? [] : [['CPU after the start, % of one core', `${sched.cpuPct} %`, '']]),
       ...(sched.minutes ?? []).map((m) => [`refill of slot ${m.slot}: instances / due, last committed after the slot`,
         `${num(m.created)} / ${num(m.due)}, ${num(m.lastCommitMs)} ms`, `all, ≤ ${num(r.goals?.refillLateMs ?? 1_000)} ms: ${verdict(m.goal === 'met')}`]),
     ];
+    const capped = r.schedulerCapped;
+    if (capped) {
+      // Not the goal's verdict (that is on the defaults): what NODE_OPTIONS=--max-old-space-size trades.
+      const cappedRss = Math.max(capped.maxRssMb ?? 0, capped.peakRssMb ?? 0);
+      rows.push(
+        [`with \`--max-old-space-size=${capped.heapMb}\`: RSS highest sample / peak`, `${num(capped.maxRssMb)} / ${num(capped.peakRssMb)} MB`, `≤ ${r.goals?.schedulerRssMb ?? 400} MB: ${verdict(cappedRss <= (r.goals?.schedulerRssMb ?? 400))}`],
+        [`with \`--max-old-space-size=${capped.heapMb}\`: start, CPU after it`, `${capped.startS} s, ${capped.cpuPct} %`, `slots complete: ${verdict((capped.minutes ?? []).length > 0 && capped.minutes.every((m) => m.goal === 'met'))}`],
+      );
+    }
     parts.push(markdownTable(['scheduler on the history', 'measured', 'goal'], rows), '');
   }
   parts.push('Retention purge while dispatching: see its own section (`ax-purge`).');

@@ -193,9 +193,12 @@ describe('historySection (#24)', () => {
       { name: 'stats: today', p50Ms: 12, p99Ms: 40, maxMs: 55, perS: 900, failed: 0, goal: 'met' },
       { name: 'dag grid from a root', p50Ms: 90, p99Ms: 280, maxMs: 400, perS: 80, failed: 2, failures: ['timeout'], goal: 'missed' },
     ],
-    scheduler: { enabledTasks: 100_000, startS: 6.6, startGoal: 'met', maxRssMb: 380, peakRssMb: 420, minutes: [
+    scheduler: { enabledTasks: 100_000, startS: 6.6, startGoal: 'met', maxRssMb: 380, peakRssMb: 420, cpuPct: 17.1, minutes: [
       { slot: '2026-12-03T10:00:00.000Z', due: 10_004, created: 10_004, lastCommitMs: -20_000, goal: 'met' },
       { slot: '2026-12-03T10:01:00.000Z', due: 10_004, created: 10_001, lastCommitMs: 300, goal: 'missed' },
+    ] },
+    schedulerCapped: { heapMb: 256, enabledTasks: 100_000, startS: 7.1, maxRssMb: 333, peakRssMb: 341, cpuPct: 26.2, minutes: [
+      { slot: '2026-12-03T10:03:00.000Z', due: 10_004, created: 10_004, lastCommitMs: 90, goal: 'met' },
     ] },
   };
   const md = historySection({ 'ax-history': run(history) });
@@ -210,6 +213,11 @@ describe('historySection (#24)', () => {
     expect(line('| RSS')).toContain('| 380 / 420 MB | ≤ 400 MB: **missed** |');
     expect(line('| refill of slot 2026-12-03T10:01')).toContain('10,001 / 10,004, 300 ms | all, ≤ 1,000 ms: **missed** |');
     expect(md).toContain('Retention purge while dispatching: see its own section (`ax-purge`).');
+  });
+  it('shows the scheduler with a capped heap beside the defaults, its CPU too', () => {
+    expect(line('| CPU after the start')).toContain('| 17.1 % |');
+    expect(line('| with `--max-old-space-size=256`: RSS')).toContain('| 333 / 341 MB | ≤ 400 MB: met |');
+    expect(line('| with `--max-old-space-size=256`: start')).toContain('| 7.1 s, 26.2 % | slots complete: met |');
   });
   it('says so when the scenario did not run', () => {
     expect(historySection({})).toBe('_ax-history: not run_');
