@@ -4,13 +4,19 @@
  * the backlog (instances not yet final) over time and its growth, then lets the backlog drain
  * for at most `--drain-s` after the scheduler stops.
  *
- *   node bench/scenarios/ax-steady.mjs --tasks 4000 --seconds 60 [--drain-s 15] [--out f.json]
+ * `--profile <dir>` runs every process with `--cpu-prof` into `<dir>/<service>/` and reports
+ * their self time over the firing window (the profiler costs a few per cent of CPU: compare
+ * profiled runs with profiled runs only).
+ *
+ *   node bench/scenarios/ax-steady.mjs --tasks 4000 --seconds 60 [--drain-s 15] [--profile <dir>] [--out f.json]
  */
+import { rmSync } from 'node:fs';
 import { countByState, createAxRound, dueBacklog, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
+import { summarizeProfiles } from '../lib/profiles.mjs';
 import { exactlyOnce, perSecond, slopePerSecond, summarize } from '../lib/stats.mjs';
 
 const a = args();
@@ -19,6 +25,7 @@ const SECONDS = Number(a.seconds ?? 60);
 const DRAIN_S = Number(a['drain-s'] ?? 15);
 const BROKERS = Number(a.brokers ?? 1);
 const WORKERS = Number(a.workers ?? 2);
+const PROFILE = a.profile;
 
 const FINAL = ['SUCCESS', 'FAILED', 'CANCELED'];
 const backlogOf = (s) => Object.entries(s).reduce((n, [k, v]) => (FINAL.includes(k) ? n : n + v), 0);
@@ -27,19 +34,24 @@ await runScenario(async () => {
   const sink = await startSink();
   onCleanup(() => sink.close());
   const round = await createAxRound('steady');
-  await round.start('worker', WORKERS);
-  await round.start('broker', BROKERS);
+  if (PROFILE) rmSync(PROFILE, { recursive: true, force: true });
+  const profiled = { profileDir: PROFILE };
+  await round.start('worker', WORKERS, profiled);
+  await round.start('broker', BROKERS, profiled);
   const names = await insertTasks(round.db.pool, {
     count: TASKS,
     prefix: 'steady',
     schedule: { type: 'cron', expr: '* * * * * *', timezone: 'UTC' },
     url: sink.url,
   });
-  await round.start('scheduler', 1);
+  await round.start('scheduler', 1, profiled);
   // The window starts at the second second after the scheduler is ready (its first slots
   // may be misfire catch-up) and ends when the scheduler is stopped.
   const t0 = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
   log(`${TASKS} tasks every second; window ${new Date(t0).toISOString()} + ${SECONDS} s`);
+  // The profiles are summarized over the firing window, on the monotonic clock of .cpuprofile files.
+  const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+  const profileFromUs = monoUs() + (t0 - Date.now()) * 1_000;
   await sleep(t0 - Date.now());
   const cpuBefore = round.cpuSnapshot();
   const samples = [];
@@ -55,6 +67,7 @@ await runScenario(async () => {
   }
   const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
   const cpuWindowS = (Date.now() - t0) / 1000;
+  const profileToUs = monoUs();
   const schedulerStoppedMs = Date.now();
   await round.stop('scheduler', 15_000);
   const stopMs = Date.now();
@@ -130,5 +143,6 @@ await runScenario(async () => {
     ...(missing ? { missingDetail: missing, processOutput: round.outputTail() } : {}),
     executions: { ...executions, duplicates: duplicateCalls },
     sinkCalls: sink.total,
+    ...(PROFILE ? { profiles: summarizeProfiles(PROFILE, 10, { fromUs: profileFromUs, toUs: profileToUs }) } : {}),
   };
 });
