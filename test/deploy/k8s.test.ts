@@ -78,6 +78,20 @@ describe('deploy/k8s', () => {
       }
     });
 
+    it('caps the V8 heap at 50-75 % of the memory limit (V8 would size it from the node, not the pod)', () => {
+      const mib = (q: unknown): number => {
+        const m = /^(\d+)(Mi|Gi)$/.exec(String(q));
+        if (m === null) throw new Error(`memory ${String(q)} is not in Mi or Gi`);
+        return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+      };
+      for (const container of containers(workload ?? {})) {
+        const limit = mib(obj(obj(container.resources, 'resources').limits, 'limits').memory);
+        const cap = Number(/--max-old-space-size=(\d+)/.exec(String(envValue(container, 'NODE_OPTIONS')?.value))?.[1]);
+        expect(cap, 'NODE_OPTIONS --max-old-space-size').toBeGreaterThanOrEqual(limit * 0.5);
+        expect(cap).toBeLessThanOrEqual(limit * 0.75);
+      }
+    });
+
     it('runs as the image user (10001), non-root, and waits longer than AX_SHUTDOWN_GRACE_S on SIGTERM', () => {
       const spec = podSpec(workload ?? {});
       const security = obj(spec.securityContext, 'securityContext');
