@@ -79,6 +79,7 @@ export {
   insertTask,
   listEdges,
   listEdgesWithTeams,
+  listEdgesWithTeamsFrom,
   listTaskNames,
   listTasks,
   replaceTask,

@@ -1,12 +1,12 @@
 /** DAG edges: add (cycle-checked under the DAG lock, R19), remove, and the DAG view. */
 import { z } from 'zod';
-import { findCycle, planDependsOn, reachableFrom, type DependencyEdge, type DependsOnEntry, type Issue } from '@ax/core';
+import { findCycle, planDependsOn, type DependencyEdge, type DependsOnEntry, type Issue } from '@ax/core';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
 import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, setEdgeRule, withTransaction, type Queryable } from '@ax/store';
 import type { Principal } from '../auth.js';
 import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
-import { visibleEdges } from '../dag-scope.js';
+import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
 import { audit } from '../audit.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
@@ -185,10 +185,12 @@ export const edgeRoutes: RouteSpec[] = [
     },
     handler: async ({ query, deps, principal }) => {
       // Only the caller's teams' tasks, and the edges between them (dag-scope.ts).
-      const edges = await visibleEdges(deps.pool, principal);
-      if (query.root === undefined) return { status: 200, body: { nodes: await listTaskNames(deps.pool, visibleTeams(principal)), edges } };
+      if (query.root === undefined) {
+        const edges = await visibleEdges(deps.pool, principal);
+        return { status: 200, body: { nodes: await listTaskNames(deps.pool, visibleTeams(principal)), edges } };
+      }
       await mustSeeTask(deps.pool, principal, query.root);
-      const reach = reachableFrom(query.root, edges);
+      const reach = await visibleReachableFrom(deps.pool, principal, query.root);
       return { status: 200, body: { nodes: reach.nodes, edges: reach.edges } };
     },
   }),

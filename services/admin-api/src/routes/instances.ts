@@ -1,6 +1,6 @@
 /** Instance endpoints: list, detail (executions, events, output tail), cancel, and manual triggers. */
 import { z } from 'zod';
-import { INSTANCE_STATES, bizDateOf, encodeMessage, reachableFrom, teamNameSchema, toError, topologicalOrder } from '@ax/core';
+import { INSTANCE_STATES, bizDateOf, encodeMessage, teamNameSchema, toError, topologicalOrder } from '@ax/core';
 import {
   bindIdempotencyKey,
   cancelInstance,
@@ -13,6 +13,7 @@ import {
   logSizesOfExecutions,
   reserveIdempotencyKey,
   withTransaction,
+  type TaskEdgeRow,
 } from '@ax/store';
 import { audit } from '../audit.js';
 import { ApiError, invalidState, validationFailed } from '../errors.js';
@@ -24,7 +25,7 @@ import { bizDateSchema, eventSchema, executionSchema, idParams, instanceSchema, 
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
 import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
-import { visibleEdges } from '../dag-scope.js';
+import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
 import { listedTeams } from './tasks.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -144,14 +145,14 @@ export const instanceRoutes: RouteSpec[] = [
     },
     handler: async ({ query, deps, principal }) => {
       const teams = visibleTeams(principal);
-      const edges = await visibleEdges(deps.pool, principal);
       let nodes: string[];
-      let shownEdges = edges;
+      let shownEdges: TaskEdgeRow[];
       if (query.root === undefined) {
-        nodes = [...new Set(edges.flatMap((e) => [e.parent, e.child]))].sort(byName);
+        shownEdges = await visibleEdges(deps.pool, principal);
+        nodes = [...new Set(shownEdges.flatMap((e) => [e.parent, e.child]))].sort(byName);
       } else {
         await mustSeeTask(deps.pool, principal, query.root);
-        const reach = reachableFrom(query.root, edges);
+        const reach = await visibleReachableFrom(deps.pool, principal, query.root);
         nodes = reach.nodes;
         shownEdges = reach.edges;
       }
