@@ -2,6 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { cronProblem, parseCron } from './cron-fields.js';
 
 describe('cronProblem', () => {
+  it('answers the same for an expression asked again, valid or not, also after more expressions than it remembers', () => {
+    const asked = ['0 2 * * *', '61 * * * *', '@daily', 'garbage'];
+    const first = asked.map((e) => cronProblem(e));
+    expect(first[0]).toBeNull();
+    expect(first[1]).toBe('minute field "61" is out of range 0-59');
+    // 5,000 other expressions (more than the 4,096 remembered), half of them invalid.
+    for (let i = 0; i < 5_000; i += 1) {
+      const expr = `${i % 60} ${Math.floor(i / 60) % 24} ${(i % 2) === 0 ? '*' : '32'} * *`;
+      expect(cronProblem(expr) === null).toBe(i % 2 === 0);
+    }
+    expect(asked.map((e) => cronProblem(e))).toEqual(first);
+    expect(asked.map((e) => cronProblem(e))).toEqual(first);
+  });
+
   it.each([
     '* * * * *',
     '*/10 * * * * *',
