@@ -43,7 +43,7 @@ import { exactlyOnce, summarize } from '../lib/stats.mjs';
 const GOAL_P99_RATIO = 1.2;
 /**
  * Phase A must keep up with the load for the ratio to measure the purge: SUCCESS/s at least this
- * share of the offered rate, and a backlog at its end of at most 2 s of load. A stack already
+ * share of the offered rate, and a backlog of at most 2 s of load in every sample. A stack already
  * behind without the purge has a p99 of its queue, not of the purge's cost.
  */
 const KEPT_UP_SHARE = 0.95;
@@ -121,6 +121,36 @@ async function buildExpired(pool, names) {
   }
 }
 
+/**
+ * Waits (at most 120 s) until InnoDB has written the build's dirty pages: a million rows and their
+ * rebuilt indexes leave more than a GB to flush, and the server writing them (and checkpointing
+ * the redo log) stalled every service's first 10-15 s of load, which phase A then measured.
+ * Returns the seconds waited.
+ */
+async function flushDirtyPages(pool) {
+  const t0 = Date.now();
+  const [vars] = await pool.query(
+    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_max_dirty_pages_pct', 'innodb_io_capacity', 'innodb_io_capacity_max')",
+  );
+  const before = Object.fromEntries(vars.map((v) => [v.Variable_name, Number(v.Value)]));
+  // io_capacity bounds the page cleaner's rate (default 200 pages/s: 8 minutes for a GB).
+  await pool.query('SET GLOBAL innodb_io_capacity_max = 40000');
+  await pool.query('SET GLOBAL innodb_io_capacity = 20000');
+  await pool.query('SET GLOBAL innodb_max_dirty_pages_pct = 0');
+  try {
+    while (Date.now() - t0 < 120_000) {
+      const [[{ Value: dirty }]] = await pool.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'");
+      if (Number(dirty) < 1_000) break;
+      await sleep(1_000);
+    }
+  } finally {
+    await pool.query('SET GLOBAL innodb_max_dirty_pages_pct = ?', [before.innodb_max_dirty_pages_pct]);
+    await pool.query('SET GLOBAL innodb_io_capacity = ?', [before.innodb_io_capacity]);
+    await pool.query('SET GLOBAL innodb_io_capacity_max = ?', [before.innodb_io_capacity_max]);
+  }
+  return Math.round((Date.now() - t0) / 100) / 10;
+}
+
 await runScenario(async () => {
   const sink = await startSink();
   onCleanup(() => sink.close());
@@ -139,6 +169,8 @@ await runScenario(async () => {
   // As an enable does: every slot from now on. Left NULL, the scheduler catches up every slot
   // since the tasks were inserted, a build ago (80-90 s at full size): a backlog of minutes.
   await pool.query('UPDATE task SET last_fire_time = NOW(3), next_fire_time = NULL WHERE enabled = 1');
+  build.flushS = await flushDirtyPages(pool);
+  log(`dirty pages of the build flushed in ${build.flushS} s`);
 
   await round.start('worker', 2);
   await round.start('broker', 1);
@@ -204,14 +236,17 @@ await runScenario(async () => {
     const ended = success.filter((r) => r.endedMs >= from + warmS * 1_000 && r.endedMs < to).length;
     const seconds = (to - from) / 1000;
     const sustainedSuccessPerS = seconds > warmS ? Math.round(ended / (seconds - warmS)) : null;
-    const backlogAtEnd = samples.filter((s) => s.phase === name).at(-1)?.backlog ?? null;
+    const own = samples.filter((s) => s.phase === name);
+    const backlogAtEnd = own.at(-1)?.backlog ?? null;
+    const maxBacklog = own.length === 0 ? null : Math.max(...own.map((s) => s.backlog));
     return {
       name,
       seconds,
       startLagMs: summarize(sink.startLags(from, to)),
       sustainedSuccessPerS,
       backlogAtEnd,
-      keptUp: sustainedSuccessPerS !== null && sustainedSuccessPerS >= KEPT_UP_SHARE * O.rate && backlogAtEnd !== null && backlogAtEnd <= 2 * O.rate,
+      maxBacklog,
+      keptUp: sustainedSuccessPerS !== null && sustainedSuccessPerS >= KEPT_UP_SHARE * O.rate && maxBacklog !== null && maxBacklog <= 2 * O.rate,
     };
   };
   const a = phase('A', aFrom, aTo, 0);
