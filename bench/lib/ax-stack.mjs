@@ -363,8 +363,15 @@ export async function missingDetail(pool, expectedKeys, instancesPerSlot) {
   if (n === 0) return null;
   const [rows] = await pool.query('SELECT SUM(skipped_count) AS skipped, SUM(coalesced_count) AS coalesced FROM task');
   const tasks = Object.entries(byTask).sort((a, b) => b[1] - a[1]);
+  // Holes beyond what each task's misfire counters account for (a slot skipped or coalesced on
+  // purpose leaves no instance; the counters count since the task was created, so this can only
+  // under-count losses of a task that also misfired outside the checked window).
+  const [counters] = await pool.query('SELECT name, skipped_count + coalesced_count AS misfired FROM task WHERE name IN (?)', [tasks.map(([t]) => t)]);
+  const misfired = new Map(counters.map((r) => [r.name, Number(r.misfired)]));
+  const unexplained = tasks.reduce((sum, [task, holes]) => sum + Math.max(0, holes - (misfired.get(task) ?? 0)), 0);
   return {
     missing: n,
+    unexplainedByMisfire: unexplained,
     bySecond,
     tasksWithMissing: tasks.length,
     worstTasks: tasks.slice(0, 5),
