@@ -221,6 +221,16 @@ export { claimRun, isExecutionLive } from './queries/claims.js';
 export type { ClaimOutcome } from './queries/claims.js';
 export { dayStats, hourlyStats } from './queries/stats.js';
 export type { DayStats, HourStats } from './queries/stats.js';
+export {
+  daysToRollUp,
+  dueDaysOf,
+  forgetAllRolledUpDays,
+  forgetRolledUpDays,
+  ROLLUP_AFTER_MS,
+  rolledUpHourlyStats,
+  rollUpDay,
+} from './queries/stats-rollup.js';
+export type { RollUpOutcome } from './queries/stats-rollup.js';
 export { currentRunTimes, runDurationMs } from './queries/run-times.js';
 export { lastRunsOf } from './queries/task-last-run.js';
 export type { LastRun } from './queries/task-last-run.js';

@@ -82,6 +82,8 @@ describe('the shipped migrations', () => {
       'dead_letter',
       'event_log',
       'execution_claim',
+      'instance_stats_day',
+      'instance_stats_hour',
       'job_log_chunk',
       'job_log_end',
       'rerun_batch',

@@ -110,8 +110,24 @@ describe('scheduler loops', () => {
        VALUES (?, 'ret', ?, ?, 'manual', 'SUCCESS', ?, '{}', ?, ?), (?, 'ret', ?, ?, 'manual', 'RUNNING', ?, '{}', NULL, ?)`,
       [task.id, new Date(old.getTime() + 5000), day, old, new Date(now), new Date(now), task.id, new Date(old.getTime() + 9000), day, old, old],
     );
+    // The dashboard's rolled-up figures (migration 0008) of the purged instances' day, and of a
+    // day nothing is purged from: only the first is forgotten, its hours with it.
+    const untouched = new Date(now - 20 * 86_400_000).toISOString().slice(0, 10);
+    for (const d of [day, untouched]) {
+      await h.db.pool.query('INSERT INTO instance_stats_day (day, instances) VALUES (?, 3)', [d]);
+      await h.db.pool.query(
+        "INSERT INTO instance_stats_hour (day, hour, team, runs, succeeded, failed, fire_lag_us, fire_lag_n, delay_us, delay_n) VALUES (?, 0, 'default', 3, 2, 1, 0, 0, 0, 0)",
+        [d],
+      );
+    }
     const engine = h.engine(new ManualClock(now), { retentionDays: 30 }, 'purger');
     expect(await engine.purge()).toBe(3);
+    const [keptDays] = await h.db.pool.query<RowDataPacket[]>(
+      "SELECT DATE_FORMAT(day, '%Y-%m-%d') AS d, (SELECT COUNT(*) FROM instance_stats_hour x WHERE x.day = s.day) AS hours FROM instance_stats_day s",
+    );
+    expect(keptDays.map((r) => [String(r['d']), Number(r['hours'])])).toEqual([[untouched, 1]]);
+    const [orphanHours] = await h.db.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM instance_stats_hour WHERE day = ?', [day]);
+    expect(Number(orphanHours[0]?.['n'])).toBe(0);
     const [left] = await h.db.pool.query<RowDataPacket[]>("SELECT state FROM task_instance WHERE task_name = 'ret' ORDER BY state");
     expect(left.map((r) => String(r['state']))).toEqual(['RUNNING', 'SUCCESS']);
     const [stats] = await h.db.pool.query<RowDataPacket[]>("SELECT total, succeeded, failed, canceled, avg_trigger_delay_ms, max_duration_ms FROM task_daily_stats WHERE task_name = 'ret'");

@@ -4,7 +4,7 @@
  * after their per-task daily aggregates were added to `task_daily_stats` (day = UTC date of
  * the slot). One scheduler at a time: a Redis lock `<ns>:lock:retention`.
  */
-import { lockEndedInstances, purgeLogsOfInstances, withTransaction } from '@ax/store';
+import { forgetRolledUpDays, lockEndedInstances, purgeLogsOfInstances, withTransaction } from '@ax/store';
 import type { EngineContext } from './context.js';
 
 /** Purges up to `maxBatches` batches; returns the instances purged (0 when another scheduler holds the lock). */
@@ -58,6 +58,8 @@ export async function purgeOnce(ctx: EngineContext, maxBatches = 20): Promise<nu
         await conn.query('DELETE FROM task_execution WHERE instance_id IN (?)', [ids]);
         await conn.query('DELETE FROM execution_claim WHERE instance_id IN (?)', [ids]);
         await conn.query('DELETE FROM task_instance WHERE id IN (?)', [ids]);
+        // The dashboard's kept figures of those days counted them (stats-rollup.ts).
+        await forgetRolledUpDays(conn, rows.map((r) => r.dueDay));
         return rows.length;
       });
       purged += n;

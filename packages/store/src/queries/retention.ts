@@ -19,6 +19,8 @@ export interface EndedInstance {
   readonly expectedTime: Date;
   readonly startedAt: Date | null;
   readonly endedAt: Date;
+  /** The UTC day (`YYYY-MM-DD`) it counts in on the dashboard (`due_time`): its rollup is forgotten with it. */
+  readonly dueDay: string;
 }
 
 type Row = RowDataPacket & {
@@ -28,6 +30,7 @@ type Row = RowDataPacket & {
   expected_time: Date;
   started_at: Date | null;
   ended_at: Date;
+  due_day: string;
 };
 
 /**
@@ -36,7 +39,7 @@ type Row = RowDataPacket & {
  */
 export async function lockEndedInstances(conn: Queryable, endedBefore: Date, limit: number): Promise<EndedInstance[]> {
   const [rows] = await conn.query<Row[]>(
-    `SELECT id, task_name, state, expected_time, started_at, ended_at FROM task_instance
+    `SELECT id, task_name, state, expected_time, started_at, ended_at, DATE_FORMAT(due_time, '%Y-%m-%d') AS due_day FROM task_instance
       WHERE ended_at < ? AND state IN ('SUCCESS', 'FAILED', 'CANCELED')
       ORDER BY ended_at
       LIMIT ?
@@ -50,6 +53,7 @@ export async function lockEndedInstances(conn: Queryable, endedBefore: Date, lim
     expectedTime: r.expected_time,
     startedAt: r.started_at,
     endedAt: r.ended_at,
+    dueDay: r.due_day,
   }));
 }
 

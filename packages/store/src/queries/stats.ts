@@ -43,10 +43,10 @@ export interface HourStats {
 }
 
 const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+export const DAY_MS = 24 * HOUR_MS;
 
 /** A WHERE condition on `task_instance i` and its values. */
-interface Condition {
+export interface Condition {
   readonly sql: string;
   readonly values: unknown[];
 }
@@ -60,7 +60,7 @@ interface Condition {
  * for a dependency instance, and `promoted_at`, the DEPS_MET promotion), so the day is one
  * range of the index: the day's rows, not the table's.
  */
-function dueIn(from: Date, to: Date, teams: readonly string[] | null): Condition {
+export function dueIn(from: Date, to: Date, teams: readonly string[] | null): Condition {
   const team = instanceTeamFilter(teams, { alias: 'i' });
   return {
     sql: `i.due_time >= ? AND i.due_time < ?${team === null ? '' : ` AND ${team.sql}`}`,
@@ -69,11 +69,12 @@ function dueIn(from: Date, to: Date, teams: readonly string[] | null): Condition
 }
 
 /**
- * SQL of the instances of `due` ({@link dueIn}), one row each: `id, task_name, state, trg,
- * expected_time, created_at, due_time, run_started, longest_us`; its values are `due.values`.
+ * SQL of the instances of `due` ({@link dueIn}), one row each: `id, task_id, task_name, state,
+ * trg, expected_time, created_at, due_time, run_started, longest_us`; its values are
+ * `due.values`. The hourly rollup (stats-rollup.ts) reads the same rows.
  */
-function dueInstances(due: Condition): string {
-  return `SELECT i.id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
+export function dueInstances(due: Condition): string {
+  return `SELECT i.id, i.task_id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
              (SELECT ${EXECUTION_START_SQL} FROM task_execution x WHERE x.id = ${CURRENT_EXECUTION_ID_SQL}) AS run_started,
              (SELECT MAX(TIMESTAMPDIFF(MICROSECOND, ${EXECUTION_START_SQL}, x.ended_at)) FROM task_execution x
                WHERE x.instance_id = i.id AND x.ended_at IS NOT NULL AND ${EXECUTION_START_SQL} IS NOT NULL) AS longest_us
@@ -82,9 +83,10 @@ function dueInstances(due: Condition): string {
 }
 
 /** SQL of the trigger delay of a row of {@link dueInstances}, µs (a start before the due time, from a worker's clock, is 0). */
-const DELAY_US_SQL = 'CASE WHEN run_started IS NOT NULL THEN GREATEST(0, TIMESTAMPDIFF(MICROSECOND, due_time, run_started)) END';
+export const DELAY_US_SQL = 'CASE WHEN run_started IS NOT NULL THEN GREATEST(0, TIMESTAMPDIFF(MICROSECOND, due_time, run_started)) END';
 
-const ms = (v: unknown): number | null => (v == null ? null : Math.max(0, Math.round(Number(v) / 1000)));
+/** Microseconds (a driver value) as whole milliseconds, never negative; null stays null. */
+export const ms = (v: unknown): number | null => (v == null ? null : Math.max(0, Math.round(Number(v) / 1000)));
 
 /** Figures of the instances that became due in `[dayStart, dayStart + 1 day)`. */
 export async function dayStats(db: Queryable, dayStart: Date, topN = 5, teams: readonly string[] | null = null): Promise<DayStats> {
@@ -132,6 +134,14 @@ export async function hourlyStats(db: Queryable, dayStart: Date, teams: readonly
       GROUP BY h`,
     [dayStart, ...due.values],
   );
+  return hoursOfDay(dayStart, rows);
+}
+
+/**
+ * The 24 hours of `dayStart` from rows of `h` (0-23), `runs`, `succeeded`, `failed`, `lag_us`
+ * and `delay_us` (the means, µs): the live query's and the rollup's (stats-rollup.ts).
+ */
+export function hoursOfDay(dayStart: Date, rows: readonly RowDataPacket[]): HourStats[] {
   const byHour = new Map(rows.map((r) => [Number(r['h']), r]));
   return Array.from({ length: 24 }, (_unused, h) => {
     const r = byHour.get(h);

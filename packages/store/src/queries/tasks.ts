@@ -14,6 +14,7 @@ import { parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
 import { StoreError, isDuplicateKeyError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
+import { forgetAllRolledUpDays } from './stats-rollup.js';
 
 /** A task as stored: its definition plus the resource fields. */
 export interface TaskRecord {
@@ -375,6 +376,7 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
     throw new TaskVersionConflictError(def.name, expectedVersion, current?.version ?? null);
   }
   await withdrawPrecreatedSlots(db, def.name);
+  if (before !== null && before.definition.team !== def.team) await forgetRunsOfTask(db, def.name);
   const updated = await getTask(db, def.name);
   if (updated === null) throw new TaskVersionConflictError(def.name, expectedVersion, null);
   return updated;
@@ -445,8 +447,22 @@ export async function deleteTask(db: Queryable, name: string, expectedVersion?: 
     `DELETE FROM task WHERE name = ?${expectedVersion === undefined ? '' : ' AND version = ?'}`,
     expectedVersion === undefined ? [name] : [name, expectedVersion],
   );
-  if (result.affectedRows === 1) await withdrawPrecreatedSlots(db, name);
+  if (result.affectedRows === 1) {
+    await withdrawPrecreatedSlots(db, name);
+    await forgetRunsOfTask(db, name);
+  }
   return result.affectedRows === 1;
+}
+
+/**
+ * A task was deleted or moved to another team: the live dashboard figures count its past runs
+ * for another team (or, deleted, for none but `*`), so the rolled-up days that counted them
+ * for the old team are forgotten (stats-rollup.ts); all of them, since finding the task's days
+ * would read all its instances. Nothing when it never ran.
+ */
+async function forgetRunsOfTask(db: Queryable, name: string): Promise<void> {
+  const [ran] = await db.query<RowDataPacket[]>('SELECT 1 FROM task_instance WHERE task_name = ? LIMIT 1', [name]);
+  if (ran.length > 0) await forgetAllRolledUpDays(db);
 }
 
 /** A task's parents (`task_edge`) with their rules. */
