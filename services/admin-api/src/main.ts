@@ -13,6 +13,7 @@ import { trustedProxiesField } from './client-address.js';
 import { consoleBuilt, locateConsoleDist } from './console.js';
 import { createApiMetrics } from './metrics.js';
 import { createStatsCache } from './stats-cache.js';
+import { startStatsRollupLoop } from './stats-rollup-loop.js';
 
 const config = loadConfigOrExit({
   ...axServiceFields('admin-api'),
@@ -29,6 +30,8 @@ const config = loadConfigOrExit({
   consoleDir: pathField({ env: 'AX_CONSOLE_DIR', optional: true }),
   /** `AX_STATS_MAX_AGE_MS` — how long the dashboard's figures are answered from memory (stats-cache.ts); 0 = computed per request. Default 5000. */
   statsMaxAgeMs: intField({ env: 'AX_STATS_MAX_AGE_MS', unit: 'ms', min: 0, max: 3_600_000, default: 5_000 }),
+  /** `AX_STATS_ROLLUP_INTERVAL_MS` — how often past days' hourly figures are rolled up (stats-rollup-loop.ts); 0 = never (past days are computed live). Default 60000. */
+  statsRollupIntervalMs: intField({ env: 'AX_STATS_ROLLUP_INTERVAL_MS', unit: 'ms', min: 0, max: 86_400_000, default: 60_000 }),
 });
 if (config.consoleDir !== undefined && !consoleBuilt(config.consoleDir)) {
   // Set on purpose, so a wrong folder is a configuration error, not a console answering 503.
@@ -103,6 +106,11 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
   }));
   shutdown.register('drain', () => admin.setDraining());
+  if (config.statsRollupIntervalMs > 0) {
+    // Stopped before the pool ends (closers run in reverse order).
+    const rollup = startStatsRollupLoop({ pool, logger, now: Date.now, intervalMs: config.statsRollupIntervalMs });
+    shutdown.register('stats rollup', () => rollup.stop());
+  }
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address !== null ? address.port : config.httpPort }, 'admin-api listening');
 }

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { bizDateOf, downstreamOf, isFinal, startOfBizDate, type Edge } from '@ax/core';
 import {
+  dueDaysOf,
+  forgetRolledUpDays,
   getTask,
   insertManualInstance,
   insertRerunBatch,
@@ -210,6 +212,9 @@ async function apply(tx: Tx, body: RerunBody, p: Plan, actor: string): Promise<{
   const ids: string[] = [];
   let pending = 0;
   const attempts = new Map<string, number>();
+  // The days the rerun instances count in now: they leave them (due again now), so a kept
+  // rollup of those days is forgotten below, after the updates (stats-rollup.ts).
+  const leftDays = await dueDaysOf(tx, p.items.flatMap((item) => (item.kind === 'create' ? [] : [item.instance.id])));
   for (const [index, item] of p.items.entries()) {
     // Due now on the database clock (R6), 1 ms apart: oldest first within the batch.
     const dueAfterMs = index;
@@ -249,6 +254,7 @@ async function apply(tx: Tx, body: RerunBody, p: Plan, actor: string): Promise<{
     ids.push(item.instance.id);
     if (item.to === 'PENDING') pending++;
   }
+  await forgetRolledUpDays(tx, leftDays);
   return { batchId, ids, pending };
 }
 
