@@ -186,6 +186,9 @@ export function historySection(sc) {
       r.api.map((e) => [e.name, num(e.p50Ms), num(e.p99Ms), num(e.maxMs), num(e.perS), e.failed > 0 ? `${num(e.failed)} (${e.failures?.[0] ?? ''})` : 0, verdict(e.goal === 'met')]),
     ), '');
   }
+  if (r.rollup) {
+    parts.push(`The past days' hourly figures (\`stats: hourly, a past day\`) are read from their rollup: admin-api rolled up ${num(r.rollup.days)} days in ${r.rollup.seconds} s after its start, before the reads were measured.`, '');
+  }
   const sched = r.scheduler ?? {};
   if (sched.startS !== undefined) {
     const rss = Math.max(sched.maxRssMb ?? 0, sched.peakRssMb ?? 0);

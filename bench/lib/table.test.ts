@@ -193,6 +193,7 @@ describe('historySection (#24)', () => {
       { name: 'stats: today', p50Ms: 12, p99Ms: 40, maxMs: 55, perS: 900, failed: 0, goal: 'met' },
       { name: 'dag grid from a root', p50Ms: 90, p99Ms: 280, maxMs: 400, perS: 80, failed: 2, failures: ['timeout'], goal: 'missed' },
     ],
+    rollup: { days: 89, seconds: 161.2 },
     scheduler: { enabledTasks: 100_000, startS: 6.6, startGoal: 'met', maxRssMb: 380, peakRssMb: 420, cpuPct: 17.1, minutes: [
       { slot: '2026-12-03T10:00:00.000Z', due: 10_004, created: 10_004, lastCommitMs: -20_000, goal: 'met' },
       { slot: '2026-12-03T10:01:00.000Z', due: 10_004, created: 10_001, lastCommitMs: 300, goal: 'missed' },
@@ -207,6 +208,7 @@ describe('historySection (#24)', () => {
     expect(md).toContain('100,000 tasks (10,000 every minute), 5,000,000 instances over 90 days, InnoDB buffer pool 2G; built 2026-12-02T10:00:00.000Z, reused');
     expect(line('| stats: today')).toContain('| 12 | 40 | 55 | 900 | 0 | met |');
     expect(line('| dag grid')).toContain('| 2 (timeout) | **missed** |');
+    expect(md).toContain('admin-api rolled up 89 days in 161.2 s after its start, before the reads were measured.');
   });
   it('judges the scheduler on the higher of its RSS sample and peak, and every minute on all its instances', () => {
     expect(line('| start')).toContain('| 6.6 s | ≤ 10 s: met |');
