@@ -14,6 +14,7 @@ import { parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
 import { StoreError, isDuplicateKeyError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
+import { memoizedDefinition } from './definition-memo.js';
 import { forgetAllRolledUpDays } from './stats-rollup.js';
 
 /** A task as stored: its definition plus the resource fields. */
@@ -128,17 +129,27 @@ export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean 
     // (cron-parser) per task was a tenth of the broker's CPU in a burst of distinct tasks. Any
     // doubt (the rest does not parse without it) falls back to the full check.
     try {
-      const rest = recordOf(r, { type: 'none', timezone: r.timezone });
+      const rest = recordOf(r, { type: 'none', timezone: r.timezone }, false);
       return { ...rest, definition: { ...rest.definition, schedule: schedule as unknown as TaskDefinition['schedule'] } };
     } catch {
       // fall through
     }
   }
-  return recordOf(r, schedule);
+  return recordOf(r, schedule, true);
 }
 
-function recordOf(r: TaskRow, schedule: Record<string, unknown>): TaskRecord {
-  const definition = parseTaskDefinitionOrThrow({
+/** The stored columns a definition is parsed from (definition-memo.ts keys on them). */
+function definitionColumnsOf(r: TaskRow): unknown[] {
+  return [
+    r.name, r.description, r.team, r.owner, r.schedule, r.timezone, r.exec, r.params, r.tags, r.priority, r.timeout_s, r.retry, r.misfire,
+    r.block_strategy, r.block_queue, r.max_lateness_s, r.route, r.biz_date_offset_days, r.enabled, r.dependency_timeout_s, r.calendar,
+    r.jitter_s, r.pause_after_failures, r.sla_start_s, r.sla_finish_s,
+  ];
+}
+
+/** `memo`: the definition may come from (and go to) definition-memo.ts; only for the full schedule check. */
+function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean): TaskRecord {
+  const parse = (): TaskDefinition => parseTaskDefinitionOrThrow({
     name: r.name,
     description: r.description,
     ...(r.team === undefined ? {} : { team: r.team }),
@@ -162,6 +173,7 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>): TaskRecord {
     pauseAfterFailures: r.pause_after_failures === null ? null : Number(r.pause_after_failures),
     sla: slaOf(r.sla_start_s, r.sla_finish_s),
   });
+  const definition = memo ? memoizedDefinition(definitionColumnsOf(r), parse) : parse();
   return {
     id: String(r.id),
     definition,
