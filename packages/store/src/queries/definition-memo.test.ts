@@ -15,7 +15,7 @@ describe('memoizedDefinition', () => {
     expect(parses).toBe(1);
     expect(Object.isFrozen(first) && Object.isFrozen(first.retry) && Object.isFrozen(first.tags)).toBe(true);
     expect(() => {
-      (first.retry as { max: number }).max = 9;
+      (first.retry).max = 9;
     }).toThrow(TypeError);
   });
 
