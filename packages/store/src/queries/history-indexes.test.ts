@@ -17,7 +17,7 @@ import { explaining, NUMBERS, type PlanRow } from './explain.test-helper.js';
 import { listInstances } from './instances-read.js';
 import { lastRunsOf } from './task-last-run.js';
 import { dayStats, hourlyStats } from './stats.js';
-import { existingSlotTimes, SLOT_INSERT_CHUNK } from './instances-create.js';
+import { existingSlotTimes, NAMES_PER_IN_LIST } from './instances-create.js';
 import { scanSlaMissed } from './timers.js';
 
 const FINAL_ROWS = 50_000;
@@ -419,7 +419,7 @@ describe('the scans a service repeats every second stay within what they look fo
     }
   });
 
-  it(`SLA scan: 1,200 tasks with an sla are asked ${SLOT_INSERT_CHUNK} names a statement; late instances of every chunk come back in slot order, cut at the limit`, async () => {
+  it(`SLA scan: 1,200 tasks with an sla are asked ${NAMES_PER_IN_LIST} names a statement; late instances of every chunk come back in slot order, cut at the limit`, async () => {
     await db.pool.query(
       `INSERT INTO task (name, schedule, schedule_type, exec, params, tags, retry, misfire, sla_start_s, sla_finish_s)
        SELECT CONCAT('chunk-', n), '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}', 60, IF(n % 3 = 0, 3600, NULL) FROM ${NUMBERS} x WHERE n < 1200`,
@@ -443,7 +443,7 @@ describe('the scans a service repeats every second stay within what they look fo
       expect(all.map((m) => [m.id, m.taskName, m.miss, m.withinSeconds])).toEqual(late.map((r) => [String(r['id']), String(r['task_name']), 'START', 60]));
       // The task names, then their instances: ceil(1,200 / 500) statements, each within the chunk, together every name once.
       const chunks = sent.slice(1).map((s) => s.values[0] as string[]);
-      expect(chunks.map((names) => names.length)).toEqual([SLOT_INSERT_CHUNK, SLOT_INSERT_CHUNK, 1_200 - 2 * SLOT_INSERT_CHUNK]);
+      expect(chunks.map((names) => names.length)).toEqual([NAMES_PER_IN_LIST, NAMES_PER_IN_LIST, 1_200 - 2 * NAMES_PER_IN_LIST]);
       expect(new Set(chunks.flat()).size).toBe(1_200);
       for (const names of chunks) expect(all.some((m) => names.includes(m.taskName))).toBe(true);
 

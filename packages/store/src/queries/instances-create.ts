@@ -28,6 +28,12 @@ export const SERIAL_WAITING_STATES: readonly InstanceState[] = ['WAITING', 'PEND
 /** Rows per INSERT statement. */
 export const SLOT_INSERT_CHUNK = 500;
 
+/**
+ * Names per `task_name IN (...)` list of a read: MariaDB plans each list as ranges of one index,
+ * and one list of every task's name grew with the tasks (100,000 on the bench's history).
+ */
+export const NAMES_PER_IN_LIST = 500;
+
 /** One slot to create. */
 export interface SlotToCreate {
   readonly taskId: string;
@@ -251,7 +257,7 @@ const LONE_RANGES_PER_QUERY = 25;
  *
  * Every range is read as a range of uk_instance_slot (task_name, expected_time): ranges with the
  * same bounds (the tasks of one schedule: one watermark, and every range ends at the same now)
- * as `task_name IN (...)` between constants, up to SLOT_INSERT_CHUNK names a statement; a range
+ * as `task_name IN (...)` between constants, up to NAMES_PER_IN_LIST names a statement; a range
  * whose bounds no other shares as one of up to LONE_RANGES_PER_QUERY disjuncts of constants.
  * Two forms that cost more than they read, both seen in the soak of 2026-12-03: a join against
  * the ranges as a derived table bounds only task_name by the index, so it read every instance a
@@ -285,8 +291,8 @@ export async function existingSlotTimes(db: Queryable, ranges: readonly SlotRang
       lone.push({ taskName: g.names[0]!, afterMs: g.afterMs, untilMs: g.untilMs });
       continue;
     }
-    for (let i = 0; i < g.names.length; i += SLOT_INSERT_CHUNK) {
-      await read('task_name IN (?) AND expected_time > ? AND expected_time <= ?', [g.names.slice(i, i + SLOT_INSERT_CHUNK), new Date(g.afterMs), new Date(g.untilMs)]);
+    for (let i = 0; i < g.names.length; i += NAMES_PER_IN_LIST) {
+      await read('task_name IN (?) AND expected_time > ? AND expected_time <= ?', [g.names.slice(i, i + NAMES_PER_IN_LIST), new Date(g.afterMs), new Date(g.untilMs)]);
     }
   }
   for (let i = 0; i < lone.length; i += LONE_RANGES_PER_QUERY) {

@@ -5,7 +5,7 @@
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
-import { SLOT_INSERT_CHUNK } from './instances-create.js';
+import { NAMES_PER_IN_LIST } from './instances-create.js';
 
 /**
  * Whether any instance is unfinished (WAITING, PENDING, DISPATCHED, RUNNING or RETRY_WAIT): the
@@ -226,7 +226,7 @@ export interface SlaMissed {
  * The names of the tasks with an `sla` (none: done), read through migration 0007's
  * idx_task_sla_start and idx_task_sla_finish (an index_merge union: only those tasks, where it
  * read every task row every tick); then their open instances as ranges of
- * `idx_instance_task_state (task_name, state)`, one per name and state, SLOT_INSERT_CHUNK names a
+ * `idx_instance_task_state (task_name, state)`, one per name and state, NAMES_PER_IN_LIST names a
  * statement (one IN list of every name grew with the tasks), each chunk's first `limit` by
  * `expected_time` (then id), merged and cut to `limit`: what one statement would return. As one
  * join, MariaDB walked idx_instance_expected (migration 0006) from its oldest entry for the ORDER
@@ -241,8 +241,8 @@ export async function scanSlaMissed(db: Queryable, limit: number): Promise<SlaMi
   if (tasks.length === 0) return [];
   const names = tasks.map((t) => t.name);
   const found: SlaRow[] = [];
-  for (let k = 0; k < names.length; k += SLOT_INSERT_CHUNK) {
-    found.push(...(await openSlaMisses(db, names.slice(k, k + SLOT_INSERT_CHUNK), limit)));
+  for (let k = 0; k < names.length; k += NAMES_PER_IN_LIST) {
+    found.push(...(await openSlaMisses(db, names.slice(k, k + NAMES_PER_IN_LIST), limit)));
   }
   found.sort(bySlotThenId);
   return found.slice(0, limit).map((r) => ({
