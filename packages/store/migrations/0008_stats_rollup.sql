@@ -7,8 +7,9 @@
 --                        for it. A day is rolled up only once it ended at least a day ago and
 --                        every instance due in it is final (stats-rollup.ts), so nothing but a
 --                        rerun, a retention purge or a task's deletion or move to another team
---                        changes its figures; each of those deletes the day's row (or every
---                        row) and the admin API answers the day live until it is rolled up again.
+--                        changes its figures; each of those deletes the day's row (a task's
+--                        change: every day from its first run) and the admin API answers the
+--                        day live until it is rolled up again.
 --   instance_stats_hour  per day, hour (0-23, UTC) and team of the instance's task ('' for a
 --                        deleted task): the counts and the sums and counts behind the two means,
 --                        so a token's teams add up their rows to the figures of the live query.

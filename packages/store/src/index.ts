@@ -224,8 +224,9 @@ export type { DayStats, HourStats } from './queries/stats.js';
 export {
   daysToRollUp,
   dueDaysOf,
-  forgetAllRolledUpDays,
+  firstDayOfTask,
   forgetRolledUpDays,
+  forgetRolledUpDaysFrom,
   ROLLUP_AFTER_MS,
   rolledUpHourlyStats,
   rollUpDay,

@@ -127,7 +127,9 @@ describe('rolled-up past days (#24)', () => {
     expect(await hourly(DAY)).toEqual(after);
   });
 
-  it("moving a task to another team, or deleting one that ran, forgets every day; a change that keeps the team does not", async () => {
+  it("moving a task to another team, or deleting one that ran, forgets every day from its first run; a change that keeps the team does not", async () => {
+    // A day before any run of these tasks (rolled up with nothing in it) is not theirs to forget.
+    await t.pool.query("INSERT INTO instance_stats_day (day, instances) VALUES ('2026-11-01', 0)");
     const task = await t.call('GET', '/api/v1/tasks/rb_one');
     const same = await t.call('PUT', '/api/v1/tasks/rb_one', { token: t.tokens.operator, body: { ...taskDef('rb_one', { team: 'team-b', priority: 6 }), version: task.body.version } });
     expect(same.status).toBe(200);
@@ -136,7 +138,7 @@ describe('rolled-up past days (#24)', () => {
     const beforeA = await hourly(DAY, viewerA);
     const moved = await t.call('PUT', '/api/v1/tasks/rb_one', { token: t.tokens.operator, body: { ...taskDef('rb_one', { team: 'team-a' }), version: same.body.version } });
     expect(moved.status).toBe(200);
-    expect(await keptDays()).toEqual([]);
+    expect(await keptDays()).toEqual(['2026-11-01']);
     const afterA = await hourly(DAY, viewerA);
     expect(totalRuns(afterA)).toBe(totalRuns(beforeA) + 8); // rb_one's 8 runs now count for team-a
     await rollUpPastDays(rollupOpts(), new Map());
@@ -144,7 +146,7 @@ describe('rolled-up past days (#24)', () => {
 
     const allBefore = await hourly(DAY);
     expect((await t.call('DELETE', '/api/v1/tasks/r_gone')).status).toBe(204);
-    expect(await keptDays()).toEqual([]);
+    expect(await keptDays()).toEqual(['2026-11-01']);
     await rollUpPastDays(rollupOpts(), new Map());
     // The deleted task's runs still count for "*" tokens (instances stay, R3), as live.
     expect(await hourly(DAY)).toEqual(allBefore);

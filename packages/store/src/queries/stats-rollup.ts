@@ -8,8 +8,8 @@
  * - every instance due in it is final (a day with one still RUNNING stays live).
  * After that only a rerun (the instance becomes due again now: it leaves the day), a retention
  * purge (rows deleted) or a task's deletion or move to another team (its runs change team)
- * alters the live figures; each of those forgets the day (or every day) with
- * {@link forgetRolledUpDays} / {@link forgetAllRolledUpDays}, and the day is answered live
+ * alters the live figures; each of those forgets the day (or every day the task can count in)
+ * with {@link forgetRolledUpDays} / {@link forgetRolledUpDaysFrom}, and the day is answered live
  * until it is rolled up again.
  *
  * Why a forget never loses a race with a rollup computing the same day: {@link rollUpDay} locks
@@ -166,16 +166,33 @@ export async function forgetRolledUpDays(db: Queryable, days: readonly string[])
 }
 
 /**
- * Forgets every rolled-up day: a task was deleted or moved to another team, so its past runs
- * count for another team (or none) in the live figures. Their hours stay until each day is
- * rolled up again, unread. Nothing on a schema before 0008.
+ * Forgets every rolled-up day from `fromDay` (`YYYY-MM-DD`) on, or every day when null: a task
+ * was deleted or moved to another team, so its past runs count for another team (or none) in
+ * the live figures. Their hours stay until each day is rolled up again, unread. Nothing on a
+ * schema before 0008.
  */
-export async function forgetAllRolledUpDays(db: Queryable): Promise<void> {
+export async function forgetRolledUpDaysFrom(db: Queryable, fromDay: string | null): Promise<void> {
   try {
-    await db.query<ResultSetHeader>('DELETE FROM instance_stats_day');
+    await db.query<ResultSetHeader>(`DELETE FROM instance_stats_day${fromDay === null ? '' : ' WHERE day >= ?'}`, fromDay === null ? [] : [fromDay]);
   } catch (err) {
     if (!isNoSuchTableError(err)) throw err;
   }
+}
+
+/**
+ * The first UTC day (`YYYY-MM-DD`) any instance of task `name` can count in, or null when it has
+ * none: the earlier of its first slot and its first row's creation, two ends of index ranges
+ * (uk_instance_slot, idx_instance_task_created). An instance becomes due (`due_time`) no earlier
+ * than both: a slot is due at its time plus a jitter that is never negative, a row created late
+ * (a caught-up slot) at its slot time, a manual or dependency instance after it was created.
+ */
+export async function firstDayOfTask(db: Queryable, name: string): Promise<string | null> {
+  const [[row]] = await db.query<RowDataPacket[]>(
+    `SELECT DATE_FORMAT(LEAST((SELECT MIN(expected_time) FROM task_instance WHERE task_name = ?),
+                              (SELECT MIN(created_at) FROM task_instance WHERE task_name = ?)), '%Y-%m-%d') AS day`,
+    [name, name],
+  );
+  return row?.['day'] == null ? null : String(row['day']);
 }
 
 /** The UTC day (`YYYY-MM-DD`) each instance is due in now, for {@link forgetRolledUpDays}. */

@@ -15,7 +15,7 @@ import { StoreError, isDuplicateKeyError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { memoizedDefinition } from './definition-memo.js';
-import { forgetAllRolledUpDays } from './stats-rollup.js';
+import { firstDayOfTask, forgetRolledUpDaysFrom } from './stats-rollup.js';
 
 /** A task as stored: its definition plus the resource fields. */
 export interface TaskRecord {
@@ -469,12 +469,12 @@ export async function deleteTask(db: Queryable, name: string, expectedVersion?: 
 /**
  * A task was deleted or moved to another team: the live dashboard figures count its past runs
  * for another team (or, deleted, for none but `*`), so the rolled-up days that counted them
- * for the old team are forgotten (stats-rollup.ts); all of them, since finding the task's days
- * would read all its instances. Nothing when it never ran.
+ * for the old team are forgotten (stats-rollup.ts): every day from the first it can count in
+ * (finding exactly its days would read all its instances). Nothing when it never ran.
  */
 async function forgetRunsOfTask(db: Queryable, name: string): Promise<void> {
-  const [ran] = await db.query<RowDataPacket[]>('SELECT 1 FROM task_instance WHERE task_name = ? LIMIT 1', [name]);
-  if (ran.length > 0) await forgetAllRolledUpDays(db);
+  const first = await firstDayOfTask(db, name);
+  if (first !== null) await forgetRolledUpDaysFrom(db, first);
 }
 
 /** A task's parents (`task_edge`) with their rules. */
