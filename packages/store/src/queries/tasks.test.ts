@@ -74,6 +74,20 @@ describe('tasks queries', () => {
     expect(await deleteTask(db.pool, 't-two')).toBe(true);
     expect(await getTask(db.pool, 't-two')).toBeNull();
   });
+
+  it('parses without the memo when asked (memo: false): a fresh, unfrozen definition each read, equal to the memo\'s', async () => {
+    await insertTask(db.pool, def('t-memo'));
+    const [memoA] = await listTasks(db.pool, { names: ['t-memo'] });
+    const [memoB] = await listTasks(db.pool, { names: ['t-memo'] });
+    const [ownA] = await listTasks(db.pool, { names: ['t-memo'], memo: false });
+    const [ownB] = await listTasks(db.pool, { names: ['t-memo'], memo: false });
+    expect(memoB?.definition).toBe(memoA?.definition);
+    expect(Object.isFrozen(memoA?.definition)).toBe(true);
+    expect(ownA?.definition).not.toBe(ownB?.definition);
+    expect(ownA?.definition).not.toBe(memoA?.definition);
+    expect(Object.isFrozen(ownA?.definition)).toBe(false);
+    expect(ownA?.definition).toEqual(memoA?.definition);
+  });
 });
 
 describe('instances-create', () => {

@@ -120,8 +120,9 @@ type TaskRow = RowDataPacket & {
 /**
  * A row → a record. The definition is re-validated through core's schema, so a row written by
  * an older build gets today's defaults and a corrupt row fails loudly here, not deep in a loop.
+ * `memo: false` parses without the memo (see {@link ListTasksOptions.memo}).
  */
-export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean } = {}): TaskRecord {
+export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean; memo?: boolean } = {}): TaskRecord {
   const r = row as TaskRow;
   const schedule = { ...decodeJson<Record<string, unknown>>(r.schedule), timezone: r.timezone };
   if (opts.trustSchedule === true) {
@@ -135,7 +136,7 @@ export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean 
       // fall through
     }
   }
-  return recordOf(r, schedule, true);
+  return recordOf(r, schedule, opts.memo ?? true);
 }
 
 /** The stored columns a definition is parsed from (definition-memo.ts keys on them). */
@@ -289,6 +290,13 @@ export interface ListTasksOptions {
   afterName?: string;
   /** Page size. Default: no limit. */
   limit?: number;
+  /**
+   * Whether parsed definitions may come from and go to the process's memo (definition-memo.ts).
+   * Default true. A caller that keeps every definition it reads (the scheduler's cache of
+   * 100,000 tasks, each read once per change) gains nothing from it and would keep 4,096 more
+   * definitions and build a key per row: false.
+   */
+  memo?: boolean;
 }
 
 /** Tasks ordered by name. */
@@ -328,7 +336,7 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     `SELECT ${TASK_COLUMNS} FROM task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY name${limit}`,
     values,
   );
-  return rows.map((row) => taskFromRow(row));
+  return rows.map((row) => taskFromRow(row, { memo: opts.memo ?? true }));
 }
 
 /**
