@@ -6,13 +6,15 @@ import { compileSchedule, excludeCalendarDates, type CalendarDates, type Compile
 import type { RowDataPacket } from 'mysql2';
 import { getCalendars, getTask, listEdges, listTasks, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Logger } from '@ax/kit';
+import { schedulingFieldsOf, type SchedulingFields } from './scheduling-fields.js';
 
 /** One cached task. */
 export interface CachedTask {
   readonly id: string;
   readonly name: string;
   readonly version: number;
-  readonly definition: TaskDefinition;
+  /** The fields of the definition the scheduler reads (scheduling-fields.ts), not the whole of it. */
+  readonly definition: SchedulingFields;
   /**
    * The fires of the task: its schedule without the dates of its calendar. Null when the
    * schedule could not be compiled (logged once).
@@ -31,6 +33,8 @@ export class TaskCache {
   readonly #tasks = new Map<string, CachedTask>();
   readonly #children = new Map<string, string[]>();
   readonly #logger: Logger;
+  /** Per `reloadAll` in progress: the names `reloadOne` read meanwhile. */
+  readonly #loadedMeanwhile = new Set<Set<string>>();
 
   constructor(logger: Logger) {
     this.#logger = logger;
@@ -61,16 +65,28 @@ export class TaskCache {
   }
 
   /**
-   * Re-reads everything: the ids and versions of all tasks, then the full rows (parsed and
+   * Re-reads everything: the ids and versions of all tasks (keyset pages of 5,000 names: one
+   * statement held 100,000 rows at once every resync, #24), then the full rows (parsed and
    * compiled) only of those that are new or changed, 1,000 at a time with a yield to the event
    * loop in between, so a resync of 10,000 tasks does not stall the fire loop. Returns the
    * names that changed, appeared or disappeared.
+   *
+   * A task that `reloadOne` loads meanwhile (its `task-changed` came during the pass) is not
+   * dropped for missing from pages read before it was created, and a row read before a newer
+   * version that `reloadOne` already holds does not replace it.
    */
   async reloadAll(db: Queryable): Promise<string[]> {
-    const [[heads], edges] = await Promise.all([
-      db.query<Array<RowDataPacket & { id: string; name: string; version: number }>>('SELECT id, name, version FROM task'),
-      listEdges(db),
-    ]);
+    const loadedMeanwhile = new Set<string>();
+    this.#loadedMeanwhile.add(loadedMeanwhile);
+    try {
+      return await this.#reloadAll(db, loadedMeanwhile);
+    } finally {
+      this.#loadedMeanwhile.delete(loadedMeanwhile);
+    }
+  }
+
+  async #reloadAll(db: Queryable, loadedMeanwhile: ReadonlySet<string>): Promise<string[]> {
+    const edges = await listEdges(db);
     const parents = new Map<string, Array<{ parent: string; rule: EdgeRule }>>();
     this.#children.clear();
     for (const e of edges) {
@@ -83,23 +99,30 @@ export class TaskCache {
     }
     const changed: string[] = [];
     const seen = new Set<string>();
-    for (const h of heads) {
-      seen.add(h.name);
-      const before = this.#tasks.get(h.name);
-      if (before === undefined || before.version !== Number(h.version) || before.id !== String(h.id)) changed.push(h.name);
-      else {
-        const p = parents.get(h.name) ?? [];
-        if (!sameParents(before.parents, p)) this.#setTask(h.name, { ...before, parents: p });
+    for await (const heads of taskHeads(db)) {
+      for (const h of heads) {
+        seen.add(h.name);
+        const before = this.#tasks.get(h.name);
+        if (before === undefined || before.version !== Number(h.version) || before.id !== String(h.id)) changed.push(h.name);
+        else {
+          const p = parents.get(h.name) ?? [];
+          if (!sameParents(before.parents, p)) this.#setTask(h.name, { ...before, parents: p });
+        }
       }
     }
     for (let i = 0; i < changed.length; i += 1_000) {
-      const records = await listTasks(db, { names: changed.slice(i, i + 1_000) });
+      const records = await listTasks(db, { names: changed.slice(i, i + 1_000), memo: false });
       const calendars = await getCalendars(db, records.flatMap((r) => (r.definition.calendar === null ? [] : [r.definition.calendar])));
-      for (const r of records) this.#setTask(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? [], calendars));
+      for (const r of records) {
+        const now = this.#tasks.get(r.definition.name);
+        if (now !== undefined && now.id === r.id && now.version > r.version) continue; // reloadOne read a newer one meanwhile
+        this.#setTask(r.definition.name, this.#build(r, parents.get(r.definition.name) ?? [], calendars));
+      }
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    for (const name of [...this.#tasks.keys()]) {
-      if (!seen.has(name)) {
+    // A Map may lose entries while it is iterated.
+    for (const name of this.#tasks.keys()) {
+      if (!seen.has(name) && !loadedMeanwhile.has(name)) {
         this.#deleteTask(name);
         changed.push(name);
       }
@@ -109,6 +132,7 @@ export class TaskCache {
 
   /** Re-reads one task (after a `task-changed` message). Returns whether its version changed. */
   async reloadOne(db: Queryable, name: string): Promise<boolean> {
+    for (const meanwhile of this.#loadedMeanwhile) meanwhile.add(name);
     const [record, edges] = await Promise.all([getTask(db, name), listEdges(db)]);
     const before = this.#tasks.get(name);
     if (record === null) {
@@ -137,9 +161,10 @@ export class TaskCache {
   }
 
   #build(r: TaskRecord, parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>, calendars: ReadonlyMap<string, CalendarRecord>): CachedTask {
+    const definition = schedulingFieldsOf(r.definition);
     let raw: CompiledSchedule | null = null;
     try {
-      raw = compileSchedule(r.definition.schedule, { anchorMs: r.createdAt.getTime() });
+      raw = compiledScheduleOf(definition.schedule, r.createdAt.getTime());
     } catch (error) {
       this.#logger.error({ err: error, taskName: r.definition.name }, 'task schedule does not compile; task not scheduled');
     }
@@ -158,13 +183,50 @@ export class TaskCache {
       id: r.id,
       name: r.definition.name,
       version: r.version,
-      definition: r.definition,
+      definition,
       compiled: raw === null || calendar === null ? raw : excludeCalendarDates(raw, calendar),
       raw,
       calendar,
       createdAtMs: r.createdAt.getTime(),
       parents,
     };
+  }
+}
+
+/**
+ * Compiled schedules by interned schedule (scheduling-fields.ts), for the kinds whose fires do not
+ * depend on the task's creation time (all but `fixed_rate`): 100,000 tasks on 1,440
+ * cron expressions hold 1,440 compiled schedules, not 100,000 (#24). A compiled schedule is
+ * stateless, so sharing it changes no answer.
+ */
+const sharedCompiled = new WeakMap<TaskDefinition['schedule'], CompiledSchedule>();
+
+function compiledScheduleOf(schedule: TaskDefinition['schedule'], anchorMs: number): CompiledSchedule {
+  if (schedule.type === 'fixed_rate') return compileSchedule(schedule, { anchorMs }); // its grid may start at the task's creation
+  const hit = sharedCompiled.get(schedule);
+  if (hit !== undefined) return hit;
+  const compiled = compileSchedule(schedule, { anchorMs });
+  sharedCompiled.set(schedule, compiled);
+  return compiled;
+}
+
+/** Rows of `task` per page of the ids and versions read by `reloadAll`. */
+const HEADS_PER_PAGE = 5_000;
+
+type TaskHead = RowDataPacket & { id: string; name: string; version: number };
+
+/** Every task's id, name and version, in keyset pages by name (a name is never renamed, so each row is read once). */
+async function* taskHeads(db: Queryable): AsyncGenerator<TaskHead[]> {
+  let after: string | null = null;
+  for (;;) {
+    const page: TaskHead[] = (
+      after === null
+        ? await db.query<TaskHead[]>('SELECT id, name, version FROM task ORDER BY name LIMIT ?', [HEADS_PER_PAGE])
+        : await db.query<TaskHead[]>('SELECT id, name, version FROM task WHERE name > ? ORDER BY name LIMIT ?', [after, HEADS_PER_PAGE])
+    )[0];
+    if (page.length > 0) yield page;
+    if (page.length < HEADS_PER_PAGE) return;
+    after = (page[page.length - 1] as TaskHead).name;
   }
 }
 
