@@ -229,6 +229,7 @@ export {
   forgetRolledUpDaysFrom,
   ROLLUP_AFTER_MS,
   rolledUpHourlyStats,
+  mayBeRolledUp,
   rollUpDay,
 } from './queries/stats-rollup.js';
 export type { RollUpOutcome } from './queries/stats-rollup.js';

@@ -5,11 +5,16 @@
  * that was rolled up (stats-rollup.ts in @ax/store, kept by stats-rollup-loop.ts) is read from
  * its 24 kept hours instead of its instances: the same figures.
  */
-import { hourlyStats as liveHourlyStats, rolledUpHourlyStats, type HourStats, type StorePool } from '@ax/store';
+import { hourlyStats as liveHourlyStats, mayBeRolledUp, rolledUpHourlyStats, type HourStats, type StorePool } from '@ax/store';
 
 export type { HourStats };
 
-/** 24 hours from `dayStart` (a UTC midnight), each present (zero or null when nothing was due). */
-export async function hourlyStats(pool: StorePool, dayStart: Date, teams: readonly string[] | null = null): Promise<HourStats[]> {
-  return (await rolledUpHourlyStats(pool, dayStart, teams)) ?? liveHourlyStats(pool, dayStart, teams);
+/**
+ * 24 hours from `dayStart` (a UTC midnight), each present (zero or null when nothing was due).
+ * Today and yesterday cannot be rolled up yet at `nowMs`: they are read live without asking for
+ * a rollup first (the dashboard refreshes today's figures every few seconds).
+ */
+export async function hourlyStats(pool: StorePool, dayStart: Date, teams: readonly string[] | null, nowMs: number): Promise<HourStats[]> {
+  const kept = mayBeRolledUp(dayStart, nowMs) ? await rolledUpHourlyStats(pool, dayStart, teams) : null;
+  return kept ?? liveHourlyStats(pool, dayStart, teams);
 }

@@ -104,6 +104,23 @@ describe('rolled-up past days (#24)', () => {
     expect(again).toMatchObject({ locked: true, rolledUp: 0, open: 0 }); // the open day waits for its retry time
   });
 
+  it('answers yesterday (and today) live without reading a rollup: none can exist yet, so a row planted by hand is never read', async () => {
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const live = await hourly(yesterday);
+    await t.pool.query('INSERT INTO instance_stats_day (day, instances) VALUES (?, 1000)', [yesterday]);
+    await t.pool.query(
+      "INSERT INTO instance_stats_hour (day, hour, team, runs, succeeded, failed, fire_lag_us, fire_lag_n, delay_us, delay_n) VALUES (?, 0, 'team-a', 1000, 1000, 0, 0, 0, 0, 0)",
+      [yesterday],
+    );
+    try {
+      // Another team set than the call above: not the 5 s figures cache, a fresh read.
+      expect(await hourly(yesterday, viewerA)).toEqual(live); // nothing ran yesterday in this database
+    } finally {
+      await t.pool.query('DELETE FROM instance_stats_day WHERE day = ?', [yesterday]);
+      await t.pool.query('DELETE FROM instance_stats_hour WHERE day = ?', [yesterday]);
+    }
+  });
+
   it('a second pass while one holds the lock does nothing', async () => {
     const conn = await t.pool.getConnection();
     try {

@@ -32,6 +32,24 @@ const FINAL_SQL = FINAL_STATES.map((s) => `'${s}'`).join(', ');
 /** The UTC day (`YYYY-MM-DD`) of a midnight. */
 const dayOf = (dayStart: Date): string => dayStart.toISOString().slice(0, 10);
 
+/** Whether the UTC day starting at `dayStart` can have been rolled up at `nowMs` (it ended {@link ROLLUP_AFTER_MS} ago). */
+export function mayBeRolledUp(dayStart: Date, nowMs: number): boolean {
+  return dayStart.getTime() + DAY_MS + ROLLUP_AFTER_MS <= nowMs;
+}
+
+/**
+ * `work()`, or `withoutTables` when the schema predates 0008 (R22: a build runs on schemas 6 to
+ * 8, and on 6 and 7 there is nothing rolled up to read, find or forget).
+ */
+async function unlessNoRollupTables<T>(withoutTables: T, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isNoSuchTableError(err)) return withoutTables;
+    throw err;
+  }
+}
+
 /**
  * The rolled-up figures of the UTC day starting at `dayStart` for `teams` (null = every team),
  * or null when the day is not rolled up (or the schema predates 0008): answer it live.
@@ -39,7 +57,7 @@ const dayOf = (dayStart: Date): string => dayStart.toISOString().slice(0, 10);
 export async function rolledUpHourlyStats(db: Queryable, dayStart: Date, teams: readonly string[] | null = null): Promise<HourStats[] | null> {
   if (teams !== null && teams.length === 0) return null; // no team: the live query's FALSE filter, no read worth saving
   const team = teams === null ? '' : ' AND h.team IN (?)';
-  try {
+  return unlessNoRollupTables(null, async () => {
     // One statement, one snapshot: the day's row and its hours as one rollup wrote them. A day
     // without instances in a team's hours has its row and no hour: one row of NULLs.
     const [rows] = await db.query<RowDataPacket[]>(
@@ -54,10 +72,7 @@ export async function rolledUpHourlyStats(db: Queryable, dayStart: Date, teams: 
     );
     if (rows.length === 0) return null;
     return hoursOfDay(dayStart, rows.filter((r) => r['h'] !== null));
-  } catch (err) {
-    if (isNoSuchTableError(err)) return null; // schema 6 or 7 (R22): live
-    throw err;
-  }
+  });
 }
 
 /** What {@link rollUpDay} did. */
@@ -75,7 +90,7 @@ export async function rollUpDay(
   dayStart: Date,
   nowMs: number,
 ): Promise<RollUpOutcome> {
-  if (dayStart.getTime() + DAY_MS + ROLLUP_AFTER_MS > nowMs) return { rolledUp: false, reason: 'too-recent', instances: 0 };
+  if (!mayBeRolledUp(dayStart, nowMs)) return { rolledUp: false, reason: 'too-recent', instances: 0 };
   const day = dayOf(dayStart);
   await conn.beginTransaction();
   try {
@@ -132,17 +147,14 @@ export async function daysToRollUp(db: Queryable, nowMs: number, limit = 1_000):
   if (oldest?.['t'] == null) return [];
   const firstStartMs = Math.floor((oldest['t'] as Date).getTime() / DAY_MS) * DAY_MS;
   if (firstStartMs > lastStartMs) return [];
-  let done: Set<string>;
-  try {
+  const done = await unlessNoRollupTables(null, async () => {
     const [rows] = await db.query<RowDataPacket[]>(
       'SELECT DATE_FORMAT(day, \'%Y-%m-%d\') AS day FROM instance_stats_day WHERE day >= ? AND day <= ?',
       [dayOf(new Date(firstStartMs)), dayOf(new Date(lastStartMs))],
     );
-    done = new Set(rows.map((r) => String(r['day'])));
-  } catch (err) {
-    if (isNoSuchTableError(err)) return [];
-    throw err;
-  }
+    return new Set(rows.map((r) => String(r['day'])));
+  });
+  if (done === null) return [];
   const days: Date[] = [];
   for (let t = firstStartMs; t <= lastStartMs && days.length < limit; t += DAY_MS) {
     if (!done.has(dayOf(new Date(t)))) days.push(new Date(t));
@@ -156,13 +168,11 @@ export async function daysToRollUp(db: Queryable, nowMs: number, limit = 1_000):
  */
 export async function forgetRolledUpDays(db: Queryable, days: readonly string[]): Promise<void> {
   if (days.length === 0) return;
-  try {
+  await unlessNoRollupTables(undefined, async () => {
     // The day's row first: a reader needs it, so its hours never show without it.
     await db.query<ResultSetHeader>('DELETE FROM instance_stats_day WHERE day IN (?)', [[...new Set(days)]]);
     await db.query<ResultSetHeader>('DELETE FROM instance_stats_hour WHERE day IN (?)', [[...new Set(days)]]);
-  } catch (err) {
-    if (!isNoSuchTableError(err)) throw err;
-  }
+  });
 }
 
 /**
@@ -172,11 +182,9 @@ export async function forgetRolledUpDays(db: Queryable, days: readonly string[])
  * schema before 0008.
  */
 export async function forgetRolledUpDaysFrom(db: Queryable, fromDay: string | null): Promise<void> {
-  try {
+  await unlessNoRollupTables(undefined, async () => {
     await db.query<ResultSetHeader>(`DELETE FROM instance_stats_day${fromDay === null ? '' : ' WHERE day >= ?'}`, fromDay === null ? [] : [fromDay]);
-  } catch (err) {
-    if (!isNoSuchTableError(err)) throw err;
-  }
+  });
 }
 
 /**

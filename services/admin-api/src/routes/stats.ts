@@ -35,7 +35,7 @@ export const statsRoutes: RouteSpec[] = [
       const dayStart = new Date(`${day}T00:00:00.000Z`);
       if (Number.isNaN(dayStart.getTime())) throw validationFailed([{ path: 'day', message: 'day: must be a date YYYY-MM-DD' }]);
       const teams = visibleTeams(principal);
-      const hours = await deps.statsCache.get(statsKey('hourly', day, teams), () => hourlyStats(deps.pool, dayStart, teams));
+      const hours = await deps.statsCache.get(statsKey('hourly', day, teams), () => hourlyStats(deps.pool, dayStart, teams, now.getTime()));
       return { status: 200, body: { day, hours } };
     },
   }),
