@@ -106,7 +106,7 @@ function makeField<T>(opts: FieldOptions<T>): EnvField<T> {
   };
 }
 
-const UNIT_NAMES = { ms: 'milliseconds', s: 'seconds', bytes: 'bytes', days: 'days', count: '', perSecond: 'per second' } as const;
+const UNIT_NAMES = { ms: 'milliseconds', s: 'seconds', bytes: 'bytes', days: 'days', count: '', perSecond: 'per second', percent: 'percent' } as const;
 /** Unit of a numeric field, printed in the error line. */
 export type Unit = keyof typeof UNIT_NAMES;
 

@@ -41,6 +41,11 @@ export const schedulerEnvFields = {
   dagScanIntervalMs: ms('AX_SCHEDULER_DAG_SCAN_MS', DEFAULT_SCHEDULER_CONFIG.dagScanIntervalMs),
   /** `AX_SCHEDULER_SKEW_CHECK_MS` — period of the clock-skew check. Default 60000. */
   skewCheckIntervalMs: ms('AX_SCHEDULER_SKEW_CHECK_MS', DEFAULT_SCHEDULER_CONFIG.skewCheckIntervalMs),
+  /**
+   * `AX_SCHEDULER_HEAP_GROWTH_PERCENT` — how far past its live size V8 lets the heap grow before
+   * a full collection, in percent (heap-growth.ts); 0 = V8's own choice (up to 300). Default 100.
+   */
+  heapGrowthPercent: intField({ env: 'AX_SCHEDULER_HEAP_GROWTH_PERCENT', unit: 'percent', default: 100, min: 0, max: 1_000 }),
   /** `AX_SCHEDULER_RETENTION_MS` — period of the retention purge. Default 3600000. */
   retentionIntervalMs: ms('AX_SCHEDULER_RETENTION_MS', DEFAULT_SCHEDULER_CONFIG.retentionIntervalMs),
 } as const;

@@ -1,5 +1,5 @@
 /**
- * The scheduler process: parse env → build pool and Redis → refuse an unsupported schema
+ * The scheduler process: parse env → set the heap's growing factor (heap-growth.ts) → build pool and Redis → refuse an unsupported schema
  * (R22) → start the engine's loops → health server (`/healthz`, `/readyz` with MySQL and
  * Redis, `/metrics`) → stop cleanly on SIGTERM.
  */
@@ -18,10 +18,12 @@ import {
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createSchedulerEngine } from './engine.js';
 import { schedulerEnvFields, toSchedulerConfig } from './env.js';
+import { setHeapGrowingPercent } from './heap-growth.js';
 import { createSchedulerMetrics } from './metrics.js';
 
 async function main(): Promise<void> {
   const env = loadConfigOrExit(schedulerEnvFields);
+  setHeapGrowingPercent(env.heapGrowthPercent); // before the task cache fills the heap
   const config = toSchedulerConfig(env);
   const logger = createLogger({ service: 'scheduler', level: env.logLevel, base: { schedulerId: config.schedulerId } });
   const shutdown = createShutdown({ logger, graceMs: env.shutdownGraceSeconds * 1000 });
