@@ -4,11 +4,12 @@
  * Most of the scheduler's heap is its cache of task definitions: long-lived, read every second,
  * replaced only when a task changes. On a host with gigabytes of memory V8 lets the old space
  * grow to about four times the live heap before the next full collection (its "heap growing
- * factor"), so a scheduler with 100,000 tasks and 90 MB live peaked near 500 MB, nearly all of it
- * garbage waiting. A factor of 2 (`AX_SCHEDULER_HEAP_GROWTH_PERCENT` 100) kept it at 350-390 MB
- * for no more CPU (a full collection of a cache that barely changes is cheap and rare).
+ * factor"), so a scheduler with 100,000 tasks and 92-107 MB live reached 416-420 MB of RSS,
+ * much of it garbage waiting. A factor of 2 (`AX_SCHEDULER_HEAP_GROWTH_PERCENT` 100) kept it at
+ * 322-361 MB for the same CPU on Node 20 (a full collection of a cache that barely changes is
+ * cheap and rare; production.md, Memory).
  *
- * V8 reads the flag at every full collection, so setting it at start works like the command line
+ * V8 uses the flag at each full collection, so setting it at start works like the command line
  * flag `--heap-growing-percent` (which NODE_OPTIONS does not accept). A heap cap
  * (`--max-old-space-size`, production.md) still bounds the heap; this only decides how much
  * garbage may wait below it.

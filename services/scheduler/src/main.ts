@@ -1,7 +1,7 @@
 /**
- * The scheduler process: parse env → set the heap's growing factor (heap-growth.ts) → build pool and Redis → refuse an unsupported schema
- * (R22) → start the engine's loops → health server (`/healthz`, `/readyz` with MySQL and
- * Redis, `/metrics`) → stop cleanly on SIGTERM.
+ * The scheduler process: parse env → set the heap's growing factor (heap-growth.ts) → build
+ * pool and Redis → refuse an unsupported schema (R22) → start the engine's loops → health
+ * server (`/healthz`, `/readyz` with MySQL and Redis, `/metrics`) → stop cleanly on SIGTERM.
  */
 import {
   closeRedis,

@@ -16,6 +16,7 @@ import { isExcludedByCalendar, type CompiledSchedule } from '@ax/core';
 import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordCalendarSkips, recordMisfireDecision, slotKey, type CalendarSkip, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type WatermarkMove } from '@ax/store';
 import { createSlots, slotOf, type EngineContext } from './context.js';
 import { precreatable } from './fire.js';
+import { taskPages } from './task-pages.js';
 import { planMisfire, type MisfirePlan } from './misfire.js';
 import type { CachedTask } from './task-cache.js';
 
@@ -76,13 +77,6 @@ export function queueUpcoming(ctx: EngineContext, nowMs: number): void {
 
 /** Rows of `task` per `IN` list when only some are read. */
 const ROWS_PER_QUERY = 2_000;
-/**
- * Rows of `task` per page of the full read. One statement for 100,000 rows held 100,000 row
- * objects, names and dates at once while the pass ran, and V8 sizes the heap by what is alive
- * at its full collections (about four times it): pages of 5,000 keep that to a twentieth (#24).
- */
-const ROWS_PER_PAGE = 5_000;
-
 type TaskRow = RowDataPacket & { name: string; version: number; last_fire_time: Date | null; next_fire_time: Date | null };
 
 /**
@@ -97,22 +91,13 @@ type TaskRow = RowDataPacket & { name: string; version: number; last_fire_time: 
  */
 async function* rowsToReconcile(ctx: EngineContext, nowMs: number): AsyncGenerator<TaskRow[]> {
   const { state } = ctx;
-  const sql = "SELECT name, version, last_fire_time, next_fire_time FROM task WHERE enabled = 1 AND schedule_type <> 'none'";
+  const columns = 'name, version, last_fire_time, next_fire_time';
+  const scheduled = "enabled = 1 AND schedule_type <> 'none'";
   if (state.lastFullReconcileMs === null || nowMs - state.lastFullReconcileMs >= ctx.config.resyncIntervalMs || nowMs < state.lastFullReconcileMs) {
     state.lastFullReconcileMs = nowMs;
     state.reconcileQuiet.clear();
-    // Keyset pages over uk_task_name: a name is never renamed, so each row is read once.
-    let after: string | null = null;
-    for (;;) {
-      const page: TaskRow[] = (
-        after === null
-          ? await ctx.pool.query<TaskRow[]>(`${sql} ORDER BY name LIMIT ?`, [ROWS_PER_PAGE])
-          : await ctx.pool.query<TaskRow[]>(`${sql} AND name > ? ORDER BY name LIMIT ?`, [after, ROWS_PER_PAGE])
-      )[0];
-      if (page.length > 0) yield page;
-      if (page.length < ROWS_PER_PAGE) return;
-      after = (page[page.length - 1] as TaskRow).name;
-    }
+    yield* taskPages<TaskRow>(ctx.pool, columns, scheduled); // 5,000 rows at a time (task-pages.ts)
+    return;
   }
   const names: string[] = [];
   for (const task of ctx.cache.all()) {
@@ -121,7 +106,7 @@ async function* rowsToReconcile(ctx: EngineContext, nowMs: number): AsyncGenerat
     if (quiet === undefined || quiet.task !== task || quiet.untilMs <= nowMs) names.push(task.name);
   }
   for (let i = 0; i < names.length; i += ROWS_PER_QUERY) {
-    const [part] = await ctx.pool.query<TaskRow[]>(`${sql} AND name IN (?)`, [names.slice(i, i + ROWS_PER_QUERY)]);
+    const [part] = await ctx.pool.query<TaskRow[]>(`SELECT ${columns} FROM task WHERE ${scheduled} AND name IN (?)`, [names.slice(i, i + ROWS_PER_QUERY)]);
     if (part.length > 0) yield part;
   }
 }

@@ -7,6 +7,7 @@ import type { RowDataPacket } from 'mysql2';
 import { getCalendars, getTask, listEdges, listTasks, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Logger } from '@ax/kit';
 import { schedulingFieldsOf, type SchedulingFields } from './scheduling-fields.js';
+import { taskPages } from './task-pages.js';
 
 /** One cached task. */
 export interface CachedTask {
@@ -99,7 +100,7 @@ export class TaskCache {
     }
     const changed: string[] = [];
     const seen = new Set<string>();
-    for await (const heads of taskHeads(db)) {
+    for await (const heads of taskPages<TaskHead>(db, 'id, name, version')) {
       for (const h of heads) {
         seen.add(h.name);
         const before = this.#tasks.get(h.name);
@@ -210,25 +211,7 @@ function compiledScheduleOf(schedule: TaskDefinition['schedule'], anchorMs: numb
   return compiled;
 }
 
-/** Rows of `task` per page of the ids and versions read by `reloadAll`. */
-const HEADS_PER_PAGE = 5_000;
-
 type TaskHead = RowDataPacket & { id: string; name: string; version: number };
-
-/** Every task's id, name and version, in keyset pages by name (a name is never renamed, so each row is read once). */
-async function* taskHeads(db: Queryable): AsyncGenerator<TaskHead[]> {
-  let after: string | null = null;
-  for (;;) {
-    const page: TaskHead[] = (
-      after === null
-        ? await db.query<TaskHead[]>('SELECT id, name, version FROM task ORDER BY name LIMIT ?', [HEADS_PER_PAGE])
-        : await db.query<TaskHead[]>('SELECT id, name, version FROM task WHERE name > ? ORDER BY name LIMIT ?', [after, HEADS_PER_PAGE])
-    )[0];
-    if (page.length > 0) yield page;
-    if (page.length < HEADS_PER_PAGE) return;
-    after = (page[page.length - 1] as TaskHead).name;
-  }
-}
 
 function sameParents(a: ReadonlyArray<{ parent: string; rule: EdgeRule }>, b: ReadonlyArray<{ parent: string; rule: EdgeRule }>): boolean {
   return a.length === b.length && a.every((x, i) => x.parent === b[i]?.parent && x.rule === b[i]?.rule);
