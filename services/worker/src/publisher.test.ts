@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { parseMessage } from '@ax/core';
+import { MAX_MESSAGE_BYTES, parseMessage } from '@ax/core';
 import { silentLogger } from '@ax/kit';
 import { waitFor } from '@ax/testing';
 import { HELD_IN_MEMORY, Outbox } from './outbox.js';
@@ -37,6 +37,25 @@ describe('OutboxPublisher', () => {
     expect(bus.sent.filter((m) => m.kind === 'ack').map((m) => m.count)).toEqual([500, 500, 200]);
     expect(bus.sent.filter((m) => m.kind === 'result')).toEqual([{ key: 'result', kind: 'result', count: 1 }]);
     expect(outbox.confirmedCounts()).toEqual({ ack: 1200, refusal: 0, result: 1 });
+    publisher.stop();
+    outbox.close();
+  });
+
+  it('a batch over the brokers\' message limit (500 results with 64 KiB output tails) is cut until each message fits; none is refused', async () => {
+    const outbox = new Outbox({ file: ':memory:' });
+    const bus = fakeBus();
+    const sizes: number[] = [];
+    const measuring = { publish: (e: string, k: string, body: Buffer) => (sizes.push(body.length), bus.publish(e, k, body)) };
+    const publisher = new OutboxPublisher({ outbox, bus: measuring, exchange: 'ns.events', workerId: 'w1', logger: silentLogger(), batchSize: 500 });
+    const tail = '€'.repeat(21_845); // 65,535 bytes of UTF-8
+    const rows = Array.from({ length: 500 }, (_, i) =>
+      outbox.enqueueRow('result', `e${i}`, { executionId: `e${i}`, instanceId: String(i), outcome: 'FAILED', outputTail: tail, endedAt: at }, 1, HELD_IN_MEMORY),
+    );
+    publisher.push(rows.flatMap((r) => (r === null ? [] : [r])));
+    await waitFor(() => outbox.unconfirmedCount() === 0, { description: 'all confirmed', timeoutMs: 20_000 });
+    expect(bus.sent.reduce((n, m) => n + m.count, 0)).toBe(500);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect(bus.sent.length).toBeLessThanOrEqual(4);
     publisher.stop();
     outbox.close();
   });

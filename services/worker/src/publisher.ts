@@ -15,7 +15,7 @@
  * them too (at-least-once; brokers apply them idempotently by execution id). A rejected publish
  * is retried with backoff.
  */
-import { encodeTrustedMessage, MAX_ITEMS_PER_MESSAGE, type AckItem, type Message } from '@ax/core';
+import { encodeTrustedMessage, MAX_ITEMS_PER_MESSAGE, MAX_MESSAGE_BYTES, type AckItem, type Message } from '@ax/core';
 import { toError, type Logger } from '@ax/kit';
 import type { Outbox, OutgoingKind, OutgoingRow } from './outbox.js';
 
@@ -360,8 +360,34 @@ export class OutboxPublisher {
     );
   }
 
-  private send(kind: OutgoingKind, batch: OutgoingRow[]): void {
+  private send(kind: OutgoingKind, rows: OutgoingRow[]): void {
     const { outbox, bus, exchange, workerId, logger } = this.options;
+    let batch = rows;
+    let body: Buffer;
+    try {
+      // Items were validated when they were built (`result-items.ts`), before the outbox write.
+      body = encodeTrustedMessage({ v: 1, kind, workerId, items: batch.map((r) => r.item) } as Message);
+      // Brokers refuse a message over MAX_MESSAGE_BYTES: 500 results with 64 KiB output tails
+      // (or short output carried in them) would be one. Halved until it fits; the rest is sent
+      // next (still queued, or read from the outbox again).
+      while (body.length > MAX_MESSAGE_BYTES && batch.length > 1) {
+        batch = batch.slice(0, Math.ceil(batch.length / 2));
+        body = encodeTrustedMessage({ v: 1, kind, workerId, items: batch.map((r) => r.item) } as Message);
+      }
+    } catch (error) {
+      // An item that cannot be encoded is a bug. Park it for an hour instead of blocking every
+      // other item behind it.
+      const ids = batch.map((r) => r.id);
+      for (const id of ids) this.queuedIds.delete(id);
+      logger.error({ err: error, kind, ids }, 'outbox: cannot encode a batch; parked');
+      try {
+        outbox.retryLater(ids, this.now() + 3_600_000);
+      } catch (closed) {
+        logger.warn({ err: toError(closed) }, 'outbox: could not park the batch');
+      }
+      this.outboxIdle = false;
+      return;
+    }
     const ids = batch.map((r) => r.id);
     const fromMemory = batch.filter((r) => this.queuedIds.delete(r.id)).length;
     for (const id of ids) this.inflightIds.add(id);
@@ -379,23 +405,6 @@ export class OutboxPublisher {
       for (const id of ids) this.inflightIds.delete(id);
       this.settle();
     };
-    let body: Buffer;
-    try {
-      // Items were validated when they were built (`result-items.ts`), before the outbox write.
-      body = encodeTrustedMessage({ v: 1, kind, workerId, items: batch.map((r) => r.item) } as Message);
-    } catch (error) {
-      // An item that cannot be encoded is a bug. Park it for an hour instead of blocking every
-      // other item behind it.
-      logger.error({ err: error, kind, ids }, 'outbox: cannot encode a batch; parked');
-      try {
-        outbox.retryLater(ids, this.now() + 3_600_000);
-      } catch (closed) {
-        logger.warn({ err: toError(closed) }, 'outbox: could not park the batch');
-      }
-      this.outboxIdle = false;
-      release();
-      return;
-    }
     bus.publish(exchange, kind, body).then(
       () => {
         try {
