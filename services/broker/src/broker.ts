@@ -125,7 +125,7 @@ export function createBroker(deps: BrokerDeps): Broker {
       });
       await bus.start();
       await context.teams.refresh(pool).catch((error: unknown) => logger.warn({ err: toError(error) }, 'teams not loaded yet (the definitions loop retries)'));
-      const eventsHandler = createEventsHandler(context);
+      const eventsHandler = createEventsHandler(context, deps.metrics);
       consumers.push(await bus.consume(bus.topology.eventsQueue, eventsHandler, { prefetch: config.eventsPrefetch }));
       const deadHandler = createDeadLetterHandler(context);
       const logsHandler = createLogChunkHandler(context, deps.metrics);

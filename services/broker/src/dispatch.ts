@@ -599,6 +599,9 @@ function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem
     ackDeadline: ackDeadline.toISOString(),
     traceId: p.executionId,
     idempotencyKey: idempotencyKeyOf(p.instance.taskName, expectedTime, p.instance.runNo),
+    // This broker stores output that results carry (result-output.ts): a short job's output
+    // needs no `log` message.
+    outputInResult: true,
   };
 }
 

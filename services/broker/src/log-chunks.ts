@@ -35,11 +35,23 @@ const MAX_BATCH_BYTES = 8 * 1_048_576;
 /** Options of {@link createLogChunkHandler}. */
 export type LogChunkHandlerOptions = StoreOutageGateOptions;
 
-/** The series of the logs consumer. */
-interface LogMetrics {
+/** The series of job output stored (by the logs consumer, and with results: result-output.ts). */
+export interface LogMetrics {
   readonly bytes: Counter<'stream'>;
   readonly storedBytes: Counter;
   readonly dropped: Counter<'why'>;
+}
+
+const logMetrics = new WeakMap<Metrics, LogMetrics>();
+
+/** The job output series of `metrics`, registered on first use. */
+export function logMetricsOf(metrics: Metrics): LogMetrics {
+  let series = logMetrics.get(metrics);
+  if (series === undefined) {
+    series = createLogMetrics(metrics);
+    logMetrics.set(metrics, series);
+  }
+  return series;
 }
 
 function createLogMetrics(metrics: Metrics): LogMetrics {
@@ -131,7 +143,7 @@ class LogWriter {
 export function createLogChunkHandler(ctx: BrokerContext, metrics: Metrics, options: LogChunkHandlerOptions = {}): (message: BusMessage) => Promise<ConsumeOutcome> {
   const gate = new StoreOutageGate({ random: ctx.random, ...options });
   const logger = ctx.logger.child({ component: 'log-chunks', queue: ctx.bus.topology.logsQueue });
-  const series = createLogMetrics(metrics);
+  const series = logMetricsOf(metrics);
 
   const writer = new LogWriter(async (messages) => {
     const ids = [...new Set(messages.flatMap((m) => m.items.map((i) => i.executionId)))];

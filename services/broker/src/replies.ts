@@ -6,12 +6,11 @@
  */
 import { parseMessage, type AckMessage, type RefusalMessage, type ResultItem, type ResultMessage } from '@ax/core';
 import { requestCancel, type BusMessage, type ConsumeOutcome } from '@ax/bus';
-import { isRetryableError, toError } from '@ax/kit';
+import { isRetryableError, toError, type Metrics } from '@ax/kit';
 import {
   NOW,
   appendEvents,
   extendLease,
-  insertLogEnds,
   lockExecutions,
   markExecutionAcked,
   markExecutionsAcked,
@@ -24,7 +23,6 @@ import {
   transitionInstances,
   type ExecutionOutcome,
   type ExecutionWithInstance,
-  type LogEnd,
   type Queryable,
   type NewEvent,
 } from '@ax/store';
@@ -37,6 +35,8 @@ import { EventBatcher } from './event-batch.js';
 import { idsByWorker } from './reservations.js';
 import { isLockConflict } from './lock-conflict.js';
 import { uuidv7 } from './uuidv7.js';
+import { logMetricsOf } from './log-chunks.js';
+import { encodeResultOutputs, ResultOutputRows } from './result-output.js';
 
 interface Effects {
   releases: Array<{ workerId: string; executionId: string }>;
@@ -55,11 +55,13 @@ function newEffects(): Effects {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The handler of `<ns>.events`. */
-export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) => Promise<ConsumeOutcome> {
+/** The handler of `<ns>.events`. `metrics`: where the job output that results carry is counted. */
+export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (message: BusMessage) => Promise<ConsumeOutcome> {
+  const logSeries = metrics === undefined ? undefined : logMetricsOf(metrics);
   // Messages that arrive together are applied together: one transaction per kind (R10).
   const batcher = new EventBatcher(async (messages) => {
     const effects = newEffects();
+    const outputs = await encodeResultOutputs(messages);
     await inTransaction(ctx, async (conn) => {
       // Several messages: every instance of the batch locked first, in id order, so two
       // brokers applying overlapping batches wait for each other instead of deadlocking. The
@@ -74,7 +76,7 @@ export function createEventsHandler(ctx: BrokerContext): (message: BusMessage) =
         const rows = ownRows ? locked : undefined;
         if (m.kind === 'ack') await applyAcks(ctx, conn, m, effects, rows);
         else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, effects, rows);
-        else await applyResults(ctx, conn, m, effects, rows);
+        else await applyResults(ctx, conn, m, effects, rows, new ResultOutputRows(outputs, logSeries));
         for (const i of items) touched.add(locked?.get(i.executionId)?.instanceId ?? i.instanceId);
       }
     });
@@ -290,7 +292,14 @@ const EXECUTION_STATE: Record<ResultItem['outcome'], string> = {
   WORKER_RESTART: 'WORKER_RESTART',
 };
 
-async function applyResults(ctx: BrokerContext, conn: Queryable, message: ResultMessage, effects: Effects, locked?: ReadonlyMap<string, ExecutionWithInstance>): Promise<void> {
+async function applyResults(
+  ctx: BrokerContext,
+  conn: Queryable,
+  message: ResultMessage,
+  effects: Effects,
+  locked: ReadonlyMap<string, ExecutionWithInstance> | undefined,
+  output: ResultOutputRows,
+): Promise<void> {
   const rows = locked ?? (await lockRepliedTo(conn, message.items));
   const events: NewEvent[] = [];
   // R10: the common case — the current execution of an active instance succeeded — is
@@ -315,19 +324,15 @@ async function applyResults(ctx: BrokerContext, conn: Queryable, message: Result
       finished(effects, r);
     }
   };
-  // Attempts that printed nothing: their output's (empty) end comes with the result (DESIGN §11),
-  // stored whatever the result does to the instance (a fenced result's output is still its own).
-  // Only from the worker that ran it, as for the `log` messages (log-chunks.ts).
-  const silentEnds: LogEnd[] = [];
+  // Output that comes with the result (`printedNothing`, `output`: result-output.ts) is kept
+  // for every item, whatever the result does to the instance, and written at the end.
   for (const item of uniqueItems(message.items)) {
     const r = rows.get(item.executionId);
     if (r === undefined) {
       ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
       continue;
     }
-    if (item.printedNothing === true && message.origin !== 'report' && r.executionWorkerId === message.workerId) {
-      silentEnds.push({ executionId: item.executionId, stdoutBytes: 0, stderrBytes: 0, truncated: false });
-    }
+    output.add(message, item, r.executionWorkerId);
     if (message.origin === 'report' && r.executionState !== 'ASYNC') {
       // A report is a result only for an execution that answered 202 (DESIGN §11). admin-api
       // refuses the others (409 NOT_ASYNC); this holds even for a report relayed another way.
@@ -349,7 +354,7 @@ async function applyResults(ctx: BrokerContext, conn: Queryable, message: Result
   }
   await flush();
   await appendEvents(conn, events);
-  await insertLogEnds(conn, silentEnds);
+  await output.write(conn);
 }
 
 /** A SUCCESS of the current execution of a DISPATCHED/RUNNING, non-broadcast instance, not yet recorded. */

@@ -3,7 +3,7 @@
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
 import path from 'node:path';
-import { axConfigFields, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
+import { axConfigFields, booleanField, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
 import { DEFAULT_LOG_MAX_BYTES, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
@@ -114,6 +114,12 @@ export const workerEnvFields = {
    * filling the disk. Default 268435456 (256 MiB).
    */
   logOutboxMaxBytes: intField({ env: 'AX_LOG_OUTBOX_MAX_BYTES', unit: 'bytes', min: 1_048_576, default: 268_435_456 }),
+  /**
+   * `AX_LOG_OUTPUT_IN_RESULT` — a short attempt's output (at most 8 KiB left at its end) travels in
+   * its result when the dispatch allows it (`outputInResult`). false ships every byte as `log`
+   * messages, as older workers do (for a rollout that moves brokers and workers together). Default true.
+   */
+  logOutputInResult: booleanField({ env: 'AX_LOG_OUTPUT_IN_RESULT', default: true }),
 } as const;
 
 /** The worker's parsed environment. */

@@ -93,6 +93,7 @@ async function main(): Promise<void> {
       logMaxBytes: env.logMaxBytes,
       logFlushMs: env.logFlushMs,
       logOutboxMaxBytes: env.logOutboxMaxBytes,
+      logOutputInResult: env.logOutputInResult,
     },
     bus,
     redis,

@@ -11,19 +11,22 @@ import {
   type ResultItem,
 } from '@ax/core';
 import type { ExecutionOutcome } from './executors/types.js';
+import type { ResultEnd } from './logs/attempt-log.js';
 
 /**
  * A result item from an executor outcome; never invalid (falls back to a minimal item).
- * `printedNothing`: the attempt's output is empty and its end travels in this result
- * (`LogShipper.end`), so even the minimal item keeps it.
+ * `end`: what of the attempt's output travels in this result (`LogShipper.end`: the empty
+ * output's `printedNothing`, or a short rest of output and its end), so even the minimal item keeps it.
  */
 export function resultItem(
   item: Pick<DispatchItem, 'executionId' | 'instanceId'>,
   outcome: ExecutionOutcome,
   startedAtMs: number | undefined,
   endedAtMs: number,
-  printedNothing = false,
+  end?: ResultEnd,
 ): ResultItem {
+  const printedNothing = end !== undefined && 'printedNothing' in end ? true : undefined;
+  const output = end !== undefined && 'output' in end ? end.output : undefined;
   const full = {
     executionId: item.executionId,
     instanceId: item.instanceId,
@@ -36,7 +39,8 @@ export function resultItem(
     startedAt: startedAtMs === undefined ? undefined : new Date(startedAtMs).toISOString(),
     endedAt: new Date(endedAtMs).toISOString(),
     async: outcome.async === true ? true : undefined,
-    printedNothing: printedNothing ? true : undefined,
+    printedNothing,
+    output,
   };
   // The hand-written check accepts what zod would, without zod's cost per job; zod decides
   // (and names the problem of) anything else.
@@ -53,7 +57,8 @@ export function resultItem(
     exitCode: Number.isInteger(outcome.exitCode) ? outcome.exitCode : null,
     error: `result trimmed: ${parsed.error.issues[0]?.message ?? 'invalid'}`.slice(0, RESULT_ERROR_MAX_LENGTH),
     endedAt: new Date(endedAtMs).toISOString(),
-    printedNothing: printedNothing ? true : undefined,
+    printedNothing,
+    output,
   };
 }
 

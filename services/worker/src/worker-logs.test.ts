@@ -158,4 +158,42 @@ describe('job output (worker → <ns>.logs)', () => {
     expect(driver.resultOf(timeout.executionId)?.printedNothing).toBeUndefined();
     expect(driver.resultOf(canceled.executionId)?.printedNothing).toBeUndefined();
   });
+
+  it('outputInResult (#24): a short job\'s output and end travel in its result, no log item; a long one\'s as items; a timeout\'s too', async () => {
+    await worker('w-logs-inline', { slots: 4 });
+    const short = dispatchItem({ outputInResult: true, exec: shell('echo hello; echo warn >&2; echo bye') });
+    const long = dispatchItem({ outputInResult: true, exec: shell('head -c 9000 /dev/zero | tr "\\0" x') });
+    const timeout = dispatchItem({ outputInResult: true, exec: shell('echo before-timeout; sleep 30'), timeoutSeconds: 1 });
+    await driver.dispatch('w-logs-inline', [short, long, timeout]);
+    await waitFor(() => [short, long, timeout].every((d) => driver.resultOf(d.executionId) !== undefined), { description: 'the three results', timeoutMs: 20_000 });
+    const output = driver.resultOf(short.executionId)?.output;
+    expect(output).toMatchObject({ stdoutBytes: 10, stderrBytes: 5, truncated: false });
+    const text = (stream: string): string =>
+      Buffer.concat((output?.chunks ?? []).filter((c) => c.stream === stream).map((c) => Buffer.from(c.data, 'base64'))).toString();
+    expect(text('stdout')).toBe('hello\nbye\n');
+    expect(text('stderr')).toBe('warn\n');
+    expect(driver.resultOf(short.executionId)?.printedNothing).toBeUndefined();
+    // The timeout's line was shipped while it ran (the flush timer, normally) or with the
+    // result; its end came with the result either way.
+    const timedOut = driver.resultOf(timeout.executionId);
+    expect(timedOut).toMatchObject({ outcome: 'TIMEOUT', output: { stdoutBytes: 15, stderrBytes: 0 } });
+    const inResult = (timedOut?.output?.chunks ?? []).map((c) => Buffer.from(c.data, 'base64').toString()).join('');
+    expect(reassemble(driver.collected.logs, timeout.executionId).streams.stdout.toString() + inResult).toBe('before-timeout\n');
+    expect(endOf(timeout.executionId)).toBeUndefined();
+    // 9,000 bytes: more than a result carries; its output and end are log items, as before.
+    await waitForEnds([long.executionId]);
+    expect(reassemble(driver.collected.logs, long.executionId).streams.stdout.toString()).toBe('x'.repeat(9_000));
+    expect(driver.resultOf(long.executionId)?.output).toBeUndefined();
+    expect(driver.collected.logs.filter((i) => i.executionId === short.executionId)).toEqual([]);
+  });
+
+  it('AX_LOG_OUTPUT_IN_RESULT=false: even a short output ships as log items, though the dispatch allows the result', async () => {
+    await worker('w-logs-no-inline', { logOutputInResult: false });
+    const short = dispatchItem({ outputInResult: true, exec: shell('echo hello') });
+    await driver.dispatch('w-logs-no-inline', [short]);
+    await waitForEnds([short.executionId]);
+    expect(reassemble(driver.collected.logs, short.executionId).streams.stdout.toString()).toBe('hello\n');
+    await waitFor(() => driver.resultOf(short.executionId) !== undefined, { description: 'the result' });
+    expect(driver.resultOf(short.executionId)?.output).toBeUndefined();
+  });
 });

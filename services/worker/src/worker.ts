@@ -18,6 +18,7 @@ import { notStartedOutcome, stoppedOutcome, type ExecutionOutcome, type Executor
 import { LeaseWatch } from './lease-watch.js';
 import type { AttemptLog } from './logs/attempt-log.js';
 import { LogPublisher } from './logs/log-publisher.js';
+import { PRINTED_NOTHING, type EndMode } from './logs/attempt-log.js';
 import { LogShipper } from './logs/log-shipper.js';
 import { HELD_IN_MEMORY, type DispatchState, type LogRow, type Outbox, type OutgoingRow } from './outbox.js';
 import { TickBatch } from './tick-batch.js';
@@ -59,6 +60,8 @@ export interface WorkerSettings {
   readonly logFlushMs?: number;
   /** `AX_LOG_OUTBOX_MAX_BYTES`: unshipped output past which running jobs keep only their tails; default 256 MiB. */
   readonly logOutboxMaxBytes?: number;
+  /** `AX_LOG_OUTPUT_IN_RESULT`: short output in the result where the dispatch allows it; default true. */
+  readonly logOutputInResult?: boolean;
 }
 
 /** Default `AX_LOG_FLUSH_MS`. */
@@ -290,7 +293,7 @@ export class Worker {
             if (!this.recordNew(item, now, 'done')) continue;
             this.earlyCancels.delete(item.executionId);
             // Never run, so it printed nothing: the result seals its (empty) output.
-            const result = resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now, true);
+            const result = resultItem(item, { outcome: 'CANCELED', error: 'canceled before it arrived' }, undefined, now, PRINTED_NOTHING);
             pushRow(replies, outbox.enqueueRow('result', item.executionId, result, now, HELD_IN_MEMORY));
             metrics?.dispatchItems.inc({ decision: 'canceled' });
             continue;
@@ -440,8 +443,8 @@ export class Worker {
     }
     const endedAtMs = Date.now();
     // Every attempt that got this far ends its output, whatever stopped it: with an `end` item,
-    // or, when it printed nothing and a result follows, in the result (`printedNothing`).
-    const printedNothing = this.logs.end(output, outcome.notStarted !== true);
+    // or, when a result follows, in the result (`printedNothing`, or a short output itself).
+    const resultEnd = this.logs.end(output, outcome.notStarted === true ? 'items' : this.endModeOf(item));
     if (outcome.notStarted === true) {
       // #23: the job's side effect never happened: a refusal, so the broker re-routes it without
       // spending an attempt (or fences it, when it already gave the run to another worker).
@@ -451,7 +454,7 @@ export class Worker {
       this.active.delete(item.executionId);
       return;
     }
-    await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs, printedNothing), endedAtMs);
+    await this.report(active, resultItem(item, outcome, startedAtMs, endedAtMs, resultEnd), endedAtMs);
     this.active.delete(item.executionId);
     if (startedAtMs !== undefined) this.recordDuration(endedAtMs, endedAtMs - startedAtMs, item.exec.type, outcome);
     if (infoEnabled) {
@@ -477,17 +480,22 @@ export class Worker {
     active.reported = true;
   }
 
+  /** How an attempt of `item` ends its output when a result follows: in the result when its broker stores output from there. */
+  private endModeOf(item: Pick<DispatchItem, 'outputInResult'>): EndMode {
+    return item.outputInResult === true && this.deps.settings.logOutputInResult !== false ? 'inResult' : 'emptyInResult';
+  }
+
   /** The last guard of `runOne`: a result for the execution unless it has one, and a log line. */
   private onRunCrashed(active: Active, error: unknown): void {
     const { item } = active;
     const ids = { executionId: item.executionId, instanceId: item.instanceId, taskName: item.taskName, traceId: item.traceId };
     try {
       // A no-op when ended already (then it says again whether the end goes in the result).
-      const printedNothing = this.logs.end(active.output);
+      const resultEnd = this.logs.end(active.output, this.endModeOf(item));
       this.log.error({ ...ids, err: toError(error), reported: active.reported }, 'job bookkeeping failed');
       if (!active.reported) {
         const now = Date.now();
-        const result = resultItem(item, { outcome: 'FAILED', exitCode: null, error: `worker error: ${toError(error).message}` }, undefined, now, printedNothing);
+        const result = resultItem(item, { outcome: 'FAILED', exitCode: null, error: `worker error: ${toError(error).message}` }, undefined, now, resultEnd);
         this.unwritten.keep([{ executionId: item.executionId, item: result, atMs: now }], error);
         active.reported = true;
       }

@@ -46,6 +46,12 @@ export const dispatchItemSchema = z
     shardTotal: z.int().min(1).optional(),
     /** `<taskName>:<expectedTime>:<runNo>` (R18), sent as the HTTP `Idempotency-Key`. */
     idempotencyKey: z.string().min(1),
+    /**
+     * The broker stores output carried by the result (`output` of a result item, DESIGN §11):
+     * the worker may send a short attempt's output there instead of `log` messages. Absent from
+     * a broker that does not know the field, which would drop it.
+     */
+    outputInResult: z.boolean().optional(),
   })
   .superRefine((item, ctx) => {
     if ((item.shardIndex === undefined) !== (item.shardTotal === undefined)) {

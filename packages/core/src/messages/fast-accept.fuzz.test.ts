@@ -89,7 +89,7 @@ const FIELD_EDGES: Readonly<Record<string, readonly Json[]>> = {
   attempt: COUNT_EDGES, maxAttempts: COUNT_EDGES, runNo: COUNT_EDGES, timeoutSeconds: COUNT_EDGES,
   priority: [0, 9, 10, -1, 8.5, raw('-0')],
   shardIndex: [0, 1, 2, 3, -1], shardTotal: [0, 1, 2, 3, 4],
-  params: [{}, [], null, ...DEEP_EDGES], data: [{}, [], null, ...DEEP_EDGES],
+  params: [{}, [], null, ...DEEP_EDGES],
   items: [[], {}, null, 'x'],
   outcome: ['SUCCESS', 'FAILED', 'TIMEOUT', 'CANCELED', 'WORKER_RESTART', 'success'],
   reason: ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE', 'expired'],
@@ -110,6 +110,13 @@ const FIELD_EDGES: Readonly<Record<string, readonly Json[]>> = {
   name: ['archive_files', 'a'.repeat(128), 'a'.repeat(129), '.x', 'x.', '../x', ''],
   config: [{}, [], null, { a: '{{bizdate}}' }, { a: ['{{params.x}}', { b: '{{nope}}' }] }, ...DEEP_EDGES],
   dir: ['{{bizdate}}', '{{params}}', '{{ params.a }}'],
+  outputInResult: [true, false, 'true', null],
+  printedNothing: [true, false, 1],
+  chunks: [[], {}, null, Array.from({ length: 64 }, () => ({ stream: 'stdout', offset: 0, allOffset: 0, data: 'eA==' })), Array.from({ length: 65 }, () => ({ stream: 'stdout', offset: 0, allOffset: 0, data: 'eA==' }))],
+  stream: ['stdout', 'stderr', 'STDOUT', 'all', null],
+  offset: COUNT_EDGES, allOffset: COUNT_EDGES, stdoutBytes: COUNT_EDGES, stderrBytes: COUNT_EDGES,
+  truncated: [true, false, 0, null],
+  data: [{}, [], null, ...DEEP_EDGES, '', '=', '==', 'eA', 'eA=', 'eA==', 'e A=', 'eA===', 'x'.repeat(10_924), 'x'.repeat(10_925), 'A'.repeat(10_920) + '====', Buffer.alloc(8_192).toString('base64'), Buffer.alloc(8_193).toString('base64')],
 };
 
 const AT = '2026-12-01T02:00:01.000Z';
@@ -158,6 +165,7 @@ function validItem(kind: string, r: Random, n: number): Obj {
         traceId: 'trace-1',
         idempotencyKey: 'order_stat:2026-12-01T02:00:00.000Z:1',
       };
+      if (r.chance(0.5)) item.outputInResult = r.chance(0.8);
       if (r.chance(0.3)) {
         const shardIndex = r.int(3);
         Object.assign(item, { shardIndex, shardTotal: shardIndex + 1 + r.int(2) });
@@ -173,6 +181,15 @@ function validItem(kind: string, r: Random, n: number): Obj {
       if (r.chance(0.3)) item.data = { rows: 3 };
       if (r.chance(0.5)) item.startedAt = AT;
       if (r.chance(0.3) && item.outcome === 'SUCCESS') item.async = true;
+      if (r.chance(0.2)) item.printedNothing = true;
+      else if (r.chance(0.4)) {
+        item.output = {
+          chunks: Array.from({ length: r.int(3) }, (_, i) => ({ stream: r.pick(['stdout', 'stderr']), offset: i * 4, allOffset: i * 4, data: r.pick(['eA==', 'b2sK', Buffer.alloc(3_000, i).toString('base64')]) })),
+          stdoutBytes: 12,
+          stderrBytes: r.int(2),
+          truncated: r.chance(0.2),
+        };
+      }
       return item;
     }
     case 'ack':
@@ -266,17 +283,19 @@ function mutate(body: Obj, r: Random): void {
 const FULL_BASES: readonly Obj[] = (() => {
   const dispatchItem = (exec: Obj): Obj => ({
     executionId: 'e1', instanceId: '1', taskName: 't', taskId: '7', expectedTime: AT, bizDate: '2026-12-01', attempt: 1, maxAttempts: 3,
-    runNo: 1, priority: 9, params: { a: 1 }, exec, timeoutSeconds: 120, ackDeadline: AT, traceId: 'tr', shardIndex: 1, shardTotal: 2, idempotencyKey: 'k',
+    runNo: 1, priority: 9, params: { a: 1 }, exec, timeoutSeconds: 120, ackDeadline: AT, traceId: 'tr', shardIndex: 1, shardTotal: 2, idempotencyKey: 'k', outputInResult: true,
   });
   const dispatch = (exec: Obj): Obj => ({ v: 1, kind: 'dispatch', workerId: 'w1', items: [dispatchItem(exec)] });
   const result = (item: Obj): Obj => ({ v: 1, kind: 'result', workerId: 'w1', origin: 'report', items: [item] });
   const full = { executionId: 'e1', instanceId: '1', exitCode: 0, outputTail: 't', outputTruncated: false, error: 'x', data: { a: 1 }, startedAt: AT, endedAt: AT };
+  const output = { chunks: [{ stream: 'stdout', offset: 0, allOffset: 0, data: 'eA==' }, { stream: 'stderr', offset: 0, allOffset: 1, data: 'b2sK' }], stdoutBytes: 1, stderrBytes: 3, truncated: false };
   return [
     dispatch({ type: 'shell', command: ['run', '{{bizDate}}'], env: { A: 'x', B: { secretRef: 'T' } }, cwd: '/srv', shell: true }),
     dispatch({ type: 'http', url: 'http://x/', method: 'GET', headers: { 'X-A': 'x', 'X-B': { secretRef: 'T' } } }),
     dispatch({ type: 'plugin', name: 'p', config: { dir: '/d/{{bizDate}}', list: ['{{params.a}}'] } }),
     result({ ...full, outcome: 'SUCCESS', async: true }),
     result({ ...full, outcome: 'FAILED', exitCode: null, async: false }),
+    result({ ...full, outcome: 'SUCCESS', printedNothing: false, output }),
     { v: 1, kind: 'ack', workerId: 'w1', items: [{ executionId: 'e1', instanceId: '1', at: AT }] },
     { v: 1, kind: 'refusal', workerId: 'w1', items: [{ executionId: 'e1', instanceId: '1', reason: 'CLOCK_SKEW', at: AT, detail: 'd' }] },
   ];

@@ -121,6 +121,26 @@ const VALID: Array<[string, Body]> = [
     ),
   ],
   ['result: unknown fields are dropped', result([minimalResult({ durationMs: 12 })], { batchId: 'b1' })],
+  [
+    'result: output carried in the result (both streams, the 8 KiB bound, no chunk, printedNothing)',
+    result([
+      minimalResult({
+        output: {
+          chunks: [
+            { stream: 'stdout', offset: 0, allOffset: 0, data: Buffer.from('GET /job\n').toString('base64') },
+            { stream: 'stderr', offset: 3, allOffset: 12, data: 'AA==' },
+          ],
+          stdoutBytes: 9,
+          stderrBytes: 4,
+          truncated: false,
+        },
+      }),
+      minimalResult({ executionId: 'e2', output: { chunks: [{ stream: 'stdout', offset: 100, allOffset: 100, data: Buffer.alloc(8_192, 1).toString('base64') }], stdoutBytes: 9_000, stderrBytes: 0, truncated: true } }),
+      minimalResult({ executionId: 'e3', output: { chunks: [], stdoutBytes: 5, stderrBytes: 0, truncated: false } }),
+      minimalResult({ executionId: 'e4', printedNothing: true }),
+    ]),
+  ],
+  ['dispatch: outputInResult', dispatch(dispatchItem({ outputInResult: true }), dispatchItem({ outputInResult: false }))],
   ['ack: items with unknown fields', { v: 1, kind: 'ack', workerId: 'w1', items: [{ executionId: 'e1', instanceId: '1', at, seq: 3 }], x: 1 }],
   [
     'ack: the largest batch',
@@ -148,6 +168,10 @@ const LEFT_TO_ZOD: Array<[string, Body]> = [
   ['a URL zod trims', dispatch(dispatchItem({ exec: { type: 'http', url: ' http://orders.internal/x ' } }))],
   ['a URL holding a newline zod strips', dispatch(dispatchItem({ exec: { type: 'http', url: 'http://orders.internal/a\nb' } }))],
   ['a refusal detail over 1,000 units but within 1,000 code points', { v: 1, kind: 'refusal', workerId: 'w', items: [{ executionId: 'e', instanceId: '1', reason: 'EXPIRED', detail: '😀'.repeat(600) }] }],
+  [
+    'result output with a key zod drops',
+    result([minimalResult({ output: { chunks: [{ stream: 'stdout', offset: 0, allOffset: 0, data: 'eA==', extra: 1 }], stdoutBytes: 1, stderrBytes: 0, truncated: false } })]),
+  ],
   ['a kind without a fast path', { v: 1, kind: 'cancel', workerId: 'w1', executionIds: ['e1'], reason: 'COVERED' }],
   [
     '#22 a python exec',

@@ -17,8 +17,17 @@ import { MAX_ITEMS_PER_MESSAGE, MESSAGE_VERSION, OUTPUT_TAIL_MAX_BYTES } from '.
 import { DEFAULT_TEAM, TEAM_NAME_PATTERN } from '../task/definition.js';
 import { acceptExec } from './fast-exec.js';
 import { isBizDate, isId, isInstant, isIntIn, isNonEmptyString, isObject, isOneOf, isOptionalBoolean, isStringUpTo } from './fast-fields.js';
-import type { AckItem, AckMessage, RefusalItem, RefusalMessage, ResultItem, ResultMessage } from './worker-replies.js';
-import { REFUSAL_DETAIL_MAX_LENGTH, REFUSAL_REASONS, RESULT_ERROR_MAX_LENGTH, RESULT_ORIGINS, RESULT_OUTCOMES } from './worker-replies.js';
+import { base64Bytes, BASE64_PATTERN, LOG_STREAMS } from './log.js';
+import type { AckItem, AckMessage, RefusalItem, RefusalMessage, ResultItem, ResultMessage, ResultOutput } from './worker-replies.js';
+import {
+  OUTPUT_IN_RESULT_MAX_BYTES,
+  OUTPUT_IN_RESULT_MAX_CHUNKS,
+  REFUSAL_DETAIL_MAX_LENGTH,
+  REFUSAL_REASONS,
+  RESULT_ERROR_MAX_LENGTH,
+  RESULT_ORIGINS,
+  RESULT_OUTCOMES,
+} from './worker-replies.js';
 
 /** The messages this path can accept. */
 export type FastAcceptedMessage = DispatchMessage | ResultMessage | AckMessage | RefusalMessage;
@@ -141,6 +150,10 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
     out.shardTotal = shardTotal;
   }
   out.idempotencyKey = i.idempotencyKey;
+  if (i.outputInResult !== undefined) {
+    if (typeof i.outputInResult !== 'boolean') return undefined;
+    out.outputInResult = i.outputInResult;
+  }
   return out as DispatchItem;
 }
 
@@ -151,7 +164,7 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
  */
 export function acceptResultItem(value: unknown): ResultItem | undefined {
   if (!isObject(value)) return undefined;
-  const { executionId, instanceId, outcome, exitCode, outputTail, outputTruncated, error, data, startedAt, endedAt, async, printedNothing } = value;
+  const { executionId, instanceId, outcome, exitCode, outputTail, outputTruncated, error, data, startedAt, endedAt, async, printedNothing, output } = value;
   if (
     !isId(executionId) ||
     !isId(instanceId) ||
@@ -180,7 +193,46 @@ export function acceptResultItem(value: unknown): ResultItem | undefined {
   out.endedAt = endedAt;
   if (async !== undefined) out.async = async;
   if (printedNothing !== undefined) out.printedNothing = printedNothing;
+  if (output !== undefined) {
+    const accepted = acceptResultOutput(output);
+    if (accepted === undefined) return undefined;
+    out.output = accepted;
+  }
   return out as ResultItem;
+}
+
+/**
+ * `resultOutputSchema`'s output for `value` (keys in the schema's order), or `undefined` when
+ * that is not certain; a value with a key zod would drop is left to zod.
+ */
+function acceptResultOutput(value: unknown): ResultOutput | undefined {
+  if (!isObject(value) || !hasOnlyKeys(value, OUTPUT_KEYS)) return undefined;
+  const { chunks, stdoutBytes, stderrBytes, truncated } = value;
+  if (!Array.isArray(chunks) || chunks.length > OUTPUT_IN_RESULT_MAX_CHUNKS || !isIntIn(stdoutBytes, 0) || !isIntIn(stderrBytes, 0) || typeof truncated !== 'boolean') {
+    return undefined;
+  }
+  let bytes = 0;
+  const out = new Array<ResultOutput['chunks'][number]>(chunks.length);
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk: unknown = chunks[i];
+    if (!isObject(chunk) || !hasOnlyKeys(chunk, OUTPUT_CHUNK_KEYS)) return undefined;
+    const { stream, offset, allOffset, data } = chunk;
+    if (!isOneOf(LOG_STREAMS, stream) || !isIntIn(offset, 0) || !isIntIn(allOffset, 0)) return undefined;
+    if (!isStringUpTo(data, OUTPUT_CHUNK_DATA_MAX_LENGTH, 1) || !BASE64_PATTERN.test(data)) return undefined;
+    bytes += base64Bytes(data);
+    out[i] = { stream, offset, allOffset, data };
+  }
+  return bytes <= OUTPUT_IN_RESULT_MAX_BYTES ? { chunks: out, stdoutBytes, stderrBytes, truncated } : undefined;
+}
+
+const OUTPUT_KEYS: ReadonlySet<string> = new Set(['chunks', 'stdoutBytes', 'stderrBytes', 'truncated']);
+const OUTPUT_CHUNK_KEYS: ReadonlySet<string> = new Set(['stream', 'offset', 'allOffset', 'data']);
+/** `resultOutputChunkSchema`'s `data` bound, in characters (base64 is ASCII: units are code points). */
+const OUTPUT_CHUNK_DATA_MAX_LENGTH = Math.ceil(OUTPUT_IN_RESULT_MAX_BYTES / 3) * 4;
+
+function hasOnlyKeys(value: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
+  for (const key in value) if (!keys.has(key)) return false;
+  return true;
 }
 
 /** `outputTail`: a string of at most `OUTPUT_TAIL_MAX_BYTES` bytes of UTF-8. */

@@ -10,6 +10,8 @@ export { acceptResultItem } from './fast-accept.js';
 export { dispatchItemSchema, dispatchMessageSchema, idempotencyKeyOf } from './dispatch.js';
 export type { DispatchItem, DispatchMessage } from './dispatch.js';
 export {
+  OUTPUT_IN_RESULT_MAX_BYTES,
+  OUTPUT_IN_RESULT_MAX_CHUNKS,
   REFUSAL_DETAIL_MAX_LENGTH,
   REFUSAL_REASONS,
   RESULT_ERROR_MAX_LENGTH,
@@ -20,6 +22,7 @@ export {
   refusalMessageSchema,
   resultItemSchema,
   resultMessageSchema,
+  resultOutputSchema,
 } from './worker-replies.js';
 export type {
   AckItem,
@@ -30,6 +33,7 @@ export type {
   ResultItem,
   ResultMessage,
   ResultOutcome,
+  ResultOutput,
 } from './worker-replies.js';
 export { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
 export {

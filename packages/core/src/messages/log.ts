@@ -25,22 +25,41 @@ export const DEFAULT_LOG_MAX_BYTES = 16 * 1_048_576;
 /** Bytes of each stream's end always kept past `AX_LOG_MAX_BYTES` (64 KiB). */
 export const LOG_TAIL_KEPT_BYTES = 65_536;
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const byteCount = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** What `data` of a chunk must match. */
+export const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Bytes a base64 text (`BASE64_PATTERN`) decodes to, as `Buffer.from(text, 'base64')` counts them. */
+export function base64Bytes(text: string): number {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor(((text.length - padding) * 3) / 4));
+}
+
+/** A count of bytes. */
+export const byteCountSchema = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The fields of a chunk of output, `data` at most `maxDataBytes` decoded: in a `log` item, and
+ * in a result that carries its output (`resultOutputSchema`).
+ */
+export function logChunkShape(maxDataBytes: number) {
+  return {
+    stream: z.enum(LOG_STREAMS),
+    offset: byteCountSchema,
+    allOffset: byteCountSchema,
+    data: z
+      .string()
+      .min(1)
+      .max(Math.ceil(maxDataBytes / 3) * 4)
+      .regex(BASE64_PATTERN, { error: 'must be base64' }),
+  };
+}
 
 /** One chunk: `data` is base64 of the raw bytes (output need not be UTF-8, and is kept byte for byte). */
 export const logChunkItemSchema = z.object({
   part: z.literal('chunk'),
   executionId: idSchema,
   instanceId: idSchema,
-  stream: z.enum(LOG_STREAMS),
-  offset: byteCount,
-  allOffset: byteCount,
-  data: z
-    .string()
-    .min(1)
-    .max(Math.ceil(LOG_CHUNK_MAX_BYTES / 3) * 4)
-    .regex(BASE64, { error: 'must be base64' }),
+  ...logChunkShape(LOG_CHUNK_MAX_BYTES),
 });
 
 /** The end of an execution's output: every byte before these sizes was sent. */
@@ -49,9 +68,9 @@ export const logEndItemSchema = z.object({
   executionId: idSchema,
   instanceId: idSchema,
   /** Bytes the job wrote to stdout (kept or not). */
-  stdoutBytes: byteCount,
+  stdoutBytes: byteCountSchema,
   /** Bytes the job wrote to stderr (kept or not). */
-  stderrBytes: byteCount,
+  stderrBytes: byteCountSchema,
   /** True when bytes past `AX_LOG_MAX_BYTES` were dropped (the head and each stream's last 64 KiB are kept). */
   truncated: z.boolean(),
 });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { describeValue } from '../task/issues.js';
 import { batchOf, envelopeShape, idSchema, instantSchema, OUTPUT_TAIL_MAX_BYTES } from './envelope.js';
+import { base64Bytes, byteCountSchema, logChunkShape } from './log.js';
 
 /** "Received, will run" for one execution (not "done"). */
 export const ackItemSchema = z.object({
@@ -54,6 +55,38 @@ export const RESULT_ORIGINS = ['worker', 'report'] as const;
 /** An execution outcome. */
 export type ResultOutcome = (typeof RESULT_OUTCOMES)[number];
 
+/**
+ * Most output bytes (decoded, both streams) a result may carry in `output`: an attempt whose
+ * output still unsent at its end is this short sends it in its result (DESIGN §11, #24). 8 KiB
+ * keeps a message of 500 results under 6 MB of base64.
+ */
+export const OUTPUT_IN_RESULT_MAX_BYTES = 8_192;
+/** Most chunks a result's `output` may carry (a switch of stream starts a chunk). */
+export const OUTPUT_IN_RESULT_MAX_CHUNKS = 64;
+
+/** A chunk of output inside a result: the fields of a `log` chunk item without the ids. */
+export const resultOutputChunkSchema = z.object(logChunkShape(OUTPUT_IN_RESULT_MAX_BYTES));
+
+/**
+ * The rest of an attempt's output and its end, carried by its result instead of `log`
+ * messages: the chunks not sent before (all of a short job's output) and the end marker's sizes.
+ * Only a worker whose dispatch said `outputInResult` sends it (a broker that knows the field).
+ */
+export const resultOutputSchema = z
+  .object({
+    chunks: z.array(resultOutputChunkSchema).max(OUTPUT_IN_RESULT_MAX_CHUNKS),
+    /** Bytes the job wrote to stdout (kept or not). */
+    stdoutBytes: byteCountSchema,
+    /** Bytes the job wrote to stderr (kept or not). */
+    stderrBytes: byteCountSchema,
+    /** True when bytes past `AX_LOG_MAX_BYTES` were dropped. */
+    truncated: z.boolean(),
+  })
+  .refine((output) => output.chunks.reduce((sum, c) => sum + base64Bytes(c.data), 0) <= OUTPUT_IN_RESULT_MAX_BYTES, {
+    error: `chunks must hold at most ${OUTPUT_IN_RESULT_MAX_BYTES} bytes in all`,
+    path: ['chunks'],
+  });
+
 /** The outcome of one execution. */
 export const resultItemSchema = z
   .object({
@@ -88,6 +121,11 @@ export const resultItemSchema = z
      * that print nothing cost nothing extra). Ignored on a relayed report.
      */
     printedNothing: z.boolean().optional(),
+    /**
+     * The attempt's output not sent as `log` messages, and its end (`resultOutputSchema`): the
+     * broker stores them with the result, from the worker that ran it. Ignored on a report.
+     */
+    output: resultOutputSchema.optional(),
   })
   .superRefine((item, ctx) => {
     if (item.async === true && item.outcome !== 'SUCCESS') {
@@ -114,6 +152,8 @@ export type AckMessage = z.output<typeof ackMessageSchema>;
 export type RefusalItem = z.output<typeof refusalItemSchema>;
 /** A `refusal` message. */
 export type RefusalMessage = z.output<typeof refusalMessageSchema>;
+/** Output carried by a result. */
+export type ResultOutput = z.output<typeof resultOutputSchema>;
 /** One execution outcome. */
 export type ResultItem = z.output<typeof resultItemSchema>;
 /** A `result` message. */

@@ -74,23 +74,36 @@ export interface AppendOutcome {
   readonly ends: number;
 }
 
+/** A chunk as it will be stored (`encodeLogChunks`). */
+export interface EncodedLogChunk {
+  readonly chunk: NewLogChunk;
+  readonly codec: 'raw' | 'deflate';
+  readonly stored: Buffer;
+}
+
 /**
- * Appends chunks (one multi-row statement per ~4 MiB, in key order so that two brokers
- * appending overlapping batches lock in the same order) and end markers (one statement). Not
- * in a transaction of its own: every row is idempotent, so a batch that fails halfway is simply
- * applied again.
+ * Compresses chunks for storage (empty ones are left out). Apart from `insertLogChunks` so that
+ * a caller holding a transaction (the broker applying results that carry output) compresses
+ * before it opens it.
  */
-export async function appendLogItems(db: Queryable, chunks: readonly NewLogChunk[], ends: readonly LogEnd[] = []): Promise<AppendOutcome> {
-  const sorted = [...chunks].sort((a, b) =>
+export async function encodeLogChunks(chunks: readonly NewLogChunk[]): Promise<EncodedLogChunk[]> {
+  return Promise.all(chunks.filter((c) => c.data.length > 0).map(async (chunk) => ({ chunk, ...(await encodeChunk(chunk.data)) })));
+}
+
+/**
+ * Inserts encoded chunks: one multi-row statement per ~4 MiB, in key order so that two brokers
+ * appending overlapping batches lock in the same order. Returns the bytes stored.
+ */
+export async function insertLogChunks(db: Queryable, chunks: readonly EncodedLogChunk[]): Promise<number> {
+  const encoded = [...chunks].sort(({ chunk: a }, { chunk: b }) =>
     a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : a.offset - b.offset,
   );
-  const encoded = await Promise.all(sorted.filter((c) => c.data.length > 0).map(async (c) => ({ c, ...(await encodeChunk(c.data)) })));
   let stored = 0;
   for (let i = 0; i < encoded.length; ) {
     let bytes = 0;
     let j = i;
-    while (j < encoded.length && (j === i || bytes + (encoded[j] as (typeof encoded)[number]).stored.length <= APPEND_STATEMENT_MAX_BYTES)) {
-      bytes += (encoded[j] as (typeof encoded)[number]).stored.length;
+    while (j < encoded.length && (j === i || bytes + (encoded[j] as EncodedLogChunk).stored.length <= APPEND_STATEMENT_MAX_BYTES)) {
+      bytes += (encoded[j] as EncodedLogChunk).stored.length;
       j += 1;
     }
     const rows = encoded.slice(i, j);
@@ -104,19 +117,30 @@ export async function appendLogItems(db: Queryable, chunks: readonly NewLogChunk
          codec = IF(VALUES(byte_len) > byte_len, VALUES(codec), codec),
          all_offset = IF(VALUES(byte_len) > byte_len, VALUES(all_offset), all_offset),
          byte_len = GREATEST(byte_len, VALUES(byte_len))`,
-      rows.flatMap(({ c, codec, stored: s }) => [c.executionId, c.stream, c.offset, c.allOffset, c.data.length, codec, s]),
+      rows.flatMap(({ chunk: c, codec, stored: s }) => [c.executionId, c.stream, c.offset, c.allOffset, c.data.length, codec, s]),
     );
     stored += bytes;
     i = j;
   }
+  return stored;
+}
+
+/**
+ * Appends chunks (`encodeLogChunks`, `insertLogChunks`) and end markers (one statement). Not in
+ * a transaction of its own: every row is idempotent, so a batch that fails halfway is simply
+ * applied again.
+ */
+export async function appendLogItems(db: Queryable, chunks: readonly NewLogChunk[], ends: readonly LogEnd[] = []): Promise<AppendOutcome> {
+  const encoded = await encodeLogChunks(chunks);
+  const stored = await insertLogChunks(db, encoded);
   await insertLogEnds(db, ends);
   return { chunks: encoded.length, storedBytes: stored, ends: ends.length };
 }
 
 /**
  * Stores end markers (one statement); the first of an execution stands (there is one per
- * execution). Also called by the broker inside a result's transaction for attempts that printed
- * nothing (`printedNothing`): their end comes with the result, not as a log message.
+ * execution). Also called by the broker inside a result's transaction for attempts whose end
+ * comes with the result (`printedNothing`, `output`), not as a log message.
  */
 export async function insertLogEnds(db: Queryable, ends: readonly LogEnd[]): Promise<void> {
   if (ends.length === 0) return;

@@ -2,7 +2,7 @@
 // each stream's last 64 KiB), masking before anything is cut, and the end item.
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { LOG_CHUNK_MAX_BYTES, LOG_TAIL_KEPT_BYTES, logItemSchema, type LogItem } from '@ax/core';
+import { LOG_CHUNK_MAX_BYTES, LOG_TAIL_KEPT_BYTES, logItemSchema, resultOutputSchema, type LogItem } from '@ax/core';
 import { secretMask } from '../executors/secret-mask.js';
 import { allOffsetProblems, reassemble } from '../testing/log-items.js';
 import { AttemptLog, noItems, type AttemptLogHooks, type LogItems } from './attempt-log.js';
@@ -140,5 +140,27 @@ describe('attempt log', () => {
     const back = reassemble(parsed(items), ids.executionId);
     expect(back.gaps.stdout).toEqual([{ from: 10, to: 200_010 - LOG_TAIL_KEPT_BYTES }]);
     expect(endOf(parsed(items))).toMatchObject({ truncated: true, stdoutBytes: 200_010 });
+  });
+
+  it('in the result (inResult): head and kept tails with true offsets, the truncation and masking as items would have them', () => {
+    const log = new AttemptLog(ids, { maxBytes: 10, tailKeptBytes: 20 }, quiet);
+    log.useMask(secretMask(['hunter2-password']));
+    log.write('stdout', '0123456789'); // the head
+    log.write('stdout', 'a'.repeat(50)); // past the cap: only the last 20 bytes are kept
+    log.write('stderr', 'key hunter2-password\n');
+    const items = noItems();
+    log.end(items, 'inResult');
+    expect(items.items).toEqual([]);
+    const end = log.resultEnd;
+    expect(end !== undefined && 'output' in end).toBe(true);
+    const output = end !== undefined && 'output' in end ? end.output : undefined;
+    expect(resultOutputSchema.parse(output)).toEqual(output);
+    expect(output).toMatchObject({ stdoutBytes: 60, stderrBytes: 'key ***\n'.length, truncated: true });
+    const decoded = output?.chunks.map((c) => [c.stream, c.offset, c.allOffset, Buffer.from(c.data, 'base64').toString()]);
+    expect(decoded).toEqual([
+      ['stdout', 0, 0, '0123456789'],
+      ['stdout', 40, 40, 'a'.repeat(20)],
+      ['stderr', 0, 60, 'key ***\n'],
+    ]);
   });
 });

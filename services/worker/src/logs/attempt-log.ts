@@ -15,8 +15,11 @@
  *   `end` item says `truncated: true` (when a byte was actually left out: output past the cap
  *   that fits in the tails is all shipped). The same path takes over when the shipper says it
  *   is backed up (`shouldStopHead`) or lost a write: memory stays bounded, the job never waits.
+ * - At the end, what is left may travel in the attempt's result instead (`EndMode`): nothing
+ *   when it printed nothing, the rest and the end's sizes when that is short (#24: a short
+ *   job's whole output then costs no `log` message, no outbox row and no broker write of its own).
  */
-import { LOG_CHUNK_MAX_BYTES, LOG_TAIL_KEPT_BYTES, type LogStream } from '@ax/core';
+import { LOG_CHUNK_MAX_BYTES, LOG_TAIL_KEPT_BYTES, OUTPUT_IN_RESULT_MAX_BYTES, OUTPUT_IN_RESULT_MAX_CHUNKS, type LogStream, type ResultOutput } from '@ax/core';
 import type { OutputSink } from '../executors/types.js';
 import type { SecretMask } from '../executors/secret-mask.js';
 import { StreamMask } from './stream-mask.js';
@@ -52,6 +55,21 @@ export function noItems(): LogItems {
   return { items: [], sizes: [], dataBytes: 0 };
 }
 
+/**
+ * Where an ended attempt's remaining output and end go:
+ * - `items`: `log` items (a refusal: no result follows);
+ * - `emptyInResult`: the result says `printedNothing` when there was no output, else items;
+ * - `inResult`: also a short rest of output (≤ `OUTPUT_IN_RESULT_MAX_BYTES`) goes in the
+ *   result's `output` (the dispatch said `outputInResult`: its broker stores it).
+ */
+export type EndMode = 'items' | 'emptyInResult' | 'inResult';
+
+/** What the result carries of an ended attempt's output, when not items. */
+export type ResultEnd = { readonly printedNothing: true } | { readonly output: ResultOutput };
+
+/** The result's part of an attempt that printed nothing. */
+export const PRINTED_NOTHING: ResultEnd = Object.freeze({ printedNothing: true as const });
+
 /** A piece of output: contiguous bytes of one stream. */
 interface Piece {
   readonly stream: LogStream;
@@ -84,7 +102,7 @@ export class AttemptLog implements OutputSink {
   /** Past the cap: each stream's last pieces (at least `tailKeptBytes` when there are). */
   private tails: Record<LogStream, { pieces: Piece[]; size: number }> | null = null;
   private endedFlag = false;
-  private endInResultFlag = false;
+  private inResult: ResultEnd | undefined;
 
   constructor(
     ids: { readonly executionId: string; readonly instanceId: string },
@@ -132,9 +150,9 @@ export class AttemptLog implements OutputSink {
     return this.endedFlag && this.written.stdout === 0 && this.written.stderr === 0 && this.dropped === 0;
   }
 
-  /** Ended without output with `emptyEndInResult`: no `end` item was made, the result carries it. */
-  get endsInResult(): boolean {
-    return this.endInResultFlag;
+  /** What the result carries of the output (set by `end`), or `undefined` when it went to items. */
+  get resultEnd(): ResultEnd | undefined {
+    return this.inResult;
   }
 
   /** Head bytes waiting to be taken. */
@@ -159,12 +177,12 @@ export class AttemptLog implements OutputSink {
   }
 
   /**
-   * Ends the output (the attempt finished, however): releases what the masks held, and appends
-   * the head chunks still waiting, the kept tails and the `end` item. Idempotent (a second call
-   * appends nothing). With `emptyEndInResult`, an attempt that printed nothing appends nothing:
-   * its result tells the broker (`printedNothing`), which stores the end with it.
+   * Ends the output (the attempt finished, however): releases what the masks held, then, as
+   * `mode` allows (`EndMode`), either gives the rest to the result (`resultEnd`) or appends the
+   * head chunks still waiting, the kept tails and the `end` item to `into`. Idempotent (a
+   * second call appends nothing).
    */
-  end(into: LogItems, emptyEndInResult = false): void {
+  end(into: LogItems, mode: EndMode = 'items'): void {
     if (this.endedFlag) return;
     if (this.masks !== null) {
       for (const stream of ['stdout', 'stderr'] as const) {
@@ -173,16 +191,23 @@ export class AttemptLog implements OutputSink {
       }
     }
     this.endedFlag = true;
-    this.takeChunks(into);
+    const pieces = this.chunks;
+    this.chunks = [];
+    this.pending = 0;
     if (this.tails !== null) {
-      const pieces = [...this.keptTail(this.tails.stdout), ...this.keptTail(this.tails.stderr)].sort((a, b) => a.allOffset - b.allOffset);
-      for (const piece of pieces) this.pushChunk(into, piece);
+      pieces.push(...[...this.keptTail(this.tails.stdout), ...this.keptTail(this.tails.stderr)].sort((a, b) => a.allOffset - b.allOffset));
       this.tails = null;
     }
-    if (emptyEndInResult && this.printedNothing) {
-      this.endInResultFlag = true;
+    if (mode !== 'items' && this.printedNothing) {
+      this.inResult = PRINTED_NOTHING;
       return;
     }
+    if (mode === 'inResult' && pieces.length <= OUTPUT_IN_RESULT_MAX_CHUNKS && pieces.reduce((sum, p) => sum + p.size, 0) <= OUTPUT_IN_RESULT_MAX_BYTES) {
+      const chunks = pieces.map((piece) => ({ stream: piece.stream, offset: piece.offset, allOffset: piece.allOffset, data: dataOf(piece).toString('base64') }));
+      this.inResult = { output: { chunks, stdoutBytes: this.written.stdout, stderrBytes: this.written.stderr, truncated: this.dropped > 0 } };
+      return;
+    }
+    for (const piece of pieces) this.pushChunk(into, piece);
     into.items.push(
       `{"part":"end",${this.ids},"stdoutBytes":${this.written.stdout},"stderrBytes":${this.written.stderr},"truncated":${this.dropped > 0}}`,
     );
@@ -269,11 +294,15 @@ export class AttemptLog implements OutputSink {
   }
 
   private pushChunk(into: LogItems, piece: Piece): void {
-    const data = piece.parts.length === 1 ? (piece.parts[0] ?? Buffer.alloc(0)) : Buffer.concat(piece.parts, piece.size);
+    const data = dataOf(piece);
     into.items.push(
       `{"part":"chunk",${this.ids},"stream":"${piece.stream}","offset":${piece.offset},"allOffset":${piece.allOffset},"data":"${data.toString('base64')}"}`,
     );
     into.sizes.push(piece.size);
     into.dataBytes += piece.size;
   }
+}
+
+function dataOf(piece: Piece): Buffer {
+  return piece.parts.length === 1 ? (piece.parts[0] ?? Buffer.alloc(0)) : Buffer.concat(piece.parts, piece.size);
 }

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBus, type Bus } from '@ax/bus';
-import { parseMessage, type LogItem } from '@ax/core';
+import { OUTPUT_IN_RESULT_MAX_BYTES, OUTPUT_IN_RESULT_MAX_CHUNKS, parseMessage, resultOutputSchema, type LogItem } from '@ax/core';
 import { silentLogger } from '@ax/kit';
 import { createTestAmqp, testAmqpUrl, uniqueNamespace, waitFor, type TestAmqp } from '@ax/testing';
 import { Outbox } from '../outbox.js';
@@ -66,7 +66,8 @@ function printInto(shipper: LogShipper, executionId: string, n: number): { stdou
     }
     if (i % 10 === 9) shipper.flushNow();
   }
-  shipper.end(log);
+  // As under a broker that does not store output from results: the end is an item.
+  shipper.end(log, 'emptyInResult');
   shipper.flushNow();
   return { stdout: Buffer.concat(out), stderr: Buffer.concat(err) };
 }
@@ -138,7 +139,7 @@ describe('job output through the outbox', () => {
       log.write('stdout', randomBytes(50_000)); // 5 MB, far past the bound
       if (i % 5 === 0) shipper.flushNow();
     }
-    shipper.end(log);
+    shipper.end(log, 'inResult');
     shipper.flushNow();
     const { bytes } = outbox.logBacklog();
     // The bound, plus at most one flush's worth (1 MiB) and the kept tail.
@@ -161,8 +162,8 @@ describe('job output through the outbox', () => {
     const silent = Array.from({ length: 300 }, (_, i) => `exec-silent-${i}`);
     for (const id of silent) {
       const log = shipper.open({ executionId: id, instanceId: '1' });
-      expect(shipper.end(log)).toBe(true);
-      expect(shipper.end(log)).toBe(true); // asked again (the worker's last guard): the same answer
+      expect(shipper.end(log, 'emptyInResult')).toEqual({ printedNothing: true });
+      expect(shipper.end(log, 'items')).toEqual({ printedNothing: true }); // asked again (the worker's last guard): the same answer
     }
     expect(shipper.takeEnded(silent)).toBeNull();
     shipper.flushNow();
@@ -170,11 +171,11 @@ describe('job output through the outbox', () => {
     // One that printed a byte is not silent.
     const spoke = shipper.open({ executionId: 'exec-spoke', instanceId: '1' });
     spoke.write('stdout', 'x');
-    expect(shipper.end(spoke)).toBe(false);
+    expect(shipper.end(spoke, 'emptyInResult')).toBeUndefined();
 
     // A refusal (the job never started) carries no result: its end is an item as before.
     const refused = Array.from({ length: 300 }, (_, i) => `exec-quiet-${i}`);
-    for (const id of refused) expect(shipper.end(shipper.open({ executionId: id, instanceId: '1' }), false)).toBe(false);
+    for (const id of refused) expect(shipper.end(shipper.open({ executionId: id, instanceId: '1' }), 'items')).toBeUndefined();
     const taken = shipper.takeEnded(refused);
     expect(taken?.executionIds).toHaveLength(300);
     const rows = outbox.transaction(() => (taken === null ? [] : shipper.write(taken)));
@@ -185,6 +186,64 @@ describe('job output through the outbox', () => {
     await waitFor(() => refused.every((id) => received.some((i) => i.executionId === id)), { description: '300 end items' });
     expect(received.filter((i) => refused.includes(i.executionId)).every((i) => i.part === 'end' && i.stdoutBytes === 0 && !i.truncated)).toBe(true);
     expect(received.some((i) => silent.includes(i.executionId))).toBe(false);
+    shipper.stop();
+    publisher.stop();
+    outbox.close();
+  });
+
+  it('a short output goes in the result when the dispatch allows it (outputInResult): nothing in the outbox; past 8 KiB or 64 chunks it ships as items', async () => {
+    const outbox = new Outbox({ file: path.join(dir, 'in-result.db') });
+    const { publisher, shipper } = ship(outbox, bus);
+    const short = shipper.open({ executionId: 'exec-short', instanceId: '1' });
+    short.write('stdout', 'GET http://sink/job\n');
+    short.write('stderr', 'warn\n');
+    short.write('stdout', '200 OK\n');
+    const end = shipper.end(short, 'inResult');
+    expect(end).toEqual({
+      output: {
+        chunks: [
+          { stream: 'stdout', offset: 0, allOffset: 0, data: Buffer.from('GET http://sink/job\n').toString('base64') },
+          { stream: 'stderr', offset: 0, allOffset: 20, data: Buffer.from('warn\n').toString('base64') },
+          { stream: 'stdout', offset: 20, allOffset: 25, data: Buffer.from('200 OK\n').toString('base64') },
+        ],
+        stdoutBytes: 27,
+        stderrBytes: 5,
+        truncated: false,
+      },
+    });
+    expect(resultOutputSchema.safeParse(end !== undefined && 'output' in end ? end.output : null).success).toBe(true);
+    expect(shipper.takeEnded(['exec-short'])).toBeNull();
+    // What was shipped while it ran stays shipped; only the rest travels in the result.
+    const half = shipper.open({ executionId: 'exec-half', instanceId: '1' });
+    half.write('stdout', 'x'.repeat(100));
+    shipper.flushNow();
+    half.write('stdout', 'y'.repeat(10));
+    expect(shipper.end(half, 'inResult')).toEqual({
+      output: { chunks: [{ stream: 'stdout', offset: 100, allOffset: 100, data: Buffer.from('y'.repeat(10)).toString('base64') }], stdoutBytes: 110, stderrBytes: 0, truncated: false },
+    });
+    // Without the dispatch's word (an older broker), the same output ships as items.
+    const older = shipper.open({ executionId: 'exec-older', instanceId: '1' });
+    older.write('stdout', 'hello\n');
+    expect(shipper.end(older, 'emptyInResult')).toBeUndefined();
+    // Exactly 8 KiB goes in the result; a byte more does not.
+    const fits = shipper.open({ executionId: 'exec-fits', instanceId: '1' });
+    fits.write('stdout', 'f'.repeat(OUTPUT_IN_RESULT_MAX_BYTES));
+    expect(shipper.end(fits, 'inResult')).toHaveProperty('output');
+    const long = shipper.open({ executionId: 'exec-long', instanceId: '1' });
+    long.write('stdout', 'l'.repeat(OUTPUT_IN_RESULT_MAX_BYTES + 1));
+    expect(shipper.end(long, 'inResult')).toBeUndefined();
+    // 65 switches of stream: 65 chunks, more than a result carries.
+    const chatty = shipper.open({ executionId: 'exec-chatty', instanceId: '1' });
+    for (let i = 0; i <= OUTPUT_IN_RESULT_MAX_CHUNKS; i++) chatty.write(i % 2 === 0 ? 'stdout' : 'stderr', 'c');
+    expect(shipper.end(chatty, 'inResult')).toBeUndefined();
+    const taken = shipper.takeEnded(['exec-older', 'exec-long', 'exec-chatty']);
+    expect(taken?.executionIds).toEqual(['exec-older', 'exec-long', 'exec-chatty']);
+    const rows = outbox.transaction(() => (taken === null ? [] : shipper.write(taken)));
+    publisher.push(rows);
+    expect(await publisher.flush(5_000)).toBe(true);
+    await waitFor(() => ['exec-older', 'exec-long', 'exec-chatty'].every((id) => received.some((i) => i.executionId === id && i.part === 'end')), { description: 'the ends as items' });
+    expect(received.some((i) => i.executionId === 'exec-short' || i.executionId === 'exec-fits')).toBe(false);
+    expect(reassemble(received, 'exec-chatty').streams.stdout.toString()).toBe('c'.repeat(33));
     shipper.stop();
     publisher.stop();
     outbox.close();

@@ -12,6 +12,9 @@
  * - an attempt that printed nothing ships nothing at all (DESIGN §11: printing nothing costs
  *   nothing extra): its result says `printedNothing` and the broker stores the empty output's
  *   end with the result. The store still tells "printed nothing" from "output on its way".
+ * - an attempt whose output left unsent at its end is short (at most
+ *   `OUTPUT_IN_RESULT_MAX_BYTES`) sends that rest and its end in its result (`output`), when its
+ *   dispatch says the broker stores them (`outputInResult`): no `log` message at all for most jobs.
  *
  * Never blocks or slows the job: writes only append to memory. When the outbox backs up
  * (`outboxMaxBytes` of unshipped output: a long RabbitMQ outage), every attempt stops its head
@@ -22,7 +25,7 @@
 import type { DispatchItem } from '@ax/core';
 import { toError, type Logger } from '@ax/kit';
 import type { LogRow, Outbox } from '../outbox.js';
-import { AttemptLog, noItems, type LogItems } from './attempt-log.js';
+import { AttemptLog, noItems, type EndMode, type LogItems, type ResultEnd } from './attempt-log.js';
 import type { LogPublisher } from './log-publisher.js';
 
 /** Options of `LogShipper`. */
@@ -88,27 +91,26 @@ export class LogShipper {
 
   /**
    * The attempt ended (however: success, failure, timeout, cancel, kill): its remaining output
-   * and its `end` item wait for the result's write (`takeEnded`), or the timer's. Idempotent.
-   *
-   * Returns true when the attempt printed nothing and `endInResult` (its result will be sent,
-   * not a refusal): then nothing is queued, and the result must carry `printedNothing: true`
-   * (the broker stores the end from it). A second call returns what the first did.
+   * and its `end` item wait for the result's write (`takeEnded`), or the timer's; or, as `mode`
+   * allows (`EndMode`), they travel in the result, and this returns what the result must carry
+   * (`printedNothing` or `output`; nothing is queued then). Idempotent: a second call returns
+   * what the first did.
    */
-  end(log: AttemptLog, endInResult = true): boolean {
-    if (log.ended) return log.endsInResult;
+  end(log: AttemptLog, mode: EndMode): ResultEnd | undefined {
+    if (log.ended) return log.resultEnd;
     this.pendingBytes -= log.pendingBytes;
     this.dirty.delete(log);
     const items = noItems();
-    log.end(items, endInResult);
-    if (log.endsInResult) return true;
-    this.ended.set(log.executionId, items);
-    this.endedBytes += items.dataBytes;
+    log.end(items, mode);
     this.stats.stdoutBytes += log.bytes.stdout;
     this.stats.stderrBytes += log.bytes.stderr;
     if (log.truncated) this.stats.truncated += 1;
+    if (log.resultEnd !== undefined) return log.resultEnd;
+    this.ended.set(log.executionId, items);
+    this.endedBytes += items.dataBytes;
     // The result's write normally takes them first; the timer is the fallback.
     this.arm();
-    return false;
+    return undefined;
   }
 
   /** Takes the ended items of these executions, for the transaction that writes their results. */
