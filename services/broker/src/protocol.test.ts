@@ -321,8 +321,15 @@ describe('broker protocol rules', () => {
     const got = await waitFor(() => webhook.find((w) => w.kind === 'CLOCK_SKEW' && w.workerId === 'w-x'), { description: 'webhook delivery', timeoutMs: 15_000 });
     expect(got).toMatchObject({ kind: 'CLOCK_SKEW', severity: 'warning', workerId: 'w-x', message: 'clock off by 3 s' });
     expect(typeof got.at).toBe('string');
-    const [row] = await rows(`SELECT delivered_at FROM alert_log WHERE kind = 'CLOCK_SKEW' AND worker_id = 'w-x'`);
-    expect(row?.delivered_at).not.toBeNull();
+    // The broker records the delivery after the webhook answered: wait for it, not only for the call.
+    const row = await waitFor(
+      async () => {
+        const [found] = await rows(`SELECT delivered_at FROM alert_log WHERE kind = 'CLOCK_SKEW' AND worker_id = 'w-x'`);
+        return found?.delivered_at == null ? null : found;
+      },
+      { description: 'delivered_at recorded', timeoutMs: 10_000 },
+    );
+    expect(row.delivered_at).not.toBeNull();
     expect(webhook.filter((w) => w.kind === 'CLOCK_SKEW' && w.workerId === 'w-x')).toHaveLength(1);
   });
 });

@@ -11,6 +11,7 @@ import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeMessage, MESSAGE_VERSION, type DispatchItem, type ResultOutput } from '@ax/core';
 import { logViewState, readLogLayout, readLogPage } from '@ax/store';
+import { waitFor } from '@ax/testing';
 import { startBrokerHarness, type BrokerHarness } from './test-support.js';
 
 let h: BrokerHarness;
@@ -115,9 +116,10 @@ describe('output carried by results', () => {
     const forged = { executionId: r.item.executionId, instanceId: r.item.instanceId, outcome: 'SUCCESS', endedAt: new Date().toISOString(), output: outputOf('forged\n', 'forged\n') };
     await send({ v: MESSAGE_VERSION, kind: 'result', workerId: 'w-inline-intruder', items: [forged] });
     await send({ v: MESSAGE_VERSION, kind: 'result', workerId: 'w-inline-owner', origin: 'report', items: [forged] });
-    // The owner's own result is applied after both: only its output is there.
+    // The owner's own result is applied after both: only its output is there. (A forged result
+    // may already have ended the instance: wait for the owner's output, not for the state.)
     await r.peer.result([r.item], 'SUCCESS', { output: outputOf('mine\n', '') });
-    await h.waitState(r.id, 'SUCCESS');
+    await waitFor(async () => logViewState(await readLogLayout(h.db.pool, r.item.executionId), 'all').sealed, { description: "the owner's output sealed" });
     await expectStored(r.item.executionId, 'mine\n', '');
   });
 });
