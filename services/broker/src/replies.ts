@@ -61,8 +61,10 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
   // Messages that arrive together are applied together: one transaction per kind (R10).
   const batcher = new EventBatcher(async (messages) => {
     const effects = newEffects();
-    const outputs = await encodeResultOutputs(messages);
+    // The output results carry is compressed before the transaction and written once at its end.
+    const encoded = await encodeResultOutputs(messages);
     await inTransaction(ctx, async (conn) => {
+      const output = new ResultOutputRows(encoded, logSeries);
       // Several messages: every instance of the batch locked first, in id order, so two
       // brokers applying overlapping batches wait for each other instead of deadlocking. The
       // rows read then serve every message that touches no instance an earlier message of the
@@ -76,9 +78,10 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
         const rows = ownRows ? locked : undefined;
         if (m.kind === 'ack') await applyAcks(ctx, conn, m, effects, rows);
         else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, effects, rows);
-        else await applyResults(ctx, conn, m, effects, rows, new ResultOutputRows(outputs, logSeries));
+        else await applyResults(ctx, conn, m, effects, rows, output);
         for (const i of items) touched.add(locked?.get(i.executionId)?.instanceId ?? i.instanceId);
       }
+      await output.write(conn);
     });
     ctx.links.setMysql(true);
     await runEffects(ctx, effects);
@@ -325,7 +328,7 @@ async function applyResults(
     }
   };
   // Output that comes with the result (`printedNothing`, `output`: result-output.ts) is kept
-  // for every item, whatever the result does to the instance, and written at the end.
+  // for every item, whatever the result does to the instance; the batch writes it at its end.
   for (const item of uniqueItems(message.items)) {
     const r = rows.get(item.executionId);
     if (r === undefined) {
@@ -354,7 +357,6 @@ async function applyResults(
   }
   await flush();
   await appendEvents(conn, events);
-  await output.write(conn);
 }
 
 /** A SUCCESS of the current execution of a DISPATCHED/RUNNING, non-broadcast instance, not yet recorded. */
