@@ -165,3 +165,17 @@ export function isDuplicateKeyError(err: unknown): boolean {
 export function isNoSuchTableError(err: unknown): boolean {
   return driverError(err)?.errno === 1146;
 }
+
+/**
+ * `work()`, or `withoutTable` when a table it reads is not there: R22, a build runs on a range
+ * of schemas, and on those before a table's migration the feature it serves answers as it did
+ * before (no rolled-up days, migration 0008; no search index, 0009).
+ */
+export async function unlessNoSuchTable<T>(withoutTable: T, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isNoSuchTableError(err)) return withoutTable;
+    throw err;
+  }
+}

@@ -95,6 +95,8 @@ describe('the shipped migrations', () => {
       'task_edge',
       'task_execution',
       'task_instance',
+      'task_text_indexed',
+      'task_text_trigram',
       'team',
       'trigger_idempotency',
     ]);

@@ -265,6 +265,9 @@ export async function migrate(pool: Pool, opts: MigrateOptions = {}): Promise<Mi
         try {
           await conn.query(statement);
         } catch (err) {
+          // A file may change session settings for its statements (0009 turns foreign key
+          // checks off): a connection left halfway through one is not handed out again.
+          reusable = false;
           const firstLine = statement.split('\n', 1)[0] ?? '';
           throw new MigrationError(
             `${m.fileName}, statement ${index + 1} (${firstLine.slice(0, 80)}): ${toError(err).message}`,

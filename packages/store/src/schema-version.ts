@@ -15,12 +15,14 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  */
 export const SCHEMA_VERSION_MIN = 6;
 /**
- * Newest schema version this build works with (= its highest migration). 8: the dashboard's
+ * Newest schema version this build works with (= its highest migration). 9: task search's
+ * substring index (migration 0009); on 6 to 8 nothing writes it and a search reads the task
+ * table with LIKE, as before. 8: the dashboard's
  * rolled-up past days (migration 0008); on 6 and 7 every statement on them finds no table and
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 8;
+export const SCHEMA_VERSION_MAX = 9;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

@@ -14,6 +14,7 @@ import { consoleBuilt, locateConsoleDist } from './console.js';
 import { createApiMetrics } from './metrics.js';
 import { createStatsCache } from './stats-cache.js';
 import { startStatsRollupLoop } from './stats-rollup-loop.js';
+import { startTaskTextSweep } from './task-text-sweep.js';
 
 const config = loadConfigOrExit({
   ...axServiceFields('admin-api'),
@@ -111,6 +112,8 @@ async function main(): Promise<void> {
     const rollup = startStatsRollupLoop({ pool, logger, now: Date.now, intervalMs: config.statsRollupIntervalMs });
     shutdown.register('stats rollup', () => rollup.stop());
   }
+  const sweep = startTaskTextSweep({ pool, logger });
+  shutdown.register('task text sweep', () => sweep.stop());
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address !== null ? address.port : config.httpPort }, 'admin-api listening');
 }

@@ -20,7 +20,7 @@
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { FINAL_STATES } from '@ax/core';
-import { isNoSuchTableError } from '../errors.js';
+import { unlessNoSuchTable } from '../errors.js';
 import type { Queryable } from '../schema-version.js';
 import { DAY_MS, DELAY_US_SQL, dueIn, dueInstances, hoursOfDay, type HourStats } from './stats.js';
 
@@ -38,26 +38,13 @@ export function mayBeRolledUp(dayStart: Date, nowMs: number): boolean {
 }
 
 /**
- * `work()`, or `withoutTables` when the schema predates 0008 (R22: a build runs on schemas 6 to
- * 8, and on 6 and 7 there is nothing rolled up to read, find or forget).
- */
-async function unlessNoRollupTables<T>(withoutTables: T, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isNoSuchTableError(err)) return withoutTables;
-    throw err;
-  }
-}
-
-/**
  * The rolled-up figures of the UTC day starting at `dayStart` for `teams` (null = every team),
  * or null when the day is not rolled up (or the schema predates 0008): answer it live.
  */
 export async function rolledUpHourlyStats(db: Queryable, dayStart: Date, teams: readonly string[] | null = null): Promise<HourStats[] | null> {
   if (teams !== null && teams.length === 0) return null; // no team: the live query's FALSE filter, no read worth saving
   const team = teams === null ? '' : ' AND h.team IN (?)';
-  return unlessNoRollupTables(null, async () => {
+  return unlessNoSuchTable(null, async () => {
     // One statement, one snapshot: the day's row and its hours as one rollup wrote them. A day
     // without instances in a team's hours has its row and no hour: one row of NULLs.
     const [rows] = await db.query<RowDataPacket[]>(
@@ -147,7 +134,7 @@ export async function daysToRollUp(db: Queryable, nowMs: number, limit = 1_000):
   if (oldest?.['t'] == null) return [];
   const firstStartMs = Math.floor((oldest['t'] as Date).getTime() / DAY_MS) * DAY_MS;
   if (firstStartMs > lastStartMs) return [];
-  const done = await unlessNoRollupTables(null, async () => {
+  const done = await unlessNoSuchTable(null, async () => {
     const [rows] = await db.query<RowDataPacket[]>(
       'SELECT DATE_FORMAT(day, \'%Y-%m-%d\') AS day FROM instance_stats_day WHERE day >= ? AND day <= ?',
       [dayOf(new Date(firstStartMs)), dayOf(new Date(lastStartMs))],
@@ -168,7 +155,7 @@ export async function daysToRollUp(db: Queryable, nowMs: number, limit = 1_000):
  */
 export async function forgetRolledUpDays(db: Queryable, days: readonly string[]): Promise<void> {
   if (days.length === 0) return;
-  await unlessNoRollupTables(undefined, async () => {
+  await unlessNoSuchTable(undefined, async () => {
     // The day's row first: a reader needs it, so its hours never show without it.
     await db.query<ResultSetHeader>('DELETE FROM instance_stats_day WHERE day IN (?)', [[...new Set(days)]]);
     await db.query<ResultSetHeader>('DELETE FROM instance_stats_hour WHERE day IN (?)', [[...new Set(days)]]);
@@ -182,7 +169,7 @@ export async function forgetRolledUpDays(db: Queryable, days: readonly string[])
  * schema before 0008.
  */
 export async function forgetRolledUpDaysFrom(db: Queryable, fromDay: string | null): Promise<void> {
-  await unlessNoRollupTables(undefined, async () => {
+  await unlessNoSuchTable(undefined, async () => {
     await db.query<ResultSetHeader>(`DELETE FROM instance_stats_day${fromDay === null ? '' : ' WHERE day >= ?'}`, fromDay === null ? [] : [fromDay]);
   });
 }

@@ -16,6 +16,7 @@ import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { memoizedDefinition } from './definition-memo.js';
 import { firstDayOfTask, forgetRolledUpDaysFrom } from './stats-rollup.js';
+import { findTasksByText, indexTaskText, isIndexedTerm } from './task-text.js';
 
 /** A task as stored: its definition plus the resource fields. */
 export interface TaskRecord {
@@ -311,11 +312,6 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     where.push('JSON_CONTAINS(tags, ?)');
     values.push(encodeJson(opts.tag));
   }
-  if (opts.q !== undefined && opts.q !== '') {
-    const like = `%${opts.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    where.push('(name LIKE ? OR description LIKE ?)');
-    values.push(like, like);
-  }
   if (opts.names !== undefined) {
     if (opts.names.length === 0) return [];
     where.push('name IN (?)');
@@ -325,6 +321,19 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     if (opts.teams.length === 0) return [];
     where.push('team IN (?)');
     values.push(opts.teams);
+  }
+  const memo = opts.memo ?? true;
+  const q = opts.q ?? '';
+  if (isIndexedTerm(q)) {
+    // A term of 3 characters or more: the substring index (task-text.ts) instead of LIKE over
+    // the table in name order, which read 90,000 rows for a name near the end of 100,000.
+    const rows = await findTasksByText(db, q, TASK_COLUMNS, { where, values }, { afterName: opts.afterName, limit: opts.limit });
+    if (rows !== undefined) return rows.map((row) => taskFromRow(row, { memo }));
+  }
+  if (q !== '') {
+    const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    where.push('(name LIKE ? OR description LIKE ?)');
+    values.push(like, like);
   }
   if (opts.afterName !== undefined) {
     where.push('name > ?');
@@ -336,7 +345,7 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     `SELECT ${TASK_COLUMNS} FROM task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY name${limit}`,
     values,
   );
-  return rows.map((row) => taskFromRow(row, { memo: opts.memo ?? true }));
+  return rows.map((row) => taskFromRow(row, { memo }));
 }
 
 /**
@@ -359,6 +368,7 @@ export async function insertTask(db: Queryable, def: TaskDefinition, opts: { cre
     if (isMissingParentError(err)) throw new TeamMissingError(def.team);
     throw err;
   }
+  await indexTaskText(db, def.name, def.description);
   const created = await getTask(db, def.name);
   if (created === null) throw new StoreError(`task ${def.name} vanished right after its insert`);
   return created;
@@ -395,6 +405,7 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
     const current = await getTask(db, def.name);
     throw new TaskVersionConflictError(def.name, expectedVersion, current?.version ?? null);
   }
+  await indexTaskText(db, def.name, def.description, { textChanged: before?.definition.description !== def.description });
   await withdrawPrecreatedSlots(db, def.name);
   if (before !== null && before.definition.team !== def.team) await forgetRunsOfTask(db, def.name);
   const updated = await getTask(db, def.name);
