@@ -21,6 +21,10 @@
  *
  *   node bench/scenarios/ax-history.mjs [--tasks 100000] [--every-minute 10000] [--instances 5000000] [--days 90]
  *        [--dir /var/tmp/ax-bench-history] [--buffer-pool 2G] [--clients 20] [--requests 400] [--endpoint-s 15] [--minutes 2] [--scheduler-heap-mb 256] [--parts api,scheduler] [--out f.json]
+ *        [--reads <text>] [--api-cpu-prof <dir>]
+ * `--reads`: only the admin API reads whose name contains the text (the past days are rolled
+ * up first only when "stats: hourly, a past day" is among them); `--api-cpu-prof`: admin-api
+ * writes a V8 CPU profile of its life into that folder (node's --cpu-prof; one per start).
  */
 import { readFileSync } from 'node:fs';
 import { parseStatTicks } from '../lib/proc-cpu.mjs';
@@ -54,6 +58,10 @@ const MINUTES = Number(a.minutes ?? 2);
 const SCHEDULER_HEAP_MB = Number(a['scheduler-heap-mb'] ?? 256);
 /** Most seconds spent on one endpoint (a read that takes seconds reports what it answered). */
 const ENDPOINT_S = Number(a['endpoint-s'] ?? 15);
+/** Only the admin API reads whose name contains this (all when absent). */
+const READS = a.reads;
+/** A folder for admin-api's CPU profile (none when absent). */
+const API_CPU_PROF = a['api-cpu-prof'];
 /** Which parts run: `api`, `scheduler` (a comma list). */
 const PARTS = new Set((a.parts ?? 'api,scheduler').split(','));
 /** Goals of #24. */
@@ -124,17 +132,22 @@ async function killAbandonedQueries(pool) {
 async function measureApi(round, pool, p) {
   const token = `history-${randomBytes(16).toString('hex')}`;
   const headers = { authorization: `Bearer ${token}` };
-  const startApi = async () => round.httpUrl((await round.start('admin-api', 1, { serviceDefaults: true, extraEnv: { AX_ADMIN_TOKEN: token } }))[0]);
+  const startApi = async () =>
+    round.httpUrl((await round.start('admin-api', 1, { serviceDefaults: true, profileDir: API_CPU_PROF, extraEnv: { AX_ADMIN_TOKEN: token } }))[0]);
+  const reads = endpoints(p, Date.now()).filter(([name]) => READS === undefined || name.includes(READS));
+  const rollUp = reads.some(([name]) => name === 'stats: hourly, a past day');
   // As after the upgrade to schema 8: no past day rolled up yet. admin-api rolls them up in the
   // background (stats-rollup-loop.ts); the reads are measured once it has (the time is reported).
-  await pool.query('DELETE FROM instance_stats_day');
-  await pool.query('DELETE FROM instance_stats_hour');
+  if (rollUp) {
+    await pool.query('DELETE FROM instance_stats_day');
+    await pool.query('DELETE FROM instance_stats_hour');
+  }
   const pending = (await daysToRollUp(pool, Date.now())).length;
   let baseUrl = await startApi();
   const rollupT0 = Date.now();
-  await pollUntil('admin-api to roll up the past days', 900_000, async () => (await daysToRollUp(pool, Date.now())).length === 0, 1_000);
-  const rollup = { days: pending, seconds: Math.round((Date.now() - rollupT0) / 100) / 10 };
-  log(`api: ${rollup.days} past days rolled up ${rollup.seconds} s after admin-api started`);
+  if (rollUp) await pollUntil('admin-api to roll up the past days', 900_000, async () => (await daysToRollUp(pool, Date.now())).length === 0, 1_000);
+  const rollup = rollUp ? { days: pending, seconds: Math.round((Date.now() - rollupT0) / 100) / 10 } : null;
+  if (rollup !== null) log(`api: ${rollup.days} past days rolled up ${rollup.seconds} s after admin-api started`);
   /**
    * A read that gave requests up leaves work behind in admin-api (requests queued for a pool
    * connection, rows being decoded): its statements are killed and admin-api restarted, so the
@@ -147,7 +160,7 @@ async function measureApi(round, pool, p) {
     return { killed, baseUrl: await startApi() };
   };
   const out = [];
-  for (const [name, pathOf] of endpoints(p, Date.now())) {
+  for (const [name, pathOf] of reads) {
     const warm = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: Math.min(REQUESTS, 40), maxS: 5, pathOf: (i) => pathOf(i + 100_000) });
     ({ baseUrl } = await settle(warm));
     const r = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
