@@ -21,8 +21,7 @@
  * on a big table).
  */
 import { parseTaskDefinitionOrThrow } from '../../packages/core/dist/index.js';
-import { readFile } from 'node:fs/promises';
-import { DEFAULT_MIGRATIONS_DIR, createPool, migrate, splitSqlStatements } from '../../packages/store/dist/index.js';
+import { createPool, loadMigrations, migrate, splitSqlStatements } from '../../packages/store/dist/index.js';
 import { log } from './harness.mjs';
 
 export const HISTORY_DB = 'ax_history';
@@ -201,7 +200,7 @@ async function loadRows(conn, p, nowMs) {
  * and re-running them is harmless), so the bench and an upgraded database get the same rows.
  */
 async function fillTaskTextIndex(conn) {
-  const sql = await readFile(new URL('0009_task_text_search.sql', DEFAULT_MIGRATIONS_DIR), 'utf8');
+  const { sql } = (await loadMigrations()).find((m) => m.name === 'task_text_search');
   for (const statement of splitSqlStatements(sql)) await conn.query(statement);
 }
 

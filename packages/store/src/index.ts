@@ -232,8 +232,7 @@ export {
   mayBeRolledUp,
   rollUpDay,
 } from './queries/stats-rollup.js';
-export { findTasksByText, indexTaskText, isIndexedTerm, reindexStaleTaskTexts } from './queries/task-text.js';
-export { textTrigrams } from './text-trigrams.js';
+export { reindexStaleTaskTexts } from './queries/task-text.js';
 export type { RollUpOutcome } from './queries/stats-rollup.js';
 export { currentRunTimes, runDurationMs } from './queries/run-times.js';
 export { lastRunsOf } from './queries/task-last-run.js';

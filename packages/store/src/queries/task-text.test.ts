@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RowDataPacket } from 'mysql2';
 import { parseTaskDefinitionOrThrow } from '@ax/core';
 import { createTestDatabase, type TestDatabase } from '@ax/testing';
-import { readFile } from 'node:fs/promises';
-import { DEFAULT_MIGRATIONS_DIR } from '../migrate.js';
+import { loadMigrations } from '../migrate.js';
 import { withTransaction } from '../pool.js';
 import { splitSqlStatements } from '../sql-split.js';
 import { reindexStaleTaskTexts } from './task-text.js';
@@ -120,7 +119,7 @@ describe('task search through the substring index', () => {
     expect(written.length).toBeGreaterThan(1_000);
     await db.pool.query('DELETE FROM task_text_trigram');
     await db.pool.query('DELETE FROM task_text_indexed');
-    const sql = await readFile(new URL('0009_task_text_search.sql', DEFAULT_MIGRATIONS_DIR), 'utf8');
+    const sql = (await loadMigrations()).find((m) => m.name === 'task_text_search')?.sql ?? '';
     const conn = await db.pool.getConnection();
     try {
       for (const statement of splitSqlStatements(sql)) await conn.query(statement);

@@ -28,6 +28,11 @@ const PROBED_TRIGRAMS = 6;
 /** Rows per INSERT of one task's trigrams (a 2,048-character description has up to 2,046). */
 const INSERT_ROWS = 1_000;
 
+/** The LIKE pattern of "contains `q`" (its `\`, `%` and `_` taken literally): both paths of a search confirm rows with it. */
+export function containsPattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
 /** Whether `q` is long enough for the index (shorter terms take the plain LIKE path). */
 export function isIndexedTerm(q: string): boolean {
   return Array.from(q).length >= TRIGRAM_CHARS;
@@ -122,6 +127,12 @@ export function findTasksByText(
   return unlessNoSuchTable(undefined, () => readTasksByText(db, q, columns, filter, opts));
 }
 
+/**
+ * The page read along the rarest of the term's trigrams (its rows in task-name order, after the
+ * cursor), each row checked by key against the others (index lookups, before its task row is
+ * read) and confirmed with the LIKE the plain path uses. Any trigram of the term would give the
+ * same page: a match has every one.
+ */
 async function readTasksByText(
   db: Queryable,
   q: string,
@@ -129,26 +140,8 @@ async function readTasksByText(
   filter: TaskTextFilter,
   opts: { afterName?: string; limit?: number },
 ): Promise<RowDataPacket[]> {
-  const trigrams = await rarestFirst(db, spreadTrigrams(textTrigrams(q), PROBED_TRIGRAMS));
-  return walk(db, trigrams, q, columns, filter, opts);
-}
-
-/**
- * The page read along the first of `trigrams` (its rows in task-name order, after the cursor),
- * each row checked by key against the others (index lookups, before its task row is read) and
- * confirmed with the LIKE the plain path uses. Any trigram of the term gives the same page: a
- * match has every one.
- */
-async function walk(
-  db: Queryable,
-  trigrams: readonly string[],
-  q: string,
-  columns: string,
-  filter: TaskTextFilter,
-  opts: { afterName?: string; limit?: number },
-): Promise<RowDataPacket[]> {
-  const [first, ...checked] = trigrams;
-  const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const [first, ...checked] = await rarestFirst(db, spreadTrigrams(textTrigrams(q), PROBED_TRIGRAMS));
+  const like = containsPattern(q);
   const where = ['g.trigram = ?', '(task.name LIKE ? OR task.description LIKE ?)', ...filter.where];
   const values: unknown[] = [...checked, first, like, like, ...filter.values];
   if (opts.afterName !== undefined) {

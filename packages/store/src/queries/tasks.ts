@@ -16,7 +16,7 @@ import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { memoizedDefinition } from './definition-memo.js';
 import { firstDayOfTask, forgetRolledUpDaysFrom } from './stats-rollup.js';
-import { findTasksByText, indexTaskText, isIndexedTerm } from './task-text.js';
+import { containsPattern, findTasksByText, indexTaskText, isIndexedTerm } from './task-text.js';
 
 /** A task as stored: its definition plus the resource fields. */
 export interface TaskRecord {
@@ -331,7 +331,7 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     if (rows !== undefined) return rows.map((row) => taskFromRow(row, { memo }));
   }
   if (q !== '') {
-    const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const like = containsPattern(q);
     where.push('(name LIKE ? OR description LIKE ?)');
     values.push(like, like);
   }
