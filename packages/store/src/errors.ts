@@ -115,6 +115,21 @@ export const RETRYABLE_MYSQL_ERRNOS: ReadonlySet<number> = new Set([
   4031, // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+: idle connection closed by the server)
 ]);
 
+/** A lost lock race: deadlock (the server rolled the transaction back) or lock wait timeout. */
+const LOCK_CONFLICT_ERRNOS: ReadonlySet<number> = new Set([1205, 1213]);
+
+/**
+ * True when `err`, or one of its causes, is a deadlock (1213) or a lock wait timeout (1205):
+ * the database answered, the same transaction run again may well succeed.
+ */
+export function isLockConflict(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const errno = (e as { errno?: unknown }).errno;
+    if (typeof errno === 'number' && LOCK_CONFLICT_ERRNOS.has(errno)) return true;
+  }
+  return false;
+}
+
 /** Socket / protocol error codes that mean "the link broke": reconnect and retry. */
 export const RETRYABLE_CONNECTION_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',

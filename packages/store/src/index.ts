@@ -54,6 +54,7 @@ export {
   StoreError,
   isConnectionError,
   isDuplicateKeyError,
+  isLockConflict,
   isNoSuchTableError,
   isRetryableMysqlError,
   toError,

@@ -268,6 +268,76 @@ describe('createPool and withTransaction on the shared server', () => {
     await expect(withTransaction(db.pool, async () => 1, { timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a positive integer, got 0/);
   });
 
+  /**
+   * A real deadlock: another transaction, heavier (so InnoDB picks ours as the victim), holds
+   * row 2 and waits for row 1, which `fn` holds; `fn` then asks for row 2. Returns how many
+   * times `fn` ran and the rows afterwards, or the error `withTransaction` rejected with.
+   */
+  async function deadlockOnce(opts: { lockConflictRetries?: number }): Promise<{ attempts: number; error?: unknown; rows: string }> {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS dl (id INT PRIMARY KEY, n INT NOT NULL)');
+    await db.pool.query('CREATE TABLE IF NOT EXISTS dl_pad (id INT PRIMARY KEY, n INT NOT NULL)');
+    await db.pool.query('DELETE FROM dl');
+    await db.pool.query('INSERT INTO dl VALUES (1, 0), (2, 0)');
+    await db.pool.query('INSERT IGNORE INTO dl_pad (id, n) SELECT id, 0 FROM (SELECT 1 + a.d + 10 * b.d AS id FROM (SELECT 0 d UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5 UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) a, (SELECT 0 d UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5 UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) b) s');
+    const other = await db.pool.getConnection();
+    const [[who]] = await other.query<Array<RowDataPacket & { id: string }>>('SELECT CONNECTION_ID() AS id');
+    await other.beginTransaction();
+    await other.query('UPDATE dl_pad SET n = n + 1'); // 100 rows: the heavier side is not the victim
+    await other.query('UPDATE dl SET n = n + 10 WHERE id = 2');
+    let attempts = 0;
+    let otherAsked!: (p: Promise<unknown>) => void;
+    const otherUpdate = new Promise<Promise<unknown>>((resolve) => (otherAsked = resolve));
+    const tx = withTransaction(db.pool, async (conn) => {
+      attempts++;
+      await conn.query('UPDATE dl SET n = n + 1 WHERE id = 1');
+      if (attempts === 1) {
+        otherAsked(other.query('UPDATE dl SET n = n + 10 WHERE id = 1'));
+        // Row 2 is asked for only once the other side waits for row 1: a deadlock, not a wait.
+        for (let waiting = false; !waiting; ) {
+          const [trx] = await db.pool.query<RowDataPacket[]>("SELECT 1 FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", [who?.id]);
+          waiting = trx.length > 0;
+          // innodb_trx is a cache, refreshed only when it was last read over 100 ms ago.
+          if (!waiting) await new Promise((resolve) => setTimeout(resolve, 150));
+        }
+      }
+      await conn.query('UPDATE dl SET n = n + 1 WHERE id = 2');
+    }, opts);
+    let error: unknown;
+    const settled = tx.catch((e: unknown) => (error = e));
+    await (await otherUpdate); // granted once our first attempt is rolled back
+    await other.commit();
+    other.release();
+    await settled;
+    const [rows] = await db.pool.query<RowDataPacket[]>('SELECT id, n FROM dl ORDER BY id');
+    return { attempts, error, rows: rows.map((r) => `${String(r['id'])}:${String(r['n'])}`).join(' ') };
+  }
+
+  it('lockConflictRetries 0 (the default): a deadlock victim fails with 1213, nothing of it committed', async () => {
+    const { attempts, error, rows } = await deadlockOnce({});
+    expect(error).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
+    expect(attempts).toBe(1);
+    expect(rows).toBe('1:10 2:10');
+  });
+
+  it('lockConflictRetries: a deadlock victim runs again on a fresh transaction and commits once', async () => {
+    const { attempts, error, rows } = await deadlockOnce({ lockConflictRetries: 2 });
+    expect(error).toBeUndefined();
+    expect(attempts).toBe(2);
+    expect(rows).toBe('1:11 2:11'); // the other side's +10 and one +1 of ours, not two
+    await expect(withTransaction(db.pool, async () => 1, { lockConflictRetries: -1 })).rejects.toThrow(/lockConflictRetries must be a whole number >= 0, got -1/);
+  });
+
+  it('lockConflictRetries: other errors are not retried', async () => {
+    let attempts = 0;
+    await expect(
+      withTransaction(db.pool, async (conn) => {
+        attempts++;
+        await conn.query('SELECT * FROM no_such_table');
+      }, { lockConflictRetries: 3 }),
+    ).rejects.toMatchObject({ errno: 1146 });
+    expect(attempts).toBe(1);
+  });
+
   it('applies the isolation level to that transaction only', async () => {
     const pool = createPool(db.url, { connectionLimit: 1 });
     // Reads a count, lets another connection commit a row, reads again: READ COMMITTED sees

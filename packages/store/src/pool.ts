@@ -24,7 +24,7 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { PoolConnection as CorePoolConnection, QueryError } from 'mysql2';
-import { SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
+import { isLockConflict, SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
 import { parseMysqlUrl, redactMysqlUrl } from './url.js';
 
 /** Connection collation; the schema's tables use the same. */
@@ -172,7 +172,20 @@ export interface TransactionOptions {
    * gives up hours later.
    */
   timeoutMs?: number;
+  /**
+   * How many more times the whole transaction runs when it loses a lock race: a deadlock (1213,
+   * the server rolled it back) or a lock wait timeout (1205). Each retry rolls back, waits a
+   * few random milliseconds that grow with the attempt (so the two sides of a deadlock do not
+   * meet again in step) and calls `fn` again on a fresh transaction; the last attempt's error
+   * is rethrown. `fn` must be safe to run again: everything it does outside the transaction
+   * (results gathered in outer variables) starts over at its top. A `timeoutMs` covers all
+   * attempts. Default `0`: callers with their own retry loops (broker, scheduler) keep them.
+   */
+  lockConflictRetries?: number;
 }
+
+/** Longest pause before a retry after a lock conflict, per attempt so far. */
+const LOCK_CONFLICT_PAUSE_MS = 20;
 
 /**
  * Runs `fn` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when
@@ -188,13 +201,17 @@ export async function withTransaction<T>(
   if (opts.isolationLevel !== undefined && !ISOLATION_LEVELS.has(opts.isolationLevel)) {
     throw new StoreError(`unknown isolation level ${JSON.stringify(opts.isolationLevel)}`);
   }
+  const retries = opts.lockConflictRetries ?? 0;
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new StoreError(`transaction lockConflictRetries must be a whole number >= 0, got ${String(retries)}`);
+  }
   const { timeoutMs } = opts;
-  if (timeoutMs === undefined) return runTransaction(pool, fn, opts, { expired: false });
+  if (timeoutMs === undefined) return runAttempts(pool, fn, opts, { expired: false });
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
     throw new StoreError(`transaction timeoutMs must be a positive integer, got ${String(timeoutMs)}`);
   }
   const deadline: Deadline = { expired: false };
-  const work = runTransaction(pool, fn, opts, deadline);
+  const work = runAttempts(pool, fn, opts, deadline);
   let timer: NodeJS.Timeout | undefined;
   const expiry = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -227,6 +244,25 @@ function dropConnection(deadline: Deadline): void {
   if (deadline.conn === undefined || deadline.dropped === true) return;
   deadline.dropped = true;
   deadline.conn.destroy();
+}
+
+/** {@link runTransaction}, run again after a lock conflict while retries and time are left. */
+async function runAttempts<T>(
+  pool: Pool,
+  fn: (conn: PoolConnection) => Promise<T>,
+  opts: TransactionOptions,
+  deadline: Deadline,
+): Promise<T> {
+  const retries = opts.lockConflictRetries ?? 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await runTransaction(pool, fn, opts, deadline);
+    } catch (err) {
+      if (attempt >= retries || deadline.expired || !isLockConflict(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * LOCK_CONFLICT_PAUSE_MS * (attempt + 1)));
+      if (deadline.expired) throw err;
+    }
+  }
 }
 
 async function runTransaction<T>(

@@ -1,7 +1,7 @@
 /** Admin endpoints: audit log and API tokens, each confined to the caller's teams. */
 import { z } from 'zod';
 import { TEAM_NAME_PATTERN } from '@ax/core';
-import { existingTeams, getApiToken, insertApiToken, listApiTokens, listAuditEntries, revokeApiToken, withTransaction, type ApiTokenRecord } from '@ax/store';
+import { existingTeams, getApiToken, insertApiToken, listApiTokens, listAuditEntries, revokeApiToken, type ApiTokenRecord } from '@ax/store';
 import { audit } from '../audit.js';
 import { BOOTSTRAP_TOKEN_NAME, ROLES, generateToken, hashToken, type Principal } from '../auth.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
@@ -9,6 +9,7 @@ import { coversAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, instantSchema, listOf } from '../schemas.js';
+import { writeTransaction } from '../write-transaction.js';
 
 const auditEntrySchema = z.object({
   id: z.string(),
@@ -140,7 +141,7 @@ export const adminRoutes: RouteSpec[] = [
         throw new ApiError(403, 'FORBIDDEN', 'this token may create tokens only for its own teams', { teams: principal?.teams === '*' ? ['*'] : [...(principal?.teams ?? [])] });
       }
       const token = generateToken();
-      const id = await withTransaction(deps.pool, async (tx) => {
+      const id = await writeTransaction(deps.pool, async (tx) => {
         const named = body.teams.filter((t) => t !== '*');
         const found = await existingTeams(tx, named);
         const missing = named.find((t) => !found.has(t));
@@ -197,7 +198,7 @@ export const adminRoutes: RouteSpec[] = [
     responses: { 204: { description: 'revoked' }, 404: { description: "no such live token within the caller's teams" } },
     handler: async ({ params, deps, principal }) => {
       if (!/^\d{1,20}$/.test(params.id)) throw notFound(`token ${JSON.stringify(params.id)}`);
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         const before = await getApiToken(tx, params.id);
         if (before === null || !coversToken(principal, before) || !(await revokeApiToken(tx, params.id))) throw notFound(`token ${JSON.stringify(params.id)}`);
         await audit(tx, principal, {

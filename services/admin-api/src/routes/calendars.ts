@@ -21,7 +21,6 @@ import {
   listCalendars,
   putCalendar,
   tasksUsingCalendar,
-  withTransaction,
   type CalendarRecord,
   type Queryable,
   type TaskRecord,
@@ -34,6 +33,7 @@ import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { listOf } from '../schemas.js';
 import { assertTeamVisible, coversTeam, visibleTeams } from '../team-scope.js';
+import { writeTransaction } from '../write-transaction.js';
 
 /** `{name}` of a calendar. */
 const calendarParams = z.object({
@@ -115,7 +115,7 @@ export const calendarRoutes: RouteSpec[] = [
       409: { description: '`INVALID_STATE`: moving the calendar to another team while tasks of its team name it' },
     },
     handler: async ({ params, body, deps, principal }) => {
-      const result = await withTransaction(deps.pool, async (tx) => {
+      const result = await writeTransaction(deps.pool, async (tx) => {
         const before = await getCalendar(tx, params.name, { forUpdate: true });
         if (before !== null) assertTeamVisible(principal, before.team, `calendar ${JSON.stringify(params.name)}`);
         assertTeamVisible(principal, body.team, `team ${JSON.stringify(body.team)}`);
@@ -151,7 +151,7 @@ export const calendarRoutes: RouteSpec[] = [
       409: { description: '`INVALID_STATE` with `details.tasks`: tasks still name it' },
     },
     handler: async ({ params, deps, principal }) => {
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         const before = await mustSeeCalendar(tx, principal, params.name, { forUpdate: true });
         try {
           await deleteCalendar(tx, params.name);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { findCycle, planDependsOn, type DependencyEdge, type DependsOnEntry, type Issue } from '@ax/core';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
-import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, setEdgeRule, withTransaction, type Queryable } from '@ax/store';
+import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, setEdgeRule, type Queryable } from '@ax/store';
 import type { Principal } from '../auth.js';
 import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
@@ -12,6 +12,7 @@ import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { taskNameSchema } from '../schemas.js';
+import { writeTransaction } from '../write-transaction.js';
 
 /**
  * An edge may join tasks of two teams (ADMIN-API.md "Teams"): writing it needs operator on the
@@ -132,7 +133,7 @@ export const edgeRoutes: RouteSpec[] = [
       409: { description: '`CYCLE` with `details.cycle` = the task names in order (first = last), or `ALREADY_EXISTS`' },
     },
     handler: async ({ body, deps, principal }) => {
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         await lockDag(tx);
         const team = await assertEdgeWritable(tx, principal, body);
         const edges = await listEdges(tx);
@@ -160,7 +161,7 @@ export const edgeRoutes: RouteSpec[] = [
     query: z.object({ parent: z.string().min(1).max(128), child: z.string().min(1).max(128) }),
     responses: { 204: { description: 'removed' }, 404: { description: 'no such edge' } },
     handler: async ({ query, deps, principal }) => {
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         await lockDag(tx);
         const team = await assertEdgeWritable(tx, principal, query);
         const before = (await listEdges(tx)).find((e) => e.parent === query.parent && e.child === query.child);

@@ -16,6 +16,7 @@ import { ApiError, notFound } from '../errors.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
+import { writeTransaction } from '../write-transaction.js';
 
 const executionParams = z.object({ executionId: z.string().max(64) });
 
@@ -104,7 +105,8 @@ export const executionRoutes: RouteSpec[] = [
       });
       const { bus } = deps;
       try {
-        // the entry commits only once the broker confirmed the result: no entry for a report not relayed
+        // the entry commits only once the broker confirmed the result: no entry for a report not relayed.
+        // Not run again on a lock conflict (it publishes): the 503 below asks the caller to retry.
         await withTransaction(deps.pool, async (tx) => {
           await auditExecutor(tx, {
             action: 'execution.report',
@@ -139,7 +141,7 @@ export const executionRoutes: RouteSpec[] = [
     },
     handler: async ({ params, deps, signedTeam }) => {
       const execution = await mustGetExecution(deps, params.executionId);
-      const outcome = await withTransaction(deps.pool, async (tx) => {
+      const outcome = await writeTransaction(deps.pool, async (tx) => {
         // lock the instance first: the claim is decided against its current execution
         const instance = await getInstance(tx, execution.instanceId, { forUpdate: true });
         mustBeSignedByItsTeam(signedTeam, instance?.team ?? null);

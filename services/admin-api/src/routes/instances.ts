@@ -12,7 +12,6 @@ import {
   listInstances,
   logSizesOfExecutions,
   reserveIdempotencyKey,
-  withTransaction,
   type TaskEdgeRow,
 } from '@ax/store';
 import { audit } from '../audit.js';
@@ -27,6 +26,7 @@ import { publishConfirmed } from '../publish.js';
 import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
 import { listedTeams } from './tasks.js';
+import { writeTransaction } from '../write-transaction.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -231,7 +231,7 @@ export const instanceRoutes: RouteSpec[] = [
       409: { description: '`INVALID_STATE`: the instance is final' },
     },
     handler: async ({ params, deps, principal }) => {
-      const outcome = await withTransaction(deps.pool, async (tx) => {
+      const outcome = await writeTransaction(deps.pool, async (tx) => {
         const inst = await mustSeeInstance(tx, principal, params.id, { forUpdate: true });
         const result = await cancelInstance(tx, inst, principal?.name ?? 'unknown');
         if (result.kind === 'final') throw invalidState(`instance ${inst.id} is ${inst.state}, a final state`, { state: inst.state });
@@ -274,7 +274,7 @@ export const instanceRoutes: RouteSpec[] = [
       if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
         throw validationFailed([{ path: 'Idempotency-Key', message: 'Idempotency-Key: 1 to 255 visible ASCII characters' }]);
       }
-      const outcome = await withTransaction(deps.pool, async (tx) => {
+      const outcome = await writeTransaction(deps.pool, async (tx) => {
         const task = await mustSeeTask(tx, principal, params.name);
         if (key !== undefined) {
           const existing = await reserveIdempotencyKey(tx, task.definition.name, key);

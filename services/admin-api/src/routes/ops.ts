@@ -1,7 +1,7 @@
 /** Operations: workers and drain, global dispatch pause, today's figures, dead letters. */
 import { z } from 'zod';
 import { readRegistry, setDrained, readRegistration } from '@ax/redis';
-import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, setSystemFlag, withTransaction } from '@ax/store';
+import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, setSystemFlag } from '@ax/store';
 import { audit } from '../audit.js';
 import { notFound, validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
@@ -9,6 +9,7 @@ import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, listOf } from '../schemas.js';
 import { statsKey } from '../stats-cache.js';
 import { assertAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
+import { writeTransaction } from '../write-transaction.js';
 
 const workerSchema = z.object({
   id: z.string(),
@@ -102,7 +103,7 @@ export const opsRoutes: RouteSpec[] = [
       handler: async ({ deps, principal }) => {
         assertAllTeams(principal, 'the global dispatch pause');
         const paused = action === 'pause';
-        await withTransaction(deps.pool, async (tx) => {
+        await writeTransaction(deps.pool, async (tx) => {
           const before = (await getSystemFlag(tx, DISPATCH_PAUSED_FLAG)) === true;
           await setSystemFlag(tx, DISPATCH_PAUSED_FLAG, paused, principal?.name ?? null);
           await audit(tx, principal, { action: `dispatch.${action}`, target: 'dispatch', team: null, before: { paused: before }, after: { paused } });

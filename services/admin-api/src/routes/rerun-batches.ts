@@ -19,7 +19,6 @@ import {
   rerunBatchCounts,
   rerunBatchTarget,
   rerunBatchTeams,
-  withTransaction,
   type Queryable,
   type RerunBatchRecord,
 } from '@ax/store';
@@ -33,6 +32,7 @@ import { instanceSchema, listOf, reasonSchema } from '../schemas.js';
 /** `{batchId}` path parameter. */
 const batchParams = z.object({ batchId: z.string().max(64).describe('the batchId of POST /api/v1/reruns') });
 import { visibleTeams } from '../team-scope.js';
+import { writeTransaction } from '../write-transaction.js';
 
 /** States of a batch's instances that have not started: a cancel cancels them. */
 const NOT_STARTED: readonly InstanceState[] = ['WAITING', 'PENDING'];
@@ -185,7 +185,7 @@ export const rerunBatchRoutes: RouteSpec[] = [
       const teams = visibleTeams(principal);
       const actor = principal?.name ?? 'unknown';
       const canceled: string[] = [];
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         canceled.length = 0; // a retried transaction starts over
         // The batch row locked: two cancels of one batch queue up and the second sees the first.
         const batch = await getRerunBatch(tx, id, { teams, forUpdate: true });

@@ -15,7 +15,6 @@ import {
   instancesOfBizDate,
   listEdges,
   rerunInstance,
-  withTransaction,
   type InstanceRecord,
   type TaskRecord,
 } from '@ax/store';
@@ -28,6 +27,7 @@ import { notifyInstancesReady } from '../notify.js';
 import { defineRoute, type RouteSpec, type Tx } from '../route.js';
 import { bizDateSchema, reasonSchema, taskNameSchema } from '../schemas.js';
 import { rerunBatchRoutes } from './rerun-batches.js';
+import { writeTransaction } from '../write-transaction.js';
 
 /** Most slots one backfill may create or re-run. */
 export const MAX_BACKFILL_SLOTS = 10_000;
@@ -293,13 +293,13 @@ export const rerunRoutes: RouteSpec[] = [
       }
       const actor = principal?.name ?? 'unknown';
       if (body.dryRun) {
-        const p = await withTransaction(deps.pool, (tx) => plan(tx, body, false, principal));
+        const p = await writeTransaction(deps.pool, (tx) => plan(tx, body, false, principal));
         // Instances of teams the caller does not cover are not listed; their teams are.
         const forbiddenTeams = uncoveredTeams(principal, p.items.map(teamOf));
         const shown = p.items.filter((item) => !forbiddenTeams.includes(teamOf(item) ?? '(deleted task)'));
         return { status: 200, body: { instances: shown.map(describeItem), dryRun: true, forbiddenTeams } };
       }
-      const outcome = await withTransaction(deps.pool, async (tx) => {
+      const outcome = await writeTransaction(deps.pool, async (tx) => {
         const p = await plan(tx, body, true, principal);
         const forbiddenTeams = uncoveredTeams(principal, p.items.map(teamOf));
         if (forbiddenTeams.length > 0) {

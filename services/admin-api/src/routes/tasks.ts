@@ -14,7 +14,6 @@ import {
   lockDag,
   replaceTask,
   setTaskEnabled,
-  withTransaction,
   type Queryable,
   type TaskRecord,
 } from '@ax/store';
@@ -31,6 +30,7 @@ import { defineRoute, type Parsed, type RouteSpec, type Tx } from '../route.js';
 import type { Principal } from '../auth.js';
 import { assertTeamVisible, coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
+import { writeTransaction } from '../write-transaction.js';
 
 const LAST_RUN = z
   .object({ instanceId: z.string(), state: z.enum(INSTANCE_STATES), endedAt: z.string().nullable() })
@@ -164,7 +164,7 @@ export const taskRoutes: RouteSpec[] = [
     },
     handler: async ({ body, deps, principal }) => {
       const definition = withStoredSecrets(body, null); // a new task: a "***" has nothing to keep
-      const created = await withTransaction(deps.pool, async (tx) => {
+      const created = await writeTransaction(deps.pool, async (tx) => {
         if (definition.dependsOn !== undefined) await lockDag(tx); // its edges are written with it (R19)
         await assertTeamUsable(tx, principal, definition.team);
         await assertCalendarUsable(tx, definition);
@@ -197,7 +197,7 @@ export const taskRoutes: RouteSpec[] = [
         throw validationFailed([{ path: 'name', message: `name: must be ${JSON.stringify(params.name)}, the task named in the path (renaming is not supported)` }]);
       }
       const dependsOn = body.definition.dependsOn;
-      const updated = await withTransaction(deps.pool, async (tx) => {
+      const updated = await writeTransaction(deps.pool, async (tx) => {
         if (dependsOn !== undefined) await lockDag(tx); // its edges change with it (R19)
         const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         if (body.definition.team !== before.definition.team) await assertTeamUsable(tx, principal, body.definition.team);
@@ -293,7 +293,7 @@ export const taskRoutes: RouteSpec[] = [
     params: nameParams,
     responses: { 204: { description: 'deleted' }, 404: { description: 'no such task' } },
     handler: async ({ params, deps, principal }) => {
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         await lockDag(tx); // its edges go with it: serialise with edge writes (R19)
         const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         await deleteTask(tx, params.name);
@@ -314,7 +314,7 @@ export const taskRoutes: RouteSpec[] = [
       params: nameParams,
       responses: { 200: { description: 'the task', schema: taskResourceSchema }, 404: { description: 'no such task' } },
       handler: async ({ params, deps, principal }) => {
-        const after = await withTransaction(deps.pool, async (tx) => {
+        const after = await writeTransaction(deps.pool, async (tx) => {
           const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
           const changed = (await setTaskEnabled(tx, params.name, action === 'enable')) ?? before;
           await audit(tx, principal, { action: `task.${action}`, target: `task:${params.name}`, team: before.definition.team, before: auditView(before), after: auditView(changed) });
@@ -389,7 +389,7 @@ export const taskRoutes: RouteSpec[] = [
       const withEdges = query.prune || body.some((d) => d.dependsOn !== undefined);
       let outcome: ImportOutcome;
       try {
-        outcome = await withTransaction(deps.pool, async (tx) => {
+        outcome = await writeTransaction(deps.pool, async (tx) => {
           if (withEdges) await lockDag(tx); // edges are written with the tasks (R19); taken first, as DELETE does
           // Every document is checked against its stored task before anything is written (all or nothing).
           const planned: Array<{ def: TaskDefinition; current: TaskRecord | null; document: number }> = [];

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_TEAM, acceptedKeyVersions, deriveExecutorKey, teamNameSchema } from '@ax/core';
-import { deleteTeam, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, withTransaction, type TeamRecord } from '@ax/store';
+import { deleteTeam, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, type TeamRecord } from '@ax/store';
 import { audit } from '../audit.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
@@ -20,6 +20,7 @@ import { defineRoute, type RouteSpec } from '../route.js';
 import { listOf, nameParams } from '../schemas.js';
 import { assertAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 import type { Principal } from '../auth.js';
+import { writeTransaction } from '../write-transaction.js';
 
 const maxRunningSchema = z.int().min(1).max(1_000_000).nullable().describe('most DISPATCHED or RUNNING instances of the team at once; null = no limit');
 
@@ -106,7 +107,7 @@ export const teamRoutes: RouteSpec[] = [
     },
     handler: async ({ body, deps, principal }) => {
       assertAllTeams(principal, 'creating a team');
-      const team = await withTransaction(deps.pool, async (tx) => {
+      const team = await writeTransaction(deps.pool, async (tx) => {
         const created = await insertTeam(tx, body);
         await audit(tx, principal, { action: 'team.create', target: `team:${created.name}`, team: created.name, after: teamResource(created) });
         return created;
@@ -129,7 +130,7 @@ export const teamRoutes: RouteSpec[] = [
     },
     handler: async ({ params, body, deps, principal }) => {
       assertAllTeams(principal, 'changing a team');
-      const team = await withTransaction(deps.pool, async (tx) => {
+      const team = await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
         if (before === null) throw notFound(`team ${JSON.stringify(params.name)}`);
         const after = await updateTeam(tx, params.name, body);
@@ -158,7 +159,7 @@ export const teamRoutes: RouteSpec[] = [
     handler: async ({ params, deps, principal }) => {
       assertAllTeams(principal, 'deleting a team');
       if (params.name === DEFAULT_TEAM) throw invalidState('team "default" always exists; it cannot be deleted', { team: DEFAULT_TEAM });
-      await withTransaction(deps.pool, async (tx) => {
+      await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
         if (before === null || !(await deleteTeam(tx, params.name))) throw notFound(`team ${JSON.stringify(params.name)}`);
         await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before) });
@@ -181,7 +182,7 @@ export const teamRoutes: RouteSpec[] = [
     handler: async ({ params, deps, principal }) => {
       assertTeamCovered(principal, params.name);
       const secret = masterSecret(deps);
-      const body = await withTransaction(deps.pool, async (tx) => {
+      const body = await writeTransaction(deps.pool, async (tx) => {
         const team = await getTeam(tx, params.name);
         if (team === null) throw notFound(`team ${JSON.stringify(params.name)}`);
         await audit(tx, principal, { action: 'team.executor-key.read', target: `team:${team.name}`, team: team.name, after: { keyVersion: team.keyVersion } });
@@ -208,7 +209,7 @@ export const teamRoutes: RouteSpec[] = [
       assertTeamCovered(principal, params.name);
       const secret = masterSecret(deps);
       const graceSeconds = deps.executorKeyGraceSeconds ?? 86_400;
-      const team = await withTransaction(deps.pool, async (tx) => {
+      const team = await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
         if (before === null) throw notFound(`team ${JSON.stringify(params.name)}`);
         const after = await rotateTeamKey(tx, params.name, graceSeconds);
