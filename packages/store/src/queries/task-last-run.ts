@@ -26,7 +26,7 @@ export async function lastRunsOf(db: Queryable, names: readonly string[]): Promi
   if (names.length === 0) return new Map();
   const [rows] = await db.query<Array<RowDataPacket & { id: number | string; task_name: string; state: string; ended_at: Date | null }>>(
     `SELECT i.id, i.task_name, i.state, i.ended_at
-       FROM (SELECT (SELECT x.id FROM task_instance x WHERE x.task_name = t.name ORDER BY x.id DESC LIMIT 1) AS id
+       FROM (SELECT (SELECT task_instance.id FROM task_instance WHERE task_instance.task_name = t.name ORDER BY task_instance.id DESC LIMIT 1) AS id
                FROM task t WHERE t.name IN (?)) m
        JOIN task_instance i ON i.id = m.id`,
     [names],
