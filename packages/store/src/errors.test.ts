@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   isConnectionError,
+  isDeadlock,
   isDuplicateKeyError,
+  isLockConflict,
   isNoSuchTableError,
   isRetryableMysqlError,
   toError,
@@ -19,6 +21,14 @@ describe('driver error classification', () => {
     expect(isRetryableMysqlError(driverError({ code: 'ER_DUP_ENTRY', errno: 1062 }))).toBe(false);
     expect(isRetryableMysqlError(driverError({ code: 'ER_PARSE_ERROR', errno: 1064 }))).toBe(false);
     expect(isRetryableMysqlError('not an error')).toBe(false);
+  });
+
+  it('a lock conflict is a deadlock or a lock wait timeout, also as a cause; a deadlock only 1213', () => {
+    const deadlock = driverError({ code: 'ER_LOCK_DEADLOCK', errno: 1213 });
+    const timeout = driverError({ code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205 });
+    expect([isLockConflict(deadlock), isLockConflict(timeout), isLockConflict(new Error('wrapped', { cause: deadlock }))]).toEqual([true, true, true]);
+    expect([isDeadlock(deadlock), isDeadlock(timeout), isDeadlock(new Error('wrapped', { cause: deadlock }))]).toEqual([true, false, true]);
+    expect([isLockConflict(driverError({ errno: 1062 })), isDeadlock('text')]).toEqual([false, false]);
   });
 
   it('tells connection problems, duplicates and missing tables apart', () => {

@@ -115,19 +115,29 @@ export const RETRYABLE_MYSQL_ERRNOS: ReadonlySet<number> = new Set([
   4031, // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+: idle connection closed by the server)
 ]);
 
-/** A lost lock race: deadlock (the server rolled the transaction back) or lock wait timeout. */
-const LOCK_CONFLICT_ERRNOS: ReadonlySet<number> = new Set([1205, 1213]);
+const ER_LOCK_DEADLOCK = 1213;
+const ER_LOCK_WAIT_TIMEOUT = 1205;
 
-/**
- * True when `err`, or one of its causes, is a deadlock (1213) or a lock wait timeout (1205):
- * the database answered, the same transaction run again may well succeed.
- */
-export function isLockConflict(err: unknown): boolean {
+/** True when `err`, or one of its causes (at most 8 deep), carries one of these server error numbers. */
+function hasErrno(err: unknown, errnos: readonly number[]): boolean {
   for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     const errno = (e as { errno?: unknown }).errno;
-    if (typeof errno === 'number' && LOCK_CONFLICT_ERRNOS.has(errno)) return true;
+    if (typeof errno === 'number' && errnos.includes(errno)) return true;
   }
   return false;
+}
+
+/**
+ * True when `err`, or one of its causes, is a deadlock (1213) or a lock wait timeout (1205): a
+ * lost lock race, not an outage; the database answered.
+ */
+export function isLockConflict(err: unknown): boolean {
+  return hasErrno(err, [ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT]);
+}
+
+/** True when `err`, or one of its causes, is a deadlock (1213): the server rolled the transaction back at once. */
+export function isDeadlock(err: unknown): boolean {
+  return hasErrno(err, [ER_LOCK_DEADLOCK]);
 }
 
 /** Socket / protocol error codes that mean "the link broke": reconnect and retry. */

@@ -53,6 +53,7 @@ export {
   SessionInitError,
   StoreError,
   isConnectionError,
+  isDeadlock,
   isDuplicateKeyError,
   isLockConflict,
   isNoSuchTableError,

@@ -273,7 +273,7 @@ describe('createPool and withTransaction on the shared server', () => {
    * row 2 and waits for row 1, which `fn` holds; `fn` then asks for row 2. Returns how many
    * times `fn` ran and the rows afterwards, or the error `withTransaction` rejected with.
    */
-  async function deadlockOnce(opts: { lockConflictRetries?: number }): Promise<{ attempts: number; error?: unknown; rows: string }> {
+  async function deadlockOnce(opts: { deadlockRetries?: number }): Promise<{ attempts: number; error?: unknown; rows: string }> {
     await db.pool.query('CREATE TABLE IF NOT EXISTS dl (id INT PRIMARY KEY, n INT NOT NULL)');
     await db.pool.query('CREATE TABLE IF NOT EXISTS dl_pad (id INT PRIMARY KEY, n INT NOT NULL)');
     await db.pool.query('DELETE FROM dl');
@@ -312,31 +312,50 @@ describe('createPool and withTransaction on the shared server', () => {
     return { attempts, error, rows: rows.map((r) => `${String(r['id'])}:${String(r['n'])}`).join(' ') };
   }
 
-  it('lockConflictRetries 0 (the default): a deadlock victim fails with 1213, nothing of it committed', async () => {
+  it('deadlockRetries 0 (the default): a deadlock victim fails with 1213, nothing of it committed', async () => {
     const { attempts, error, rows } = await deadlockOnce({});
     expect(error).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
     expect(attempts).toBe(1);
     expect(rows).toBe('1:10 2:10');
   });
 
-  it('lockConflictRetries: a deadlock victim runs again on a fresh transaction and commits once', async () => {
-    const { attempts, error, rows } = await deadlockOnce({ lockConflictRetries: 2 });
+  it('deadlockRetries: a deadlock victim runs again on a fresh transaction and commits once', async () => {
+    const { attempts, error, rows } = await deadlockOnce({ deadlockRetries: 2 });
     expect(error).toBeUndefined();
     expect(attempts).toBe(2);
     expect(rows).toBe('1:11 2:11'); // the other side's +10 and one +1 of ours, not two
-    await expect(withTransaction(db.pool, async () => 1, { lockConflictRetries: -1 })).rejects.toThrow(/lockConflictRetries must be a whole number >= 0, got -1/);
+    await expect(withTransaction(db.pool, async () => 1, { deadlockRetries: -1 })).rejects.toThrow(/deadlockRetries must be a whole number >= 0, got -1/);
   });
 
-  it('lockConflictRetries: other errors are not retried', async () => {
+  it('deadlockRetries: other errors are not retried, a lock wait timeout (1205) included', async () => {
     let attempts = 0;
     await expect(
       withTransaction(db.pool, async (conn) => {
         attempts++;
         await conn.query('SELECT * FROM no_such_table');
-      }, { lockConflictRetries: 3 }),
+      }, { deadlockRetries: 3 }),
     ).rejects.toMatchObject({ errno: 1146 });
     expect(attempts).toBe(1);
+    const waiting = createPool(db.url, { connectionLimit: 1, sessionVariables: { innodb_lock_wait_timeout: 1 } });
+    const holder = await db.pool.getConnection();
+    try {
+      await holder.beginTransaction();
+      await holder.query("INSERT INTO k (v) VALUES ('held')");
+      attempts = 0;
+      await expect(
+        withTransaction(waiting, async (conn) => {
+          attempts++;
+          await conn.query("SELECT id FROM k WHERE v = 'held' FOR UPDATE");
+        }, { deadlockRetries: 3 }),
+      ).rejects.toMatchObject({ errno: 1205 });
+      expect(attempts).toBe(1);
+    } finally {
+      await holder.rollback();
+      holder.release();
+      await waiting.end();
+    }
   });
+
 
   it('applies the isolation level to that transaction only', async () => {
     const pool = createPool(db.url, { connectionLimit: 1 });

@@ -24,7 +24,7 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { PoolConnection as CorePoolConnection, QueryError } from 'mysql2';
-import { isLockConflict, SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
+import { isDeadlock, SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
 import { parseMysqlUrl, redactMysqlUrl } from './url.js';
 
 /** Connection collation; the schema's tables use the same. */
@@ -173,19 +173,20 @@ export interface TransactionOptions {
    */
   timeoutMs?: number;
   /**
-   * How many more times the whole transaction runs when it loses a lock race: a deadlock (1213,
-   * the server rolled it back) or a lock wait timeout (1205). Each retry rolls back, waits a
-   * few random milliseconds that grow with the attempt (so the two sides of a deadlock do not
-   * meet again in step) and calls `fn` again on a fresh transaction; the last attempt's error
-   * is rethrown. `fn` must be safe to run again: everything it does outside the transaction
-   * (results gathered in outer variables) starts over at its top. A `timeoutMs` covers all
-   * attempts. Default `0`: callers with their own retry loops (broker, scheduler) keep them.
+   * How many more times the whole transaction runs when the server rolls it back as the victim of
+   * a deadlock (1213). Each retry waits a few random milliseconds that grow with the attempt (so
+   * the two sides do not meet again in step) and calls `fn` again on a fresh transaction; the last
+   * attempt's error is rethrown. `fn` must be safe to run again: everything it does outside the
+   * transaction (results gathered in outer variables) starts over at its top. A lock wait timeout
+   * (1205) is not retried: it already waited `innodb_lock_wait_timeout` (50 s by default) and
+   * would wait as long again. A `timeoutMs` covers all attempts. Default `0`: callers with retry
+   * loops of their own (broker, scheduler) keep them.
    */
-  lockConflictRetries?: number;
+  deadlockRetries?: number;
 }
 
-/** Longest pause before a retry after a lock conflict, per attempt so far. */
-const LOCK_CONFLICT_PAUSE_MS = 20;
+/** Longest pause before a retry after a deadlock, per attempt so far. */
+const DEADLOCK_PAUSE_MS = 20;
 
 /**
  * Runs `fn` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when
@@ -201,9 +202,9 @@ export async function withTransaction<T>(
   if (opts.isolationLevel !== undefined && !ISOLATION_LEVELS.has(opts.isolationLevel)) {
     throw new StoreError(`unknown isolation level ${JSON.stringify(opts.isolationLevel)}`);
   }
-  const retries = opts.lockConflictRetries ?? 0;
+  const retries = opts.deadlockRetries ?? 0;
   if (!Number.isInteger(retries) || retries < 0) {
-    throw new StoreError(`transaction lockConflictRetries must be a whole number >= 0, got ${String(retries)}`);
+    throw new StoreError(`transaction deadlockRetries must be a whole number >= 0, got ${String(retries)}`);
   }
   const { timeoutMs } = opts;
   if (timeoutMs === undefined) return runAttempts(pool, fn, opts, { expired: false });
@@ -246,20 +247,20 @@ function dropConnection(deadline: Deadline): void {
   deadline.conn.destroy();
 }
 
-/** {@link runTransaction}, run again after a lock conflict while retries and time are left. */
+/** {@link runTransaction}, run again after a deadlock while retries and time are left. */
 async function runAttempts<T>(
   pool: Pool,
   fn: (conn: PoolConnection) => Promise<T>,
   opts: TransactionOptions,
   deadline: Deadline,
 ): Promise<T> {
-  const retries = opts.lockConflictRetries ?? 0;
+  const retries = opts.deadlockRetries ?? 0;
   for (let attempt = 0; ; attempt++) {
     try {
       return await runTransaction(pool, fn, opts, deadline);
     } catch (err) {
-      if (attempt >= retries || deadline.expired || !isLockConflict(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * LOCK_CONFLICT_PAUSE_MS * (attempt + 1)));
+      if (attempt >= retries || deadline.expired || !isDeadlock(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * DEADLOCK_PAUSE_MS * (attempt + 1)));
       if (deadline.expired) throw err;
     }
   }
