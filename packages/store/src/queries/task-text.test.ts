@@ -56,6 +56,24 @@ describe('task search through the substring index', () => {
     }
   });
 
+  it('weighs a term\'s trigrams once a minute: the same search again sends its SELECT only, with the same answer', async () => {
+    const sent: string[] = [];
+    const handle = { query: (sql: string, values?: unknown[]) => (sent.push(sql), db.pool.query(sql, values)) } as unknown as typeof db.pool;
+    const search = async (q: string) => (await listTasks(handle, { q })).map((t) => t.definition.name);
+    expect(await search('nightly')).toEqual(await byLike('nightly'));
+    expect(sent.filter((s) => s.startsWith('EXPLAIN'))).toHaveLength(1);
+    sent.length = 0;
+    expect(await search('nightly')).toEqual(await byLike('nightly'));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toMatch(/^EXPLAIN/);
+    sent.length = 0;
+    // Of its 6 weighed trigrams 'nig' (and more) are known: only the new ones are weighed.
+    expect(await search('nightly-rep')).toEqual(await byLike('nightly-rep'));
+    const weighed = sent.filter((s) => s.startsWith('EXPLAIN')).map((s) => s.split('UNION ALL').length);
+    expect(weighed).toHaveLength(1);
+    expect(weighed[0]).toBeLessThan(6);
+  });
+
   it('pages in name order after a cursor, whatever the page size', async () => {
     for (const q of ['nightly', 'bulk-11', 'lk-0', 'plain job 1', 'ledger', 'zzz', '📦 parcels']) {
       const all = await byLike(q);

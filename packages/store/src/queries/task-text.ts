@@ -21,6 +21,7 @@ import type { Pool } from 'mysql2/promise';
 import { unlessNoSuchTable } from '../errors.js';
 import { withTransaction } from '../pool.js';
 import { spreadTrigrams, textTrigrams, TRIGRAM_CHARS } from '../text-trigrams.js';
+import { trigramEstimatesOf } from '../trigram-estimates.js';
 import type { Queryable } from '../schema-version.js';
 
 /** How many of a term's trigrams are weighed and checked (spread over the term). */
@@ -94,16 +95,26 @@ export async function reindexStaleTaskTexts(pool: Pool, limit: number): Promise<
  * counted exactly, large ones estimated within about 2×, which is all the choice needs: any
  * trigram of the term gives the same page, the rarest the fewest rows to read. Counting instead
  * (`COUNT(*)` up to a cap) cost as much as reading: 6 trigrams counted to 10,000 each were half
- * of a search's time on the bench's 100,000 tasks.
+ * of a search's time on the bench's 100,000 tasks. Estimates read in the last minute are reused
+ * (trigram-estimates.ts): a search whose trigrams are all known sends no EXPLAIN.
  */
 async function rarestFirst(db: Queryable, trigrams: readonly string[]): Promise<string[]> {
-  const [plan] = await db.query<RowDataPacket[]>(
-    `EXPLAIN ${trigrams.map(() => 'SELECT 1 FROM task_text_trigram WHERE trigram = ?').join(' UNION ALL ')}`,
-    [...trigrams],
-  );
-  // One plan row per SELECT, numbered from 1 in the order written.
-  const estimate = new Map(plan.filter((r) => r.id !== null).map((r) => [Number(r.id), Number(r.rows ?? 0)]));
-  return trigrams.map((trigram, k) => ({ trigram, rows: estimate.get(k + 1) ?? Number.MAX_SAFE_INTEGER })).sort((x, y) => x.rows - y.rows).map((t) => t.trigram);
+  const known = trigramEstimatesOf(db);
+  const nowMs = Date.now();
+  const unknown = [...new Set(trigrams.filter((t) => known.get(t, nowMs) === undefined))];
+  if (unknown.length > 0) {
+    const [plan] = await db.query<RowDataPacket[]>(
+      `EXPLAIN ${unknown.map(() => 'SELECT 1 FROM task_text_trigram WHERE trigram = ?').join(' UNION ALL ')}`,
+      [...unknown],
+    );
+    // One plan row per SELECT, numbered from 1 in the order written.
+    for (const r of plan) {
+      const trigram = r.id === null ? undefined : unknown[Number(r.id) - 1];
+      if (trigram !== undefined) known.set(trigram, Number(r.rows ?? 0), nowMs);
+    }
+  }
+  const rowsOf = (t: string): number => known.get(t, nowMs) ?? Number.MAX_SAFE_INTEGER;
+  return [...trigrams].sort((x, y) => rowsOf(x) - rowsOf(y));
 }
 
 /** The filters of a task list besides the text, on `task`'s own columns. */
