@@ -5,8 +5,9 @@
  * namespace). Ten tasks fire every second for 30 s; the primary dies 10 s in. Checked: every
  * slot of the window has exactly one instance, SUCCESS, and its job ran exactly once: each run
  * appends its instance and execution ids to a file, so 0 lost and 0 doubled are counted from what
- * ran, not from execution rows. A dispatch the broker committed but could not publish is re-routed
- * after its ACK deadline (R8): a second execution row, one run; the drill prints those. Printed
+ * ran, not from execution rows. A re-route (R8) is a second execution row and one run; the drill
+ * prints those. Until 2026-12-06 a dispatch committed at the instant of the kill was one: the
+ * slot bookkeeping after the commit threw before the publish (broker best-effort.ts). Printed
  * too: how long the promotion took and how long until slots due after the kill were done again.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

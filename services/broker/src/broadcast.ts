@@ -39,6 +39,8 @@ import {
   type TimedShard,
 } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
+import { bestEffort } from './best-effort.js';
+import { releaseAll } from './reservations.js';
 import { uuidv7 } from './uuidv7.js';
 
 const DEFAULT_RETRY = { backoffSeconds: 30, factor: 2, jitterSeconds: 10 };
@@ -359,12 +361,15 @@ export async function runShardTimers(ctx: BrokerContext, expiry: boolean, worker
       await appendEvents(conn, events);
     });
   } catch (error) {
-    await releaseAll(ctx, reserved);
+    await bestEffort(ctx.logger, 'slots of a failed shard pass', [() => releaseAll(ctx.reservations, reserved)]);
     throw error;
   }
-  await releaseAll(ctx, releases);
+  // Nothing here may stop the publish of what is committed (best-effort.ts).
   const kept = new Set(toPublish.map((p) => p.executionId));
-  await releaseAll(ctx, reserved.filter((r) => !kept.has(r.executionId)));
+  await bestEffort(ctx.logger, 'slots of committed shard dispatches', [
+    () => releaseAll(ctx.reservations, releases),
+    () => releaseAll(ctx.reservations, reserved.filter((r) => !kept.has(r.executionId))),
+  ]);
   for (const c of cancels) {
     try {
       await ctx.reservations.release(c.workerId, [c.executionId]);
@@ -378,8 +383,3 @@ export async function runShardTimers(ctx: BrokerContext, expiry: boolean, worker
   return counts;
 }
 
-async function releaseAll(ctx: BrokerContext, list: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
-  const byWorker = new Map<string, string[]>();
-  for (const r of list) byWorker.set(r.workerId, [...(byWorker.get(r.workerId) ?? []), r.executionId]);
-  await Promise.all([...byWorker].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
-}

@@ -57,7 +57,8 @@ import {
 import { recordDeferred, type PoolHold } from './backlog-deferral.js';
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
-import { idsByWorker } from './reservations.js';
+import { extendAll, releaseAll } from './reservations.js';
+import { bestEffort } from './best-effort.js';
 import { giveTurn, takeTurn } from './dispatch-turn.js';
 import { restartShardAckClocks } from './shard-queries.js';
 import { uuidv7 } from './uuidv7.js';
@@ -399,15 +400,18 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
     planned = result.planned;
     outcome = result.outcome;
   } catch (error) {
-    await releaseAll(ctx, reserved);
+    await bestEffort(ctx.logger, 'slots of a failed claim', [() => releaseAll(ctx.reservations, reserved)]);
     throw error;
   }
   // Reservations made for plans that did not survive (lost race) are given back; the kept
-  // ones now cover the publish allowance too (see PRE_COMMIT_RESERVATION_MS).
+  // ones now cover the publish allowance too (see PRE_COMMIT_RESERVATION_MS). None of this
+  // may stop the publish of what is committed (best-effort.ts).
   const kept = new Set(planned.map((p) => p.executionId));
-  await releaseAll(ctx, reserved.filter((r) => !kept.has(r.executionId)));
-  await extendAll(ctx, reserved.filter((r) => kept.has(r.executionId)), ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs + ctx.config.ackGraceMs);
-  await ctx.rateLimiter.refund(granted - planned.length);
+  await bestEffort(ctx.logger, 'slots and rate of a committed dispatch', [
+    () => releaseAll(ctx.reservations, reserved.filter((r) => !kept.has(r.executionId))),
+    () => extendAll(ctx.reservations, reserved.filter((r) => kept.has(r.executionId)), ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs + ctx.config.ackGraceMs),
+    () => ctx.rateLimiter.refund(granted - planned.length),
+  ]);
   await endTurn(); // committed and reservations settled: the next broker may claim while this one publishes
   await Promise.all([publishPlanned(ctx, planned), ...cancels.map((run) => cancelRun(ctx, run, 'COVERED'))]);
   // A full claim that moved something: more may be waiting, go again at once. One that only
@@ -435,7 +439,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       const ok = await c.reservations.reserve(t.worker.id, t.worker.slots, [executionId], ttl);
       if (ok !== 1) {
         // Another broker filled it meanwhile: give back what this instance took, wait.
-        await releaseAll(c, got);
+        await releaseAll(c.reservations, got);
         const full = workers.find((w) => w.id === t.worker.id);
         if (full !== undefined) full.running = full.slots;
         return 'busy';
@@ -564,14 +568,6 @@ function routeExplanation(workers: readonly WorkerSnapshot[], task: TaskRecord, 
  * past its ACK deadline is refused EXPIRED and re-routed (R8).
  */
 const PRE_COMMIT_RESERVATION_MS = 5_000;
-
-async function extendAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>, ttlMs: number): Promise<void> {
-  await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ctx.reservations.extend(workerId, ids, ttlMs)));
-}
-
-async function releaseAll(ctx: BrokerContext, reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
-  await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ctx.reservations.release(workerId, ids)));
-}
 
 /** Builds the dispatch item of a planned instance. */
 function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem {

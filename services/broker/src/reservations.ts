@@ -53,6 +53,16 @@ export function idsByWorker(reservations: ReadonlyArray<{ workerId: string; exec
   return out;
 }
 
+/** Releases a batch of reservations, one ledger call per worker. */
+export async function releaseAll(ledger: Reservations, reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Promise<void> {
+  await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ledger.release(workerId, ids)));
+}
+
+/** Moves a batch of reservations' expiry to now + `ttlMs`, one ledger call per worker. */
+export async function extendAll(ledger: Reservations, reservations: ReadonlyArray<{ workerId: string; executionId: string }>, ttlMs: number): Promise<void> {
+  await Promise.all([...idsByWorker(reservations)].map(([workerId, ids]) => ledger.extend(workerId, ids, ttlMs)));
+}
+
 /** The reservation ledger of a namespace. */
 export interface Reservations {
   /** Reserves slots for `executionIds` in order; returns how many of the first ones got one. */

@@ -15,7 +15,7 @@ import {
   type RefusalReason,
   type ResultItem,
 } from '@ax/core';
-import { createLogger, createMetrics, redisKeys, silentLogger, type RedisKeys } from '@ax/kit';
+import { createLogger, createMetrics, redisKeys, silentLogger, type Redis, type RedisKeys } from '@ax/kit';
 import { publishRegistration, removeRegistration } from '@ax/redis';
 import { insertTask, withTransaction, type TaskRecord } from '@ax/store';
 import { createTestAmqp, createTestDatabase, createTestRedis, uniqueNamespace, waitFor, type TestAmqp, type TestDatabase, type TestRedis } from '@ax/testing';
@@ -202,7 +202,14 @@ export interface BrokerHarness {
 }
 
 /** Starts a broker engine (and its loops) on fresh servers. */
-export async function startBrokerHarness(overrides: Partial<BrokerConfig> = {}, options: { connect?: AmqpConnectFn } = {}): Promise<BrokerHarness> {
+export async function startBrokerHarness(
+  overrides: Partial<BrokerConfig> = {},
+  options: {
+    connect?: AmqpConnectFn;
+    /** The main broker's own Redis client (a test that breaks it); the harness's client by default. */
+    brokerRedis?: Redis;
+  } = {},
+): Promise<BrokerHarness> {
   const namespace = uniqueNamespace('axbrk');
   const keys = redisKeys(namespace);
   const db = await createTestDatabase();
@@ -221,7 +228,7 @@ export async function startBrokerHarness(overrides: Partial<BrokerConfig> = {}, 
   const peerBus = createBus({ url: amqp.url, namespace, logger, name: `peer-${namespace}` });
   await peerBus.start();
   const config = resolveBrokerConfig({ namespace, brokerId: 'test-broker' }, { ...TEST_TIMINGS, ...overrides });
-  const broker = createBroker({ config, pool: db.pool, redis: redis.redis, bus, logger, metrics: createMetrics({ service: 'broker', defaultMetrics: false }) });
+  const broker = createBroker({ config, pool: db.pool, redis: options.brokerRedis ?? redis.redis, bus, logger, metrics: createMetrics({ service: 'broker', defaultMetrics: false }) });
   await broker.start();
   const peers: ProtocolPeer[] = [];
   const extras: Array<{ broker: Broker; bus: Bus }> = [];
