@@ -44,6 +44,12 @@ export interface SchedulerConfig {
   readonly retentionIntervalMs: number;
   /** Instances purged per batch (one transaction). Default 500. */
   readonly retentionBatchSize: number;
+  /**
+   * `AX_SCHEDULER_RETENTION_PAUSE_PERCENT`: after each full batch the purge pauses this share of
+   * the batch's own time, so dispatch keeps most of MySQL while a backlog of expired history is
+   * purged. Default 300 (a quarter of the time purging).
+   */
+  readonly retentionPausePercent: number;
   /** Most missed slots counted for one misfire decision (beyond it the counters stop at the cap). Default 100000. */
   readonly maxMisfireSlots: number;
   /** `AX_DEPENDENCY_TIMEOUT_S` fallback; tasks carry their own `dependencyTimeoutSeconds`. Default 86400. */
@@ -66,6 +72,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, 'schedulerId' | 'na
   retentionDays: 30,
   retentionIntervalMs: 3_600_000,
   retentionBatchSize: 500,
+  retentionPausePercent: 300,
   maxMisfireSlots: 100_000,
   dependencyTimeoutSeconds: 86_400,
 });

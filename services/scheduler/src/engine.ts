@@ -23,7 +23,7 @@ import { cancelTimedOutWaiting } from './dependency-timeout.js';
 import { announceDue, fireEntries, msUntilNextAnnounce, popFireable } from './fire.js';
 import { createSchedulerMetrics } from './metrics.js';
 import { queueUpcoming, reconcile } from './refill.js';
-import { purgeOnce } from './retention.js';
+import { purgeExpired } from './retention.js';
 import { TaskCache } from './task-cache.js';
 import { TimeWheel } from './time-wheel.js';
 
@@ -177,7 +177,7 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
         intervalMs: config.retentionIntervalMs,
         initialDelayMs: Math.min(60_000, config.retentionIntervalMs),
         logger,
-        run: async () => void (await purgeOnce(ctx)),
+        run: async (signal) => void (await purgeExpired(ctx, signal)),
       }),
     );
     logger.info({ tasks: cache.size, schedulerId: config.schedulerId }, 'scheduler engine started');
@@ -202,7 +202,7 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
     tick,
     evaluateDag: dag,
     checkSkew: () => checkClockSkew(ctx),
-    purge: () => purgeOnce(ctx),
+    purge: () => purgeExpired(ctx),
     start,
     stop,
   };

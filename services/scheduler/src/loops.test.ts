@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { systemClock } from '@ax/kit';
+import { loadConfig, systemClock } from '@ax/kit';
 import { disableTask } from '@ax/store';
 import { ManualClock, waitForResult } from '@ax/testing';
 import { createHarness, type Harness } from '../test/harness.js';
+import { schedulerEnvFields } from './env.js';
+import { retentionPauseMs } from './retention.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -138,5 +140,29 @@ describe('scheduler loops', () => {
       'SELECT (SELECT COUNT(*) FROM event_log) AS e, (SELECT COUNT(*) FROM task_execution) AS x, (SELECT COUNT(*) FROM job_log_chunk) AS c, (SELECT COUNT(*) FROM job_log_end) AS n',
     );
     expect([Number(orphans[0]?.['e']), Number(orphans[0]?.['x']), Number(orphans[0]?.['c']), Number(orphans[0]?.['n'])]).toEqual([0, 0, 0, 0]);
+  });
+  it('retention catches up: a run purges pass after pass until nothing past retention is left, not one pass of 20 batches', async () => {
+    const now = Date.now();
+    const task = await h.task({ name: 'ret_backlog', schedule: { type: 'none' } }, now);
+    const old = new Date(now - 40 * 86_400_000);
+    const day = old.toISOString().slice(0, 10);
+    // 45 expired instances in batches of 2: 23 batches, more than one pass (20 batches) holds.
+    const rows = Array.from({ length: 45 }, (_, i) => [task.id, 'ret_backlog', new Date(old.getTime() + i * 1000), day, 'manual', 'SUCCESS', old, '{}', old, old]);
+    await h.db.pool.query(
+      'INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, `trigger`, state, due_at, params, ended_at, updated_at) VALUES ?',
+      [rows],
+    );
+    const engine = h.engine(new ManualClock(now), { retentionDays: 30, retentionBatchSize: 2, retentionPausePercent: 0 }, 'catch-up');
+    expect(await engine.purge()).toBe(45);
+    const [left] = await h.db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'ret_backlog'");
+    expect(Number(left[0]?.['n'])).toBe(0);
+  });
+
+  it('retention pauses after a full batch in proportion to the batch (AX_SCHEDULER_RETENTION_PAUSE_PERCENT)', () => {
+    expect(retentionPauseMs(40, 100)).toBe(40);
+    expect(retentionPauseMs(40, 250)).toBe(100);
+    expect(retentionPauseMs(40, 0)).toBe(0);
+    expect(loadConfig(schedulerEnvFields, {}).retentionPausePercent).toBe(300);
+    expect(loadConfig(schedulerEnvFields, { AX_SCHEDULER_RETENTION_PAUSE_PERCENT: '50' }).retentionPausePercent).toBe(50);
   });
 });
