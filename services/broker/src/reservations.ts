@@ -3,7 +3,9 @@
  * their expiry (Redis `TIME`, ms). A broker reserves atomically (Lua) and never beyond the
  * worker's slots; a reservation is released on result, refusal, re-route or lease loss, and
  * one left by a crashed broker expires by itself. While an execution runs its reservation is
- * extended (ACK, lease renewal), so a long job keeps its slot.
+ * extended (ACK), so a long job keeps its slot, and each lease renewal writes it again, so a
+ * reservation Redis lost (an outage, a failover that dropped recent writes) comes back within a
+ * lease period instead of leaving the worker counted short until its jobs end.
  */
 import type { Redis, RedisKeys } from '@ax/kit';
 
@@ -42,6 +44,21 @@ local pttl = redis.call('PTTL', KEYS[1])
 if pttl >= 0 and pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
 return 1`;
 
+// Lease renewal (R14): the worker's registry entry lists these executions as running, so each
+// holds a slot, whether or not Redis still has its reservation. A plain ZADD (no XX) puts a lost
+// one back. The ACK's extension keeps XX: a result applied by another broker between the ACK's
+// commit and its extension would otherwise leave a reservation for an ended execution, held for
+// the attempt's whole timeout. Here the same race holds one for at most the renewal's TTL (two
+// lease periods): a slot counted too long, never one counted short.
+const RESTORE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now + ttl, ARGV[i]) end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
+return 1`;
+
 /** Execution ids grouped by worker: one ledger call per worker for a batch of reservations. */
 export function idsByWorker(reservations: ReadonlyArray<{ workerId: string; executionId: string }>): Map<string, string[]> {
   const out = new Map<string, string[]>();
@@ -71,6 +88,11 @@ export interface Reservations {
   counts(workerIds: readonly string[]): Promise<Map<string, number>>;
   /** Moves the expiry of existing reservations to now + `ttlMs`. */
   extend(workerId: string, executionIds: readonly string[], ttlMs: number): Promise<void>;
+  /**
+   * Sets the expiry of reservations to now + `ttlMs`, adding those that are missing: for
+   * executions the worker's registry lists as running (lease renewal, R14).
+   */
+  restore(workerId: string, executionIds: readonly string[], ttlMs: number): Promise<void>;
   /** Releases reservations (unknown ids are ignored). */
   release(workerId: string, executionIds: readonly string[]): Promise<void>;
 }
@@ -93,6 +115,10 @@ export function createReservations(redis: Redis, keys: RedisKeys): Reservations 
     async extend(workerId, executionIds, ttlMs) {
       if (executionIds.length === 0) return;
       await redis.eval(EXTEND, 1, keys.slots(workerId), Math.round(ttlMs), ...executionIds);
+    },
+    async restore(workerId, executionIds, ttlMs) {
+      if (executionIds.length === 0) return;
+      await redis.eval(RESTORE, 1, keys.slots(workerId), Math.round(ttlMs), ...executionIds);
     },
     async release(workerId, executionIds) {
       if (executionIds.length === 0) return;

@@ -109,10 +109,11 @@ export class ProtocolPeer {
   /**
    * Rewrites the registry entry every `periodMs`, as a live worker does (its `at` moves on): a
    * peer that stays silent about a dispatch while heartbeating is a worker that does not hold it.
+   * A `ttlMs` near the lease makes the broker renew leases as often as a real worker's does.
    */
-  heartbeat(periodMs = 200): this {
+  heartbeat(periodMs = 200, ttlMs = 60_000): this {
     clearInterval(this.heartbeatTimer);
-    this.heartbeatTimer = setInterval(() => void this.register().catch(() => undefined), periodMs);
+    this.heartbeatTimer = setInterval(() => void this.register(ttlMs).catch(() => undefined), periodMs);
     return this;
   }
 

@@ -397,7 +397,8 @@ async function leaseExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promi
     return { extended, lost, asyncTimedOut };
   });
   await release(ctx, releases);
-  await Promise.all(extensions.map((e) => ctx.reservations.extend(e.workerId, [e.executionId], ctx.config.leaseTtlMs * 2)));
+  // Written again, not only extended: the registry lists them, so a reservation Redis lost comes back (R9).
+  await Promise.all(extensions.map((e) => ctx.reservations.restore(e.workerId, [e.executionId], ctx.config.leaseTtlMs * 2)));
   if (finishedRows.length > 0) notifyFinished(ctx, finishedRows);
   if (out.lost + out.asyncTimedOut > 0) ctx.wakeDispatch();
   return out;
