@@ -15,6 +15,15 @@ afterAll(async () => {
   await h.close();
 });
 
+/** `count` SUCCESS instances of a new task `name` that ended 40 days before `nowMs`, a second apart. */
+async function insertExpired(name: string, count: number, nowMs: number): Promise<void> {
+  const task = await h.task({ name, schedule: { type: 'none' } }, nowMs);
+  const old = new Date(nowMs - 40 * 86_400_000);
+  const day = old.toISOString().slice(0, 10);
+  const rows = Array.from({ length: count }, (_, i) => [task.id, name, new Date(old.getTime() + i * 1000), day, 'manual', 'SUCCESS', old, '{}', old, old]);
+  await h.db.pool.query('INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, `trigger`, state, due_at, params, ended_at, updated_at) VALUES ?', [rows]);
+}
+
 describe('scheduler loops', () => {
   it('§3: a definition change published on <ns>:task-changed reaches a running engine within 1 s', async () => {
     const task = await h.task({ name: 'ps', schedule: { type: 'cron', expr: '0 0 1 1 *' } }, Date.now());
@@ -141,21 +150,37 @@ describe('scheduler loops', () => {
     );
     expect([Number(orphans[0]?.['e']), Number(orphans[0]?.['x']), Number(orphans[0]?.['c']), Number(orphans[0]?.['n'])]).toEqual([0, 0, 0, 0]);
   });
+
   it('retention catches up: a run purges pass after pass until nothing past retention is left, not one pass of 20 batches', async () => {
     const now = Date.now();
-    const task = await h.task({ name: 'ret_backlog', schedule: { type: 'none' } }, now);
-    const old = new Date(now - 40 * 86_400_000);
-    const day = old.toISOString().slice(0, 10);
     // 45 expired instances in batches of 2: 23 batches, more than one pass (20 batches) holds.
-    const rows = Array.from({ length: 45 }, (_, i) => [task.id, 'ret_backlog', new Date(old.getTime() + i * 1000), day, 'manual', 'SUCCESS', old, '{}', old, old]);
-    await h.db.pool.query(
-      'INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, `trigger`, state, due_at, params, ended_at, updated_at) VALUES ?',
-      [rows],
-    );
+    await insertExpired('ret_backlog', 45, now);
     const engine = h.engine(new ManualClock(now), { retentionDays: 30, retentionBatchSize: 2, retentionPausePercent: 0 }, 'catch-up');
     expect(await engine.purge()).toBe(45);
     const [left] = await h.db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'ret_backlog'");
     expect(Number(left[0]?.['n'])).toBe(0);
+  });
+
+  it('retention stops a pass when its lock passed to another scheduler between batches (the lock is renewed per batch)', async () => {
+    const now = Date.now();
+    await insertExpired('ret_handoff', 30, now);
+    // Batches of 2, each followed by a pause of 100 times its own time: room to hand the lock over.
+    const engine = h.engine(new ManualClock(now), { retentionDays: 30, retentionBatchSize: 2, retentionPausePercent: 10_000 }, 'handoff');
+    const lockKey = engine.context.keys.lock('retention');
+    const running = engine.purge();
+    const countLeft = async () => {
+      const [left] = await h.db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM task_instance WHERE task_name = 'ret_handoff'");
+      return Number(left[0]?.['n']);
+    };
+    await waitForResult(async () => ((await countLeft()) < 30 ? true : undefined), { description: 'a first batch purged', timeoutMs: 5_000, intervalMs: 2 });
+    // Its TTL ran out and another scheduler took it (what a pass longer than the TTL met before).
+    await h.redis.redis.set(lockKey, 'another-scheduler', 'PX', 60_000);
+    const purged = await running;
+    // The run stopped after the batch in progress: the old code went on for its pass of 20 batches (all 30).
+    expect(purged).toBeLessThanOrEqual(4);
+    expect(await countLeft()).toBe(30 - purged);
+    expect(await h.redis.redis.get(lockKey)).toBe('another-scheduler');
+    await h.redis.redis.del(lockKey);
   });
 
   it('retention pauses after a full batch in proportion to the batch (AX_SCHEDULER_RETENTION_PAUSE_PERCENT)', () => {

@@ -20,6 +20,9 @@ import type { EngineContext } from './context.js';
 /** Batches per pass of the lock. */
 const BATCHES_PER_PASS = 20;
 
+/** Moves the lock's expiry on if this scheduler still holds it; 1 when it does. */
+const RENEW_LOCK = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
 /** The pause after a batch that took `batchMs`, at `pausePercent` of its time. */
 export function retentionPauseMs(batchMs: number, pausePercent: number): number {
   return Math.round((Math.max(0, batchMs) * pausePercent) / 100);
@@ -41,7 +44,8 @@ export async function purgeExpired(ctx: EngineContext, signal?: AbortSignal): Pr
 /** One pass under the lock: up to `BATCHES_PER_PASS` batches; `more` when its last batch was full. */
 async function purgeOnce(ctx: EngineContext, signal: AbortSignal | undefined): Promise<{ purged: number; more: boolean }> {
   const lockKey = ctx.keys.lock('retention');
-  const got = await ctx.redis.set(lockKey, ctx.config.schedulerId, 'PX', Math.max(60_000, ctx.config.retentionIntervalMs), 'NX');
+  const lockTtlMs = Math.max(60_000, ctx.config.retentionIntervalMs);
+  const got = await ctx.redis.set(lockKey, ctx.config.schedulerId, 'PX', lockTtlMs, 'NX');
   if (got !== 'OK') return { purged: 0, more: false };
   const cutoff = new Date(ctx.clock.nowMs() - ctx.config.retentionDays * 86_400_000);
   let purged = 0;
@@ -105,6 +109,12 @@ async function purgeOnce(ctx: EngineContext, signal: AbortSignal | undefined): P
       const pauseMs = retentionPauseMs(performance.now() - startedMs, ctx.config.retentionPausePercent);
       if (pauseMs > 0) await sleep(pauseMs, undefined, { signal }).catch(() => undefined);
       if (signal?.aborted === true) break;
+      // A pass of slow batches (with their pauses) can outlive the lock's TTL: renew it, and stop
+      // if it has passed to another scheduler meanwhile, which then purges alone.
+      if ((await ctx.redis.eval(RENEW_LOCK, 1, lockKey, ctx.config.schedulerId, lockTtlMs)) !== 1) {
+        more = false;
+        break;
+      }
     }
   } finally {
     // Release only our own lock.
