@@ -48,7 +48,7 @@ export const schedulerEnvFields = {
   heapGrowthPercent: intField({ env: 'AX_SCHEDULER_HEAP_GROWTH_PERCENT', unit: 'percent', default: 100, min: 0, max: 1_000 }),
   /** `AX_SCHEDULER_RETENTION_MS` — period of the retention purge. Default 3600000. */
   retentionIntervalMs: ms('AX_SCHEDULER_RETENTION_MS', DEFAULT_SCHEDULER_CONFIG.retentionIntervalMs),
-  /** `AX_SCHEDULER_RETENTION_PAUSE_PERCENT` — pause after each full purge batch, in percent of the batch's time. Default 300. */
+  /** `AX_SCHEDULER_RETENTION_PAUSE_PERCENT` — pause after each full purge batch, in percent of the batch's time. Default 600. */
   retentionPausePercent: intField({ env: 'AX_SCHEDULER_RETENTION_PAUSE_PERCENT', unit: 'percent', default: DEFAULT_SCHEDULER_CONFIG.retentionPausePercent, min: 0, max: 10_000 }),
 } as const;
 

@@ -187,7 +187,7 @@ describe('scheduler loops', () => {
     expect(retentionPauseMs(40, 100)).toBe(40);
     expect(retentionPauseMs(40, 250)).toBe(100);
     expect(retentionPauseMs(40, 0)).toBe(0);
-    expect(loadConfig(schedulerEnvFields, {}).retentionPausePercent).toBe(300);
+    expect(loadConfig(schedulerEnvFields, {}).retentionPausePercent).toBe(600);
     expect(loadConfig(schedulerEnvFields, { AX_SCHEDULER_RETENTION_PAUSE_PERCENT: '50' }).retentionPausePercent).toBe(50);
   });
 });

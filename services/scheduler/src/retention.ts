@@ -8,10 +8,11 @@
  * batches (the lock is taken per pass). Until 2026-12-06 a run was one pass: with the default
  * period of an hour it purged at most 10,000 instances an hour, so any stack creating more than
  * about 3 a second outgrew its retention for good. After each full batch it pauses
- * `retentionPausePercent` of the batch's own time (pt-archiver's `--sleep-coef`): by default a
- * backlog of expired history is purged at about a quarter of the speed MySQL allows, and dispatch
- * keeps the rest (bench ax-purge, 1,000/s dispatched: 1,437–1,565 purged/s, start lag p99
- * ×1.19–1.23, where purging flat out, 3,570–3,677/s, cost ×1.7–2.0).
+ * `retentionPausePercent` of the batch's own time (pt-archiver's `--sleep-coef`): by default
+ * (600) a backlog of expired history is purged at about a seventh of the speed MySQL allows, and
+ * dispatch keeps the rest (bench ax-purge, 1,000/s dispatched on 2 cores: start lag p99
+ * ×0.99–1.16 at 539–574 purged/s in a slow hour; 300 gave ×1.13–1.39 at 829–1,565/s; purging
+ * flat out, 3,570–3,677/s, cost ×1.7–2.0).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { forgetRolledUpDays, lockEndedInstances, purgeLogsOfInstances, withTransaction } from '@ax/store';
