@@ -164,6 +164,26 @@ describe('deploy/docker-compose.yml', () => {
       }
     });
 
+    it('limits the memory of every ax service and caps its V8 heap at 50-75 % of it, semi-spaces at 16 MB (as deploy/k8s does)', () => {
+      // docker-compose v1 prints mem_limit as written (`512m`), v2 in bytes.
+      const mib = (v: unknown): number => {
+        const m = /^(\d+)([kmg]?)b?$/i.exec(String(v));
+        if (m === null) throw new Error(`mem_limit ${String(v)} is not a size`);
+        const factor = { '': 1 / 1024 / 1024, k: 1 / 1024, m: 1, g: 1024 }[(m[2] ?? '').toLowerCase()] ?? Number.NaN;
+        return Number(m[1]) * factor;
+      };
+      for (const name of axServices) {
+        const limit = mib(services[name]?.mem_limit);
+        const options = String(env(name).NODE_OPTIONS);
+        const cap = Number(/--max-old-space-size=(\d+)/.exec(options)?.[1]);
+        expect(cap, `${name} NODE_OPTIONS --max-old-space-size`).toBeGreaterThanOrEqual(limit * 0.5);
+        expect(cap, name).toBeLessThanOrEqual(limit * 0.75);
+        const semi = Number(/--max-semi-space-size=(\d+)/.exec(options)?.[1]);
+        expect(semi, `${name} NODE_OPTIONS --max-semi-space-size`).toBeLessThanOrEqual(16);
+        expect(cap + 3 * semi, name).toBeLessThanOrEqual(limit * 0.85);
+      }
+    });
+
     it('gives each worker a stable id and its own outbox volume', () => {
       const ids = new Set<string>();
       for (const name of ['worker-1', 'worker-2']) {
