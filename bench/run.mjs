@@ -73,6 +73,11 @@ const SCENARIOS = [
   ['ax-throughput-2', 'ax-throughput.mjs', ['--instances', q(15_000, 1_000), '--brokers', '2', '--wait-s', '35'], 90],
   ['ax-steady', 'ax-steady.mjs', ['--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 150],
   ['bullmq-steady', 'bullmq.mjs', ['--mode', 'steady', '--tasks', q(4_000, 200), '--seconds', STEADY_S, '--drain-s', '15'], 140],
+  // #24: where the steady load's time goes, profiled (not judged): the same load for 30 s under
+  // --cpu-prof, on a private MariaDB that logs every statement. In a window no longer than the
+  // fire lock's TTL (30 s) no slot is old enough for ax-steady's strict check of missing ones:
+  // this run checks duplicates only; ax-steady checks both.
+  ['ax-steady-profile', 'ax-steady.mjs', ['--tasks', q(4_000, 200), '--seconds', q(30, 6), '--drain-s', '5', '--profile', path.join(committedDir, 'profiles-steady'), '--mysql-digest', '1G'], 150],
   // #24: a retention purge of 1,000,000 expired instances while 1,000/s dispatch (its private
   // MariaDB and the expired history are built every run: about a minute at full size).
   ['ax-purge', 'ax-purge.mjs', ['--expired', q(1_000_000, 20_000), '--rate', q(1_000, 200), '--seconds', q(60, 15)], 480],

@@ -11,4 +11,6 @@ export function startPrivateMariaDb(options: {
   startTimeoutMs?: number;
   /** Default 30,000. */
   stopTimeoutMs?: number;
+  /** More mariadbd arguments, after the sizing. */
+  extraArgs?: readonly string[];
 }): Promise<MariaDbServer>;

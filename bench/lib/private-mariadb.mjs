@@ -28,14 +28,15 @@ export function privateMariaDbArgs(bufferPool) {
 /**
  * Starts the server and registers its cleanup; returns @ax/testing's `MariaDbServer`.
  * `keepDir` keeps the folder between runs; the timeouts (ms, default 30,000 each) give a
- * server with a big kept database time to recover and to shut down cleanly.
+ * server with a big kept database time to recover and to shut down cleanly; `extraArgs` go to
+ * mariadbd after the sizing (a slow log, say).
  */
-export async function startPrivateMariaDb({ bufferPool, keepDir, startTimeoutMs, stopTimeoutMs } = {}) {
+export async function startPrivateMariaDb({ bufferPool, keepDir, startTimeoutMs, stopTimeoutMs, extraArgs = [] } = {}) {
   const server = await startMariaDb({
     ...(keepDir === undefined ? {} : { keepDir }),
     ...(startTimeoutMs === undefined ? {} : { startTimeoutMs }),
     ...(stopTimeoutMs === undefined ? {} : { stopTimeoutMs }),
-    args: privateMariaDbArgs(bufferPool),
+    args: [...privateMariaDbArgs(bufferPool), ...extraArgs],
   });
   if (keepDir === undefined) track('dirs', server.dir);
   onCleanup(async () => {

@@ -8,6 +8,7 @@ export function idleSection(scenarios: Record<string, ScenarioRun>): string;
 export function outputSection(scenarios: Record<string, ScenarioRun>): string;
 export function baselineSection(results: BenchResults): string;
 export function timersSection(scenarios: Record<string, ScenarioRun>): string;
+export function steadyProfileSection(scenarios: Record<string, ScenarioRun>): string;
 export function historySection(scenarios: Record<string, ScenarioRun>): string;
 export function purgeSection(scenarios: Record<string, ScenarioRun>): string;
 export interface ScenarioRun {

@@ -366,6 +366,49 @@ function profileSection(profiles) {
   return parts.join('\n');
 }
 
+/**
+ * #24 steady: where a saturated steady load's time goes, from `ax-steady-profile` (ax-steady
+ * under `--cpu-prof` on a private MariaDB logging every statement): CPU per process, the Node
+ * profiles, and MariaDB's statements by shape.
+ */
+export function steadyProfileSection(sc) {
+  const s = sc['ax-steady-profile'];
+  const r = s?.result;
+  if (!r?.cpu) return `_ax-steady-profile: ${statusOf(s)}_`;
+  const cpu = r.cpu.seconds ?? {};
+  const perProcess = Object.entries(cpu)
+    .filter(([k]) => k !== 'machine')
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${CPU_LABEL[k] ?? k} ${v.toFixed(1)} s`)
+    .join(' · ');
+  const d = r.mysqlDigest;
+  const lines = [
+    `${num(r.offeredPerS)} tasks firing every second for ${num(r.seconds)} s under the profiler: ${num(r.sustainedSuccessPerS)} SUCCESS/s sustained ` +
+      `(the profiler's cost included: compare profiled runs with profiled runs only). CPU over the ${r.cpu.windowS} s window: ${perProcess}; ` +
+      `the machine ${cpu.machine == null ? '—' : `${(cpu.machine / r.cpu.windowS).toFixed(2)} cores`}.`,
+    '',
+    '### Node: CPU profiles over the window (self time, idle excluded)',
+    '',
+    profileSection(r.profiles),
+    '### MariaDB: its statements over the window, by shape',
+    '',
+  ];
+  if (!d || d.statements === 0) {
+    lines.push('_no statement log_');
+  } else {
+    lines.push(
+      `A private MariaDB (buffer pool ${d.bufferPool}) with \`long_query_time=0\`: ${num(d.statements)} statements, ${num(Math.round(d.seconds * 10) / 10)} s of statement time ` +
+        '(wall time per statement, lock waits included); the shapes with the most of it:',
+      '',
+      markdownTable(
+        ['statement (literals folded)', 'share of the time', 'count', 'mean ms', 'rows examined'],
+        d.top.map((e) => [`\`${e.shape.replaceAll('`', "'")}\``, `${e.share} %`, num(e.count), e.meanMs, num(e.rowsExamined)]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
 const CPU_NAMES = ['scheduler', 'broker', 'worker', 'bench', 'mariadb', 'rabbitmq', 'redis', 'machine'];
 const CPU_LABEL = { bench: 'bench process (sink)', machine: 'whole machine (all users)' };
 const OURS = ['scheduler', 'broker', 'worker', 'bench', 'mariadb', 'rabbitmq', 'redis'];
@@ -476,6 +519,10 @@ export function renderReport(results) {
       'the `.cpuprofile` files under bench/results/profiles/ hold the whole life of each process.',
     '',
     profileSection(sc['ax-burst-10000']?.result?.profiles),
+    '',
+    '## Where the steady load\'s time goes (#24): a profiled run, Node\'s CPU and MariaDB\'s statements',
+    '',
+    steadyProfileSection(sc),
     '',
     '## Scenario runs',
     '',

@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { chartPanels, renderChart } from './svg.mjs';
-import { baselineSection, burstPhasesSection, correctnessProblems, historySection, idleSection, lagCell, markdownTable, outputSection, purgeSection, renderReport, timersSection, type BenchResults } from './table.mjs';
+import {
+  baselineSection,
+  burstPhasesSection,
+  correctnessProblems,
+  historySection,
+  idleSection,
+  lagCell,
+  markdownTable,
+  outputSection,
+  purgeSection,
+  renderReport,
+  steadyProfileSection,
+  timersSection,
+  type BenchResults,
+} from './table.mjs';
 
 const lag = (p50: number, max: number) => ({ n: 10, p50, p95: max, p99: max, max, mean: p50 });
 const once = (dup = 0, missing = 0) => ({ expected: 10, duplicates: dup, missing, unexpected: 0 });
@@ -78,6 +92,26 @@ describe('renderReport', () => {
     expect(md).toContain('#### broker (1 process: busy 8,000 ms of 20,000 ms)');
     expect(md).toContain('| 1 | query | mysql2:lib/c.js:1 | 4,000 | 50 |');
     expect(md).toContain('**Over budget (stopped):** ax-steady');
+  });
+});
+
+describe('steadyProfileSection', () => {
+  it('shows the CPU per process, the Node profiles and MariaDB\'s statements by shape', () => {
+    const md = steadyProfileSection({
+      'ax-steady-profile': run({
+        status: 'ok', offeredPerS: 4_000, seconds: 30, sustainedSuccessPerS: 1_500,
+        cpu: { windowS: 30, seconds: { mariadb: 22.5, broker: 9, machine: 57 } },
+        profiles: { scheduler: { files: 1, totalMs: 30_000, idleMs: 20_000, busyMs: 10_000, areas: [{ area: '(garbage collector)', selfMs: 2_300, pct: 23 }],
+          top: [{ name: '(garbage collector)', url: '', selfMs: 2_300, pct: 23 }] } },
+        mysqlDigest: { bufferPool: '1G', statements: 7_000, seconds: 41.25, top: [{ shape: "SELECT a | b FROM t WHERE c = ? AND `d` IN (?+)", count: 300, seconds: 13.2, share: 32, meanMs: 44, rowsExamined: 12_000 }] },
+      }),
+    });
+    expect(md).toContain('4,000 tasks firing every second for 30 s under the profiler: 1,500 SUCCESS/s sustained');
+    expect(md).toContain('mariadb 22.5 s · broker 9.0 s; the machine 1.90 cores');
+    expect(md).toContain('#### scheduler (1 process: busy 10,000 ms of 30,000 ms)');
+    expect(md).toContain('7,000 statements, 41.3 s of statement time');
+    expect(md).toContain("| `SELECT a \\| b FROM t WHERE c = ? AND 'd' IN (?+)` | 32 % | 300 | 44 | 12,000 |");
+    expect(steadyProfileSection({})).toBe('_ax-steady-profile: not run_');
   });
 });
 

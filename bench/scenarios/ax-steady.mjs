@@ -8,15 +8,24 @@
  * their self time over the firing window (the profiler costs a few per cent of CPU: compare
  * profiled runs with profiled runs only).
  *
- *   node bench/scenarios/ax-steady.mjs --tasks 4000 --seconds 60 [--drain-s 15] [--profile <dir>] [--out f.json]
+ * `--mysql-digest <buffer pool>` (e.g. `1G`) runs the stack on a private MariaDB with that InnoDB
+ * buffer pool whose slow log records every statement (`long_query_time=0`), and reports those of
+ * the firing window grouped by shape (slow-log-digest.mjs): where MariaDB's time goes. Its server
+ * is not the shared one of the other runs: compare digests with digests only.
+ *
+ *   node bench/scenarios/ax-steady.mjs --tasks 4000 --seconds 60 [--drain-s 15] [--profile <dir>]
+ *        [--mysql-digest 1G] [--out f.json]
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { countByState, createAxRound, dueBacklog, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
+import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
+import { digestSlowLog } from '../lib/slow-log-digest.mjs';
 import { exactlyOnce, perSecond, slopePerSecond, summarize } from '../lib/stats.mjs';
 
 const a = args();
@@ -26,6 +35,9 @@ const DRAIN_S = Number(a['drain-s'] ?? 15);
 const BROKERS = Number(a.brokers ?? 1);
 const WORKERS = Number(a.workers ?? 2);
 const PROFILE = a.profile;
+const DIGEST_POOL = a['mysql-digest'] === undefined ? null : checkBufferPool(a['mysql-digest'], 'mysql-digest');
+/** The private server's slow log, in its datadir; rotated at the window's start and end (FLUSH SLOW LOGS). */
+const SLOW_LOG = 'steady-slow.log';
 
 const FINAL = ['SUCCESS', 'FAILED', 'CANCELED'];
 const backlogOf = (s) => Object.entries(s).reduce((n, [k, v]) => (FINAL.includes(k) ? n : n + v), 0);
@@ -33,7 +45,10 @@ const backlogOf = (s) => Object.entries(s).reduce((n, [k, v]) => (FINAL.includes
 await runScenario(async () => {
   const sink = await startSink();
   onCleanup(() => sink.close());
-  const round = await createAxRound('steady');
+  const server = DIGEST_POOL
+    ? await startPrivateMariaDb({ bufferPool: DIGEST_POOL, extraArgs: ['--slow-query-log=1', '--long-query-time=0', `--slow-query-log-file=${SLOW_LOG}`] })
+    : null;
+  const round = await createAxRound('steady', server ? { serverUrl: server.url } : {});
   if (PROFILE) rmSync(PROFILE, { recursive: true, force: true });
   const profiled = { profileDir: PROFILE };
   await round.start('worker', WORKERS, profiled);
@@ -53,6 +68,18 @@ await runScenario(async () => {
   const monoUs = () => Number(process.hrtime.bigint() / 1000n);
   const profileFromUs = monoUs() + (t0 - Date.now()) * 1_000;
   await sleep(t0 - Date.now());
+  // Each session copies the slow log switch when it connects, so the services' pooled sessions
+  // log from the start; the window's statements are told apart by rotating the file around it.
+  let slowLogPath = null;
+  const rotateSlowLog = async (to) => {
+    renameSync(slowLogPath, to);
+    await round.db.pool.query('FLUSH SLOW LOGS');
+  };
+  if (server) {
+    const [[{ dir }]] = await round.db.pool.query('SELECT @@datadir AS dir');
+    slowLogPath = path.join(dir, SLOW_LOG);
+    await rotateSlowLog(`${slowLogPath}.before`);
+  }
   const cpuBefore = round.cpuSnapshot();
   const samples = [];
   // Backlog = instances due and not final (slots created ahead of their time are not counted).
@@ -72,6 +99,11 @@ await runScenario(async () => {
   const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
   const cpuWindowS = (Date.now() - t0) / 1000;
   const profileToUs = monoUs();
+  let mysqlDigest;
+  if (slowLogPath !== null) {
+    await rotateSlowLog(`${slowLogPath}.window`);
+    mysqlDigest = { bufferPool: DIGEST_POOL, ...digestSlowLog(readFileSync(`${slowLogPath}.window`, 'utf8'), 12) };
+  }
   const schedulerStoppedMs = Date.now();
   await round.stop('scheduler', 15_000);
   const stopMs = Date.now();
@@ -148,5 +180,6 @@ await runScenario(async () => {
     executions: { ...executions, duplicates: duplicateCalls },
     sinkCalls: sink.total,
     ...(PROFILE ? { profiles: summarizeProfiles(PROFILE, 10, { fromUs: profileFromUs, toUs: profileToUs }) } : {}),
+    ...(mysqlDigest ? { mysqlDigest } : {}),
   };
 });
