@@ -35,28 +35,22 @@ for i = 1, #KEYS do
 end
 return out`;
 
+// Moves reservations' expiry to now + ttl. ARGV[2] is the ZADD flag: 'XX' extends only those
+// that exist (the ACK), '' also writes back those that are missing (lease renewal, R14: the
+// worker's registry lists these executions as running, so each holds a slot whether or not Redis
+// still has its reservation). The ACK keeps XX: a result applied by another broker between the
+// ACK's commit and its extension would otherwise leave a reservation for an ended execution, held
+// for the attempt's whole timeout. At renewal the same race holds one for at most the renewal's
+// TTL (two lease periods): a slot counted too long, never one counted short.
 const EXTEND = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + ttl, ARGV[i]) end
+for i = 3, #ARGV do
+  if ARGV[2] == 'XX' then redis.call('ZADD', KEYS[1], 'XX', now + ttl, ARGV[i]) else redis.call('ZADD', KEYS[1], now + ttl, ARGV[i]) end
+end
 local pttl = redis.call('PTTL', KEYS[1])
-if pttl >= 0 and pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
-return 1`;
-
-// Lease renewal (R14): the worker's registry entry lists these executions as running, so each
-// holds a slot, whether or not Redis still has its reservation. A plain ZADD (no XX) puts a lost
-// one back. The ACK's extension keeps XX: a result applied by another broker between the ACK's
-// commit and its extension would otherwise leave a reservation for an ended execution, held for
-// the attempt's whole timeout. Here the same race holds one for at most the renewal's TTL (two
-// lease periods): a slot counted too long, never one counted short.
-const RESTORE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now + ttl, ARGV[i]) end
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
+if pttl ~= -2 and pttl < ttl + 60000 then redis.call('PEXPIRE', KEYS[1], ttl + 60000) end
 return 1`;
 
 /** Execution ids grouped by worker: one ledger call per worker for a batch of reservations. */
@@ -114,11 +108,11 @@ export function createReservations(redis: Redis, keys: RedisKeys): Reservations 
     },
     async extend(workerId, executionIds, ttlMs) {
       if (executionIds.length === 0) return;
-      await redis.eval(EXTEND, 1, keys.slots(workerId), Math.round(ttlMs), ...executionIds);
+      await redis.eval(EXTEND, 1, keys.slots(workerId), Math.round(ttlMs), 'XX', ...executionIds);
     },
     async restore(workerId, executionIds, ttlMs) {
       if (executionIds.length === 0) return;
-      await redis.eval(RESTORE, 1, keys.slots(workerId), Math.round(ttlMs), ...executionIds);
+      await redis.eval(EXTEND, 1, keys.slots(workerId), Math.round(ttlMs), '', ...executionIds);
     },
     async release(workerId, executionIds) {
       if (executionIds.length === 0) return;
