@@ -165,7 +165,8 @@ export async function createAxRound(label, { database, serverUrl } = {}) {
      * and the whole machine (`cpuSecondsBetween` of two of them gives the seconds used).
      */
     cpuSnapshot() {
-      const groups = { bench: [process.pid], ...serverPids() };
+      // The round's own MariaDB: a private server's work is what its figures are about.
+      const groups = { bench: [process.pid], ...serverPids({ mariadbPort: Number(new URL(db.url).port || 3306) }) };
       for (const { service, proc } of procs) (groups[service] ??= []).push(proc.pid);
       return cpuSnapshot(groups);
     },

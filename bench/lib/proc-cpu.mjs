@@ -86,10 +86,13 @@ export function cpuTicks(groups) {
   return out;
 }
 
-/** The pid groups of the shared servers (MariaDB 3306, RabbitMQ 5672, Redis 6379) found now. */
-export function serverPids() {
+/**
+ * The pid groups of the servers found now: RabbitMQ 5672, Redis 6379, and MariaDB on
+ * `mariadbPort` (the shared 3306 unless a round runs on a private server).
+ */
+export function serverPids({ mariadbPort = 3306 } = {}) {
   const groups = {};
-  for (const [name, port] of [['mariadb', 3306], ['rabbitmq', 5672], ['redis', 6379]]) {
+  for (const [name, port] of [['mariadb', mariadbPort], ['rabbitmq', 5672], ['redis', 6379]]) {
     const pid = pidListeningOn(port);
     if (pid !== null) groups[name] = [pid];
   }
