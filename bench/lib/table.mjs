@@ -186,6 +186,16 @@ export function historySection(sc) {
       r.api.map((e) => [e.name, num(e.p50Ms), num(e.p99Ms), num(e.maxMs), num(e.perS), e.failed > 0 ? `${num(e.failed)} (${e.failures?.[0] ?? ''})` : 0, verdict(e.goal === 'met')]),
     ), '');
   }
+  if ((r.apiProfiles ?? []).length > 0) {
+    parts.push('### Where the missed reads\' time goes', '',
+      'Each read that missed its goal once more after the measured ones, alone, against a fresh admin-api under `--cpu-prof`; ' +
+        'its profile covers the measured loop only. The profiler slows admin-api: these latencies are not the goal\'s.', '');
+    for (const e of r.apiProfiles) {
+      parts.push(`**${e.name}**: ${num(e.perS)} answered/s, p99 ${num(e.p99Ms)} ms under the profiler; over the ${e.cpu?.windowS ?? '?'} s loop ` +
+        `admin-api used ${e.cpu?.adminApiPct ?? '?'} % of a core and MariaDB ${e.cpu?.mariadbPct ?? '?'} %.`, '');
+      parts.push(profileSection(e.profiles), '');
+    }
+  }
   if (r.rollup) {
     parts.push(`The past days' hourly figures (\`stats: hourly, a past day\`) are read from their rollup: admin-api rolled up ${num(r.rollup.days)} days in ${r.rollup.seconds} s after its start, before the reads were measured.`, '');
   }
@@ -252,10 +262,21 @@ export function purgeSection(sc) {
       ['start lag p99, B / A', r.startLagP99Ratio == null ? '—' : `${r.startLagP99Ratio.toFixed(2)}× (${num(a?.startLagMs?.p99)} → ${num(b?.startLagMs?.p99)} ms)`, `≤ ${goalRatio.toFixed(2)}×: ${goalCell}`],
       ['expired instances purged, from the handoff to the end of B', `${num(purge.purged)} of ${num(p.expired)}${purge.done ? ', all' : `, ${num(purge.expiredLeft)} left`}`, ''],
       ['purge rate', purge.perS == null ? '—' : `${num(purge.perS)} instances/s over ${num(purge.seconds)} s`, ''],
+      ...(a?.cpuCores && b?.cpuCores ? [['CPU per process, cores: A → B (where the purge\'s cost lands)', cpuShift(a.cpuCores, b.cpuCores), '']] : []),
       ['exactly once (instances per slot, calls per slot)', `${num(dup)} dup, ${num(miss)} missing${r.unrepairedAtStop > 0 ? ` (+${num(r.unrepairedAtStop)} not yet re-scanned at the stop, R2)` : ''}` +
         `${md ? `; task counters: ${num(md.taskCoalescedCount)} coalesced, ${num(md.taskSkippedCount)} skipped (misfire policy)` : ''}`, '0 and 0'],
     ]),
   ].join('\n');
+}
+
+/** `{ mariadb: 0.6, … }` of two phases → "mariadb 0.60 → 0.95 · …", the largest change first. */
+function cpuShift(a, b) {
+  return Object.keys(b)
+    .filter((k) => a[k] !== undefined && k !== 'machine')
+    .sort((x, y) => Math.abs(b[y] - a[y]) - Math.abs(b[x] - a[x]))
+    .map((k) => `${CPU_LABEL[k] ?? k} ${a[k].toFixed(2)} → ${b[k].toFixed(2)}`)
+    .concat(a.machine !== undefined && b.machine !== undefined ? [`machine ${a.machine.toFixed(2)} → ${b.machine.toFixed(2)}`] : [])
+    .join(' · ');
 }
 
 /** What a figure of a scenario is, for the old-against-new table: [label, value, higher is better]. */

@@ -255,6 +255,18 @@ describe('historySection (#24)', () => {
     expect(line('| with `--max-old-space-size=256`: RSS')).toContain('| 333 / 341 MB | ≤ 400 MB: met |');
     expect(line('| with `--max-old-space-size=256`: start')).toContain('| 7.1 s, 26.2 % | slots complete: met |');
   });
+  it('shows where each missed read\'s time went, from its profiled pass', () => {
+    expect(md).not.toContain('### Where the missed reads');
+    const profiled = historySection({ 'ax-history': run({ ...history, apiProfiles: [{
+      name: 'dag grid from a root', p50Ms: 120, p99Ms: 310, perS: 70, failed: 0, cpu: { windowS: 5.7, adminApiPct: 64.5, mariadbPct: 31.2 },
+      profiles: { 'admin-api': { files: 1, totalMs: 5_700, idleMs: 2_000, busyMs: 3_700, areas: [{ area: '(garbage collector)', selfMs: 600, pct: 16.2 }],
+        top: [{ name: 'parseTaskDefinition', url: 'packages/core/dist/task/definition.js', selfMs: 500, pct: 13.5 }] } },
+    }] }) });
+    expect(profiled).toContain('### Where the missed reads\' time goes');
+    expect(profiled).toContain('**dag grid from a root**: 70 answered/s, p99 310 ms under the profiler; over the 5.7 s loop admin-api used 64.5 % of a core and MariaDB 31.2 %.');
+    expect(profiled).toContain('#### admin-api (1 process: busy 3,700 ms of 5,700 ms)');
+    expect(profiled).toContain('| 1 | parseTaskDefinition | packages/core/dist/task/definition.js | 500 | 13.5 |');
+  });
   it('says so when the scenario did not run', () => {
     expect(historySection({})).toBe('_ax-history: not run_');
     expect(renderReport({ scenarios: { 'ax-history': run(history) } })).toContain('## History at scale (#24)');
@@ -290,6 +302,15 @@ describe('purgeSection (#24)', () => {
     expect(lineOf(md, '| exactly once')).toContain('0 dup, 0 missing');
     const missed = purgeSection({ 'ax-purge': run(purge({ startLagP99Ratio: 1.5 })) });
     expect(lineOf(missed, '| start lag p99, B / A')).toContain('≤ 1.20×: **missed**');
+  });
+  it('shows where the purge\'s CPU lands, per process, the largest change first', () => {
+    expect(lineOf(purgeSection({ 'ax-purge': run(purge()) }), '| CPU per process')).toBeUndefined();
+    const [a, b] = purge().phases;
+    const md = purgeSection({ 'ax-purge': run(purge({ phases: [
+      { ...a, cpuCores: { scheduler: 0.05, mariadb: 0.6, broker: 0.2, machine: 1.5 } },
+      { ...b, cpuCores: { scheduler: 0.25, mariadb: 0.95, broker: 0.21, machine: 1.9 } },
+    ] })) });
+    expect(lineOf(md, '| CPU per process')).toContain('| mariadb 0.60 → 0.95 · scheduler 0.05 → 0.25 · broker 0.20 → 0.21 · machine 1.50 → 1.90 |');
   });
   it('does not call a run that purged nothing met', () => {
     const md = purgeSection({ 'ax-purge': run(purge({ startLagP99Ratio: 0.9, purge: { purged: 0, expiredLeft: 1_000_000, done: false, seconds: 0, perS: null } })) });

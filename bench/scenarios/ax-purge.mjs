@@ -23,7 +23,7 @@
  *
  * Reported per phase: start lag (sink arrival − slot) p50/p99, the sustained SUCCESS rate; the
  * ratio p99 B / A (goal ≤ 1.20); the expired instances purged by the end of B (counted) and the
- * purge rate over B;
+ * purge rate over B; each process's CPU in each phase, in cores (where the purge's cost lands);
  * exactly once from A's start to B's end, instances per slot and calls per slot (stats.mjs).
  * Stops by itself: at full size on 2 cores about 1 min of build, 10 + 60 + 3 + 60 s of load,
  * up to 15 s of drain.
@@ -35,6 +35,7 @@ import { createAxRound, dueBacklog, insertTasks, instanceRows, missingDetail } f
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { dropSecondaryIndexes, insertFinalInstances } from '../lib/history-build.mjs';
 import { slotKey } from '../lib/keys.mjs';
+import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
 import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { exactlyOnce, summarize } from '../lib/stats.mjs';
@@ -185,13 +186,22 @@ await runScenario(async () => {
     const [[due], purged] = await Promise.all([dueBacklog(pool), phase === 'A' ? 0 : purgedSoFar(pool)]);
     samples.push({ phase, t: Date.now() - aFrom, backlog: due.backlog, purged });
   };
+  // Where the purge's cost lands: each process's CPU in each phase (the round's MariaDB is the
+  // private one), as cores, so B − A is what the purge added and where.
+  const cpuCores = (from, to) => {
+    const seconds = (to.atMs - from.atMs) / 1000;
+    return Object.fromEntries(Object.entries(cpuSecondsBetween(from.ticks, to.ticks)).map(([k, v]) => [k, Math.round((v / seconds) * 100) / 100]));
+  };
+  const cpuAt = () => ({ atMs: Date.now(), ticks: round.cpuSnapshot() });
   await sleep(aFrom - Date.now());
+  const cpuA0 = cpuAt();
   while (Date.now() < aTo) {
     const next = Date.now() + 1_000;
     await sample('A');
     await sleep(Math.max(0, next - Date.now()));
   }
 
+  const cpuA = cpuCores(cpuA0, cpuAt());
   // The handoff: the purging scheduler first, then the first one stops.
   const handoffMs = Date.now();
   await round.start('scheduler', 1, {
@@ -203,6 +213,7 @@ await runScenario(async () => {
   const bFrom = Math.ceil((Date.now() + O.gapS * 1_000) / 1000) * 1000;
   log(`handoff: the purging scheduler ready ${purgeStartMs - handoffMs} ms after spawn; phase B (purge) from ${new Date(bFrom).toISOString()}, at most ${O.seconds} s`);
   await sleep(Math.max(0, bFrom - Date.now()));
+  const cpuB0 = cpuAt();
   let doneMs = null;
   while (Date.now() < bFrom + O.seconds * 1_000) {
     const next = Date.now() + 1_000;
@@ -214,6 +225,7 @@ await runScenario(async () => {
     await sleep(Math.max(0, next - Date.now()));
   }
   const bTo = Math.floor(Date.now() / 1000) * 1000;
+  const cpuB = cpuCores(cpuB0, cpuAt());
   const purgeEndMs = doneMs ?? Date.now();
   const purged = O.expired - (doneMs === null ? await expiredLeft(pool) : 0);
   const schedulerStoppedMs = Date.now();
@@ -249,8 +261,8 @@ await runScenario(async () => {
       keptUp: sustainedSuccessPerS !== null && sustainedSuccessPerS >= KEPT_UP_SHARE * O.rate && maxBacklog !== null && maxBacklog <= 2 * O.rate,
     };
   };
-  const a = phase('A', aFrom, aTo, 0);
-  const b = phase('B', bFrom, bTo, 0);
+  const a = { ...phase('A', aFrom, aTo, 0), cpuCores: cpuA };
+  const b = { ...phase('B', bFrom, bTo, 0), cpuCores: cpuB };
   const ratio = a.startLagMs.p99 > 0 && b.startLagMs.p99 !== null ? Math.round((b.startLagMs.p99 / a.startLagMs.p99) * 100) / 100 : null;
   const goal = purged === 0 || ratio === null || !a.keptUp ? 'not measured' : ratio <= GOAL_P99_RATIO ? 'met' : 'missed';
 
@@ -284,7 +296,7 @@ await runScenario(async () => {
   return {
     status: 'ok',
     system: 'ax',
-    params: { expired: O.expired, rate: O.rate, seconds: O.seconds, retentionDays: O.days, retentionPeriodMs: O.periodMs, batchSize: 500, bufferPool: O.bufferPool },
+    params: { expired: O.expired, rate: O.rate, seconds: O.seconds, retentionDays: O.days, retentionPeriodMs: O.periodMs, batchSize: Number(process.env.AX_SCHEDULER_RETENTION_BATCH ?? 100), bufferPool: O.bufferPool },
     topology: { schedulers: 1, brokers: 1, workers: 2 },
     build,
     phases: [a, b],
