@@ -50,6 +50,8 @@ export const schedulerEnvFields = {
   retentionIntervalMs: ms('AX_SCHEDULER_RETENTION_MS', DEFAULT_SCHEDULER_CONFIG.retentionIntervalMs),
   /** `AX_SCHEDULER_RETENTION_PAUSE_PERCENT` — pause after each full purge batch, in percent of the batch's time. Default 600. */
   retentionPausePercent: intField({ env: 'AX_SCHEDULER_RETENTION_PAUSE_PERCENT', unit: 'percent', default: DEFAULT_SCHEDULER_CONFIG.retentionPausePercent, min: 0, max: 10_000 }),
+  /** `AX_SCHEDULER_RETENTION_BATCH` — instances purged per batch (one transaction). Default 100. */
+  retentionBatchSize: intField({ env: 'AX_SCHEDULER_RETENTION_BATCH', unit: 'count', default: DEFAULT_SCHEDULER_CONFIG.retentionBatchSize, min: 1, max: 10_000 }),
 } as const;
 
 /** The parsed environment. */
@@ -74,6 +76,7 @@ export function toSchedulerConfig(env: SchedulerEnv, schedulerId = `${os.hostnam
       skewCheckIntervalMs: env.skewCheckIntervalMs,
       retentionIntervalMs: env.retentionIntervalMs,
       retentionPausePercent: env.retentionPausePercent,
+      retentionBatchSize: env.retentionBatchSize,
     },
   );
 }

@@ -4,7 +4,7 @@ import { loadConfig, systemClock } from '@ax/kit';
 import { disableTask } from '@ax/store';
 import { ManualClock, waitForResult } from '@ax/testing';
 import { createHarness, type Harness } from '../test/harness.js';
-import { schedulerEnvFields } from './env.js';
+import { schedulerEnvFields, toSchedulerConfig } from './env.js';
 import { retentionPauseMs } from './retention.js';
 
 let h: Harness;
@@ -189,5 +189,11 @@ describe('scheduler loops', () => {
     expect(retentionPauseMs(40, 0)).toBe(0);
     expect(loadConfig(schedulerEnvFields, {}).retentionPausePercent).toBe(600);
     expect(loadConfig(schedulerEnvFields, { AX_SCHEDULER_RETENTION_PAUSE_PERCENT: '50' }).retentionPausePercent).toBe(50);
+  });
+
+  it('retention batches are AX_SCHEDULER_RETENTION_BATCH instances, 100 by default, and reach the engine', () => {
+    expect(toSchedulerConfig(loadConfig(schedulerEnvFields, {})).retentionBatchSize).toBe(100);
+    expect(toSchedulerConfig(loadConfig(schedulerEnvFields, { AX_SCHEDULER_RETENTION_BATCH: '500' })).retentionBatchSize).toBe(500);
+    expect(() => loadConfig(schedulerEnvFields, { AX_SCHEDULER_RETENTION_BATCH: '0' })).toThrow(/AX_SCHEDULER_RETENTION_BATCH/);
   });
 });
