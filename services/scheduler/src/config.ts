@@ -44,9 +44,9 @@ export interface SchedulerConfig {
   readonly retentionIntervalMs: number;
   /**
    * `AX_SCHEDULER_RETENTION_BATCH`: instances purged per batch (one transaction). Default 100:
-   * beside 1,000 jobs/s a batch of 500 held MariaDB for ~0.4 s at a time and the jobs that met
-   * it waited that long (start lag p99 ×1.06–1.33); 100 gave ×0.96 at ~10 % less purged a second
-   * (bench ax-purge, alternated, docs/benchmarks.md).
+   * dispatch waits for MariaDB while a batch's transaction runs, so shorter ones bound each
+   * wait. Beside 1,000 jobs/s batches of 500 raised start lag p99 ×1.06–1.33, batches of 100
+   * ×0.96–1.08, purging about 10 % fewer a second (bench ax-purge, docs/benchmarks.md).
    */
   readonly retentionBatchSize: number;
   /**
