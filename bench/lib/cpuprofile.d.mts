@@ -17,6 +17,7 @@ export interface ProfileAggregate {
   busyMs: number;
   functions: FunctionSelfTime[];
 }
+export function profileClockUs(): number;
 export function shortUrl(url: string): string;
 export function aggregateSelfTime(profile: CpuProfile, window?: { fromUs?: number; toUs?: number }): ProfileAggregate;
 export function areaOf(url: string): string;

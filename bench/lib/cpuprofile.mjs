@@ -7,6 +7,14 @@
  * Chrome DevTools does). `(idle)` is kept apart: it is time the process waited.
  */
 
+/**
+ * Now on the clock of `.cpuprofile` files (CLOCK_MONOTONIC in µs, as `process.hrtime`): how a
+ * scenario names the window of another process's profile.
+ */
+export function profileClockUs() {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
 /** Short form of a script URL: from `node_modules/<pkg>` or the repository's `packages/|services/`. */
 export function shortUrl(url) {
   if (!url) return '';

@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { countByState, createAxRound, cronAt, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
+import { profileClockUs } from '../lib/cpuprofile.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
@@ -80,8 +81,7 @@ await runScenario(async () => {
 
   // The profiles are summarized over the burst only: from 0.5 s before the fire time to 0.5 s
   // after the last SUCCESS, on the monotonic clock the .cpuprofile files use (process.hrtime).
-  const monoUs = () => Number(process.hrtime.bigint() / 1000n);
-  const profileFromUs = monoUs() + (dueMs - 500 - Date.now()) * 1_000;
+  const profileFromUs = profileClockUs() + (dueMs - 500 - Date.now()) * 1_000;
   await sleep(dueMs - Date.now());
   const cpuBefore = round.cpuSnapshot();
   const samples = [];
@@ -99,7 +99,7 @@ await runScenario(async () => {
     await sleep(100);
   }
   const timedOut = allSuccessPolledMs === null;
-  const profileToUs = monoUs() + 500_000;
+  const profileToUs = profileClockUs() + 500_000;
   const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
   const cpuWindowS = (Date.now() - dueMs) / 1000;
   await sleep(1_000); // late duplicate calls would arrive now

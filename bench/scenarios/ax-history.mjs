@@ -39,6 +39,7 @@ import { args, log, onCleanup, pollUntil, runScenario, sleep } from '../lib/harn
 import { ensureHistory, historyTimeline } from '../lib/history-build.mjs';
 import { closedLoop } from '../lib/http-load.mjs';
 import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
+import { profileClockUs } from '../lib/cpuprofile.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
 
 const a = args();
@@ -136,11 +137,28 @@ async function killAbandonedQueries(pool) {
   return killed;
 }
 
-async function measureApi(round, pool, p) {
+/** A bearer token of one measurement's own: admin-api starts with it as its bootstrap admin token. */
+function apiAccess() {
   const token = `history-${randomBytes(16).toString('hex')}`;
-  const headers = { authorization: `Bearer ${token}` };
-  const startApi = async () =>
-    round.httpUrl((await round.start('admin-api', 1, { serviceDefaults: true, profileDir: API_CPU_PROF, extraEnv: { AX_ADMIN_TOKEN: token } }))[0]);
+  return { token, headers: { authorization: `Bearer ${token}` } };
+}
+
+/** One admin-api on the history, on its defaults (`profileDir`: under --cpu-prof): its process and URL. */
+async function startAdminApi(round, token, profileDir) {
+  const [proc] = await round.start('admin-api', 1, { serviceDefaults: true, profileDir, extraEnv: { AX_ADMIN_TOKEN: token } });
+  return { proc, baseUrl: round.httpUrl(proc) };
+}
+
+/** Up to 40 requests before a read is measured, on other ids, days and names than the measured ones. */
+const warmUp = (baseUrl, headers, pathOf) =>
+  closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: Math.min(REQUESTS, 40), maxS: 5, pathOf: (i) => pathOf(i + 100_000) });
+
+/** The measured requests of a read. */
+const measureRead = (baseUrl, headers, pathOf) => closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
+
+async function measureApi(round, pool, p) {
+  const { token, headers } = apiAccess();
+  const startApi = async () => (await startAdminApi(round, token, API_CPU_PROF)).baseUrl;
   const reads = endpoints(p, Date.now()).filter(([name]) => READS === undefined || name.includes(READS));
   const rollUp = reads.some(([name]) => name === 'stats: hourly, a past day');
   // As after the upgrade to schema 8: no past day rolled up yet. admin-api rolls them up in the
@@ -168,9 +186,8 @@ async function measureApi(round, pool, p) {
   };
   const out = [];
   for (const [name, pathOf] of reads) {
-    const warm = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: Math.min(REQUESTS, 40), maxS: 5, pathOf: (i) => pathOf(i + 100_000) });
-    ({ baseUrl } = await settle(warm));
-    const r = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
+    ({ baseUrl } = await settle(await warmUp(baseUrl, headers, pathOf)));
+    const r = await measureRead(baseUrl, headers, pathOf);
     const goal = r.failed === 0 && r.p99Ms !== null && r.p99Ms <= GOALS.apiP99Ms ? 'met' : 'missed';
     const settled = await settle(r);
     baseUrl = settled.baseUrl;
@@ -201,27 +218,24 @@ const slugOf = (name) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(
  * so these latencies are not the goal's; the measured pass is.
  */
 async function profileMissedReads(round, pool, p, missed, mariadbPid) {
-  const token = `history-${randomBytes(16).toString('hex')}`;
-  const headers = { authorization: `Bearer ${token}` };
-  const monoUs = () => Number(process.hrtime.bigint() / 1000n); // the clock of .cpuprofile files
+  const { token, headers } = apiAccess();
   const out = [];
   for (const name of missed) {
     const pathOf = endpoints(p, Date.now()).find(([n]) => n === name)[1];
     const dir = path.join(PROFILE_MISSED, slugOf(name));
     rmSync(dir, { recursive: true, force: true }); // a profile of an earlier run would be summed in
-    const [api] = await round.start('admin-api', 1, { serviceDefaults: true, profileDir: dir, extraEnv: { AX_ADMIN_TOKEN: token } });
-    const baseUrl = round.httpUrl(api);
-    await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: Math.min(REQUESTS, 40), maxS: 5, pathOf: (i) => pathOf(i + 100_000) });
+    const { proc: api, baseUrl } = await startAdminApi(round, token, dir);
+    await warmUp(baseUrl, headers, pathOf);
     await killAbandonedQueries(pool);
-    const at0 = { us: monoUs(), ms: Date.now(), api: cpuS(api.pid), db: cpuS(mariadbPid) };
-    const r = await closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
+    const at0 = { us: profileClockUs(), ms: Date.now(), api: cpuS(api.pid), db: cpuS(mariadbPid) };
+    const r = await measureRead(baseUrl, headers, pathOf);
     const windowS = (Date.now() - at0.ms) / 1000;
     const cpu = {
       windowS: Math.round(windowS * 10) / 10,
       adminApiPct: Math.round(((cpuS(api.pid) - at0.api) / windowS) * 1000) / 10,
       mariadbPct: Math.round(((cpuS(mariadbPid) - at0.db) / windowS) * 1000) / 10,
     };
-    const window = { fromUs: at0.us, toUs: monoUs() };
+    const window = { fromUs: at0.us, toUs: profileClockUs() };
     await round.stop('admin-api'); // the profile is written as it exits
     await killAbandonedQueries(pool);
     log(`api ${name}, profiled: ${r.perS}/s, p99 ${r.p99Ms} ms; admin-api ${cpu.adminApiPct} % of a core, MariaDB ${cpu.mariadbPct} %`);

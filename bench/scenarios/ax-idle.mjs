@@ -24,6 +24,7 @@ import path from 'node:path';
 import { createAxRound, cronAt, insertTasks } from '../lib/ax-stack.mjs';
 import { args, log, runScenario, sleep } from '../lib/harness.mjs';
 import { cpuSnapshot, serverPids } from '../lib/proc-cpu.mjs';
+import { profileClockUs } from '../lib/cpuprofile.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
 
 const a = args();
@@ -80,15 +81,14 @@ await runScenario(async () => {
     }
   }
   const loadBefore = load();
-  const monoUs = () => Number(process.hrtime.bigint() / 1000n);
-  const profileFromUs = monoUs();
+  const profileFromUs = profileClockUs();
   const snaps = [{ atMs: Date.now(), ticks: cpuSnapshot(groups) }];
   const endMs = snaps[0].atMs + MEASURE_S * 1_000;
   while (Date.now() < endMs) {
     await sleep(Math.min(SAMPLE_S * 1_000, endMs - Date.now()));
     snaps.push({ atMs: Date.now(), ticks: cpuSnapshot(groups) });
   }
-  const profileToUs = monoUs();
+  const profileToUs = profileClockUs();
   const loadAfter = load();
   const first = snaps[0];
   const last = snaps.at(-1);

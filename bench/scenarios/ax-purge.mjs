@@ -31,6 +31,7 @@
  *   node bench/scenarios/ax-purge.mjs [--expired 1000000] [--rate 1000] [--seconds 60] [--days 30]
  *        [--warmup-s 10] [--buffer-pool 2G] [--period-ms 1000] [--gap-s 3] [--drain-s 15] [--out f.json]
  */
+import { DEFAULT_SCHEDULER_CONFIG } from '../../services/scheduler/dist/config.js';
 import { createAxRound, dueBacklog, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { dropSecondaryIndexes, insertFinalInstances } from '../lib/history-build.mjs';
@@ -296,7 +297,7 @@ await runScenario(async () => {
   return {
     status: 'ok',
     system: 'ax',
-    params: { expired: O.expired, rate: O.rate, seconds: O.seconds, retentionDays: O.days, retentionPeriodMs: O.periodMs, batchSize: Number(process.env.AX_SCHEDULER_RETENTION_BATCH ?? 100), bufferPool: O.bufferPool },
+    params: { expired: O.expired, rate: O.rate, seconds: O.seconds, retentionDays: O.days, retentionPeriodMs: O.periodMs, batchSize: Number(process.env.AX_SCHEDULER_RETENTION_BATCH ?? DEFAULT_SCHEDULER_CONFIG.retentionBatchSize), bufferPool: O.bufferPool },
     topology: { schedulers: 1, brokers: 1, workers: 2 },
     build,
     phases: [a, b],

@@ -24,6 +24,7 @@ import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
 import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
+import { profileClockUs } from '../lib/cpuprofile.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
 import { digestSlowLog } from '../lib/slow-log-digest.mjs';
 import { exactlyOnce, perSecond, slopePerSecond, summarize } from '../lib/stats.mjs';
@@ -65,8 +66,7 @@ await runScenario(async () => {
   const t0 = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
   log(`${TASKS} tasks every second; window ${new Date(t0).toISOString()} + ${SECONDS} s`);
   // The profiles are summarized over the firing window, on the monotonic clock of .cpuprofile files.
-  const monoUs = () => Number(process.hrtime.bigint() / 1000n);
-  const profileFromUs = monoUs() + (t0 - Date.now()) * 1_000;
+  const profileFromUs = profileClockUs() + (t0 - Date.now()) * 1_000;
   await sleep(t0 - Date.now());
   // Each session copies the slow log switch when it connects, so the services' pooled sessions
   // log from the start; the window's statements are told apart by rotating the file around it.
@@ -98,7 +98,7 @@ await runScenario(async () => {
   }
   const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
   const cpuWindowS = (Date.now() - t0) / 1000;
-  const profileToUs = monoUs();
+  const profileToUs = profileClockUs();
   // Only the rename here: the log of the window (~150 MB at 4,000/s for 30 s) is read once the
   // stack has stopped, so reading it neither delays the scheduler's stop nor competes with it.
   if (slowLogPath !== null) await rotateSlowLog(`${slowLogPath}.window`);
