@@ -191,6 +191,11 @@ export function isNoSuchTableError(err: unknown): boolean {
   return driverError(err)?.errno === 1146;
 }
 
+/** True when a statement names a column that does not exist (errno 1054): a schema before its migration (R22). */
+export function isNoSuchColumnError(err: unknown): boolean {
+  return driverError(err)?.errno === 1054;
+}
+
 /**
  * `work()`, or `withoutTable` when a table it reads is not there: R22, a build runs on a range
  * of schemas, and on those before a table's migration the feature it serves answers as it did

@@ -57,6 +57,7 @@ export {
   isDuplicateKeyError,
   isLockConflict,
   isNoSuchTableError,
+  isNoSuchColumnError,
   isRetryableMysqlError,
   toError,
 } from './errors.js';
@@ -146,7 +147,8 @@ export { LOG_PAGE_MAX_BYTES, appendLogItems, encodeLogChunks, insertLogChunks, i
 export type { AppendOutcome, EncodedLogChunk, LogEnd, LogLayout, LogPage, LogView, LogViewState, NewLogChunk, ReadLogPageOptions } from './queries/logs.js';
 export { assemblePage, contiguousEnd, mergeSpans, storedBytes, streamComplete } from './queries/log-spans.js';
 export type { AssembledPage, LogPiece, LogRun, LogSpan } from './queries/log-spans.js';
-export { listUndeliveredAlerts, markAlertDelivered } from './queries/alerts-delivery.js';
+export { listAlertDeliveries, listUndeliveredAlerts, markAlertDelivered, recordAlertDelivery } from './queries/alerts-delivery.js';
+export { getTeamsAlertRoutes, setTeamAlertRoutes } from './queries/team-alert-routes.js';
 export { PAUSED_BY_FAILURES, pauseTaskAfterFailures } from './queries/task-pause.js';
 export { earliestWaitingSlots } from './queries/block-queue.js';
 export {
@@ -161,7 +163,7 @@ export {
 } from './queries/calendars.js';
 export type { CalendarRecord, CalendarSkip } from './queries/calendars.js';
 export type { PausedTask } from './queries/task-pause.js';
-export type { PendingAlert } from './queries/alerts-delivery.js';
+export type { AlertDeliveryRecord, AlertRouteState, PendingAlert } from './queries/alerts-delivery.js';
 
 // Admin API queries (tokens, audit, edges, instances, reruns, claims, stats, dead letters, flags).
 export {

@@ -74,6 +74,7 @@ describe('the shipped migrations', () => {
   it('create every table of DESIGN §2/§10 with the guard indexes', async () => {
     const snapshot = await schemaSnapshot(db.pool);
     expect(Object.keys(snapshot).filter((k) => k !== '#seed')).toEqual([
+      'alert_delivery',
       'alert_log',
       'api_token',
       'audit_log',

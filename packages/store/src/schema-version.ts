@@ -15,14 +15,16 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  */
 export const SCHEMA_VERSION_MIN = 6;
 /**
- * Newest schema version this build works with (= its highest migration). 9: task search's
+ * Newest schema version this build works with (= its highest migration). 12: team alert routes
+ * and delivery per route (migration 0012); below it no team has routes and alerts go to the
+ * platform webhook alone, as before. 9: task search's
  * substring index (migration 0009); on 6 to 8 nothing writes it and a search reads the task
  * table with LIKE, as before. 8: the dashboard's
  * rolled-up past days (migration 0008); on 6 and 7 every statement on them finds no table and
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 9;
+export const SCHEMA_VERSION_MAX = 12;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

@@ -18,14 +18,31 @@ const KINDS = ['FINAL_FAILURE', 'LOST_WORKER', 'NO_WORKER', 'CLOCK_SKEW', 'BACKL
 const KEYS = ['kind', 'severity', 'delivery', 'task', 'from', 'to'] as const;
 type Filters = Record<(typeof KEYS)[number], string>;
 
+const DELIVERY_LABEL: Record<Alert['delivery'], string> = { pending: 'pending', sent: 'sent', failed: 'failed', not_configured: 'not configured' };
+
+/** One route's line: where it went (scheme://host, never the webhook's token) and how far it got. */
+function routeLine(route: Alert['routes'][number]): string {
+  const attempts = route.attempts === 1 ? '1 attempt' : `${route.attempts} attempts`;
+  const state = route.state === 'gave_up' ? 'gave up' : route.state;
+  return `${route.route} ${route.target} (${route.format}): ${state}, ${attempts}${route.lastError === null ? '' : ` — ${route.lastError}`}`;
+}
+
 function DeliveryCell({ alert }: { alert: Alert }) {
   const attempts = alert.attempts === 1 ? '1 attempt' : `${alert.attempts} attempts`;
   return (
     <>
       <span className={`pill delivery-${alert.delivery}`} data-delivery={alert.delivery}>
-        {alert.delivery}
+        {DELIVERY_LABEL[alert.delivery]}
       </span>
+      {alert.delivery === 'not_configured' && <small className="muted block">no AX_ALERT_WEBHOOK_URL and no team route: only logged</small>}
       {alert.attempts > 0 && <small className="muted block">{attempts}</small>}
+      {alert.routes.length > 1 || alert.routes.some((r) => r.state !== 'sent')
+        ? alert.routes.map((r) => (
+            <small key={`${r.route}${r.target}${r.format}`} className="muted block" data-route-state={r.state}>
+              {routeLine(r)}
+            </small>
+          ))
+        : null}
       {alert.deliveredAt !== null && (
         <small className="muted block">
           <UtcLocal iso={alert.deliveredAt} />
@@ -56,7 +73,7 @@ export function AlertsPage() {
     <>
       <hgroup>
         <h2>Alerts</h2>
-        <p>Raised for the teams of this token, newest first; delivery is the webhook&apos;s (retried with backoff until sent).</p>
+        <p>Raised for the teams of this token, newest first; delivery covers the platform webhook and the team&apos;s own routes (each retried with backoff, given up after 10 attempts).</p>
       </hgroup>
       <form className="filters" onSubmit={apply} data-testid="alert-filters">
         <select name="kind" aria-label="Kind" value={form.kind} onChange={(e) => set({ kind: e.target.value })}>
@@ -77,6 +94,7 @@ export function AlertsPage() {
           <option value="pending">pending</option>
           <option value="sent">sent</option>
           <option value="failed">failed</option>
+          <option value="not_configured">not configured</option>
         </select>
         <input name="task" placeholder="task name" aria-label="Task" value={form.task} onChange={(e) => set({ task: e.target.value })} />
         <label className="inline-field">

@@ -42,7 +42,7 @@ export interface ListAlertsOptions {
 }
 
 /** SQL: the team of alert `a` (its instance's task first: a task id never changes hands). */
-const ALERT_TEAM_SQL = `COALESCE(
+export const ALERT_TEAM_SQL = `COALESCE(
     (SELECT it.team FROM task_instance ai JOIN task it ON it.id = ai.task_id WHERE ai.id = a.instance_id),
     (SELECT nt.team FROM task nt WHERE nt.name = a.task_name))`;
 

@@ -4,25 +4,35 @@
  * the team of their task (through their instance, else their task name): a token sees its
  * teams' alerts; alerts of no task (workers, clocks) only tokens of every team.
  *
- * Delivery: `sent` once the broker's alert loop marked it delivered; `failed` while it is not
- * and the broker has recorded failed attempts (it keeps retrying with backoff, and keeps the
- * count in Redis `<ns>:lock:alert-attempts:<id>` for 24 h after the last failure, dropping it
- * on success); `pending` otherwise.
+ * Delivery (from `alert_delivery`, written by the broker's alert loop per route: the platform's
+ * webhook and the team's `alertRoutes`): `sent` once every route took it; `failed` when a route
+ * failed (retried with backoff, then given up: `routes[].state` says which); `not_configured`
+ * when the alert had no route at all (it was only logged); `pending` otherwise. Alerts delivered
+ * by a build before migration 0012 have no route records and read `sent`.
  */
 import { z } from 'zod';
-import { listAlerts, type AlertRecord } from '@ax/store';
-import type { AppDeps } from '../deps.js';
+import { listAlertDeliveries, listAlerts, type AlertDeliveryRecord, type AlertRecord } from '@ax/store';
 import { validationFailed } from '../errors.js';
 import { decodeCursor, encodeCursor, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { instantSchema, listOf, taskNameSchema } from '../schemas.js';
 import { visibleTeams } from '../team-scope.js';
 
-const DELIVERY = ['pending', 'sent', 'failed'] as const;
+const DELIVERY = ['pending', 'sent', 'failed', 'not_configured'] as const;
 type Delivery = (typeof DELIVERY)[number];
 
-/** Rounds of reading for `delivery=pending|failed` (told apart in Redis, after SQL): a page may be short, its cursor goes on. */
+/** Rounds of reading for `delivery=pending|failed|not_configured` (told apart after SQL): a page may be short, its cursor goes on. */
 const MAX_FILTER_ROUNDS = 10;
+
+const alertRouteDeliverySchema = z.object({
+  route: z.enum(['platform', 'team']).describe("platform: AX_ALERT_WEBHOOK_URL; team: one of the team's alertRoutes"),
+  target: z.string().describe('scheme://host of the webhook (never its path, which may hold a token)'),
+  format: z.string(),
+  state: z.enum(['sent', 'failed', 'gave_up']).describe('failed: retried with backoff; gave_up: failed too often, not retried any more'),
+  attempts: z.int(),
+  lastError: z.string().nullable(),
+  at: z.string().describe('time of the last attempt'),
+});
 
 export const alertSchema = z.object({
   id: z.string().describe('extension'),
@@ -35,29 +45,39 @@ export const alertSchema = z.object({
   reason: z.string().optional(),
   message: z.string(),
   at: z.string(),
-  delivery: z.enum(DELIVERY).describe('sent: the webhook took it (or it was logged, without AX_ALERT_WEBHOOK_URL); failed: attempts failed, retried with backoff; pending: not tried yet'),
-  attempts: z.int().describe('delivery attempts known: failed ones recorded, plus the one that succeeded'),
-  deliveredAt: z.string().nullable().describe('extension'),
+  delivery: z
+    .enum(DELIVERY)
+    .describe('sent: every route took it; failed: a route failed (see routes); not_configured (extension): no AX_ALERT_WEBHOOK_URL and no team route, the alert was only logged; pending: not tried yet'),
+  attempts: z.int().describe('delivery attempts over every route'),
+  routes: z.array(alertRouteDeliverySchema).describe('extension: the delivery of each route tried, the platform webhook first'),
+  deliveredAt: z.string().nullable().describe('extension: when every route was final'),
 });
 
-/** Failed delivery attempts the broker recorded, by alert id. */
-async function failedAttempts(deps: AppDeps, ids: readonly string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  if (ids.length === 0) return out;
-  const values = await deps.redis.mget(...ids.map((id) => deps.keys.lock(`alert-attempts:${id}`)));
-  ids.forEach((id, index) => {
-    const n = Number(values[index] ?? 0);
-    out.set(id, Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
-  });
-  return out;
+type RouteDelivery = z.infer<typeof alertRouteDeliverySchema>;
+
+function routeOf(record: AlertDeliveryRecord): RouteDelivery {
+  return {
+    route: record.route === 'platform' ? 'platform' : 'team',
+    target: record.target,
+    format: record.format,
+    state: record.state === 'sent' || record.state === 'gave_up' ? record.state : 'failed',
+    attempts: record.attempts,
+    lastError: record.lastError,
+    at: record.updatedAt.toISOString(),
+  };
 }
 
-function deliveryOf(alert: AlertRecord, failed: number): { delivery: Delivery; attempts: number } {
-  if (alert.deliveredAt !== null) return { delivery: 'sent', attempts: failed + 1 };
-  return failed > 0 ? { delivery: 'failed', attempts: failed } : { delivery: 'pending', attempts: 0 };
+/** The alert's delivery state from its route records (see the module comment). */
+export function deliveryOf(alert: Pick<AlertRecord, 'deliveredAt'>, records: readonly AlertDeliveryRecord[]): { delivery: Delivery; attempts: number; routes: RouteDelivery[] } {
+  if (records.some((r) => r.state === 'not_configured')) return { delivery: 'not_configured', attempts: 0, routes: [] };
+  const routes = records.map(routeOf);
+  const attempts = records.reduce((sum, r) => sum + r.attempts, 0);
+  if (records.some((r) => r.state === 'failed' || r.state === 'gave_up')) return { delivery: 'failed', attempts, routes };
+  if (alert.deliveredAt !== null) return { delivery: 'sent', attempts: records.length === 0 ? 1 : attempts, routes };
+  return { delivery: 'pending', attempts, routes };
 }
 
-function alertResource(alert: AlertRecord, failed: number): Record<string, unknown> {
+function alertResource(alert: AlertRecord, records: readonly AlertDeliveryRecord[]): Record<string, unknown> {
   return {
     id: alert.id,
     kind: alert.kind,
@@ -69,7 +89,7 @@ function alertResource(alert: AlertRecord, failed: number): Record<string, unkno
     ...(alert.reason === null ? {} : { reason: alert.reason }),
     message: alert.message,
     at: alert.at.toISOString(),
-    ...deliveryOf(alert, failed),
+    ...deliveryOf(alert, records),
     deliveredAt: alert.deliveredAt === null ? null : alert.deliveredAt.toISOString(),
   };
 }
@@ -115,7 +135,8 @@ export const alertRoutes: RouteSpec[] = [
         ...(query.kind === undefined ? {} : { kinds: query.kind.split(',') }),
         ...(query.task === undefined ? {} : { taskName: query.task }),
         ...(query.severity === undefined ? {} : { severity: query.severity }),
-        ...(query.delivery === undefined ? {} : { delivered: query.delivery === 'sent' }),
+        // sent and not_configured are delivered; pending never is; failed may be either (given up, or retried)
+        ...(query.delivery === 'sent' || query.delivery === 'not_configured' ? { delivered: true } : query.delivery === 'pending' ? { delivered: false } : {}),
         ...(query.from === undefined ? {} : { from: new Date(query.from) }),
         ...(query.to === undefined ? {} : { to: new Date(query.to) }),
       };
@@ -124,9 +145,9 @@ export const alertRoutes: RouteSpec[] = [
         const rows = await listAlerts(deps.pool, { ...base, ...(before === undefined ? {} : { beforeId: before }), limit: query.limit - items.length + 1 });
         const more = rows.length > query.limit - items.length;
         const page = more ? rows.slice(0, query.limit - items.length) : rows;
-        const failed = await failedAttempts(deps, page.map((a) => a.id));
+        const records = (await listAlertDeliveries(deps.pool, page.map((a) => a.id))) ?? new Map<string, AlertDeliveryRecord[]>();
         for (const alert of page) {
-          const resource = alertResource(alert, failed.get(alert.id) ?? 0);
+          const resource = alertResource(alert, records.get(alert.id) ?? []);
           if (query.delivery === undefined || resource['delivery'] === query.delivery) items.push(resource);
         }
         const last = page[page.length - 1];

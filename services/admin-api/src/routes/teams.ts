@@ -7,10 +7,15 @@
  * service) and rotates it; the previous version verifies for `AX_EXECUTOR_KEY_GRACE_S` more.
  * Keys are derived from AX_EXECUTOR_SECRET (core's executor-key.ts), never stored. Reading a key
  * is audited like a rotation: it is the credential of that team's service.
+ *
+ * Alert routes (`alertRoutes`): webhooks the team's alerts go to besides the platform's; set by
+ * an admin of every team like the other settings (the broker POSTs to them, so they are the
+ * platform's decision). A webhook URL often holds its token in the path: only an admin reads it
+ * whole; others, and the audit trail, see `scheme://host/***`.
  */
 import { z } from 'zod';
-import { DEFAULT_TEAM, acceptedKeyVersions, deriveExecutorKey, teamNameSchema } from '@ax/core';
-import { deleteTeam, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, type TeamRecord } from '@ax/store';
+import { DEFAULT_TEAM, acceptedKeyVersions, alertRouteTarget, alertRoutesSchema, deriveExecutorKey, teamNameSchema, ALERT_ROUTE_FORMATS, type AlertRoute } from '@ax/core';
+import { deleteTeam, getTeam, getTeamsAlertRoutes, insertTeam, listTeams, rotateTeamKey, setTeamAlertRoutes, updateTeam, type Queryable, type TeamRecord } from '@ax/store';
 import { audit } from '../audit.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
@@ -24,20 +29,33 @@ import { writeTransaction } from '../write-transaction.js';
 
 const maxRunningSchema = z.int().min(1).max(1_000_000).nullable().describe('most DISPATCHED or RUNNING instances of the team at once; null = no limit');
 
+const shownAlertRouteSchema = z.object({
+  url: z.string().describe('the whole URL for an admin; scheme://host/*** for anyone else'),
+  format: z.enum(ALERT_ROUTE_FORMATS),
+  kinds: z.array(z.string()).optional(),
+});
+
 const teamSchema = z.object({
   name: z.string(),
   description: z.string(),
   maxRunning: z.int().nullable(),
+  alertRoutes: z.array(shownAlertRouteSchema).describe("extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL"),
   keyVersion: z.int().describe('the current executor key version'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
-function teamResource(t: TeamRecord): z.infer<typeof teamSchema> {
+/** How a route is shown: whole to an admin, `scheme://host/***` otherwise (and in the audit trail). */
+function shownRoute(route: AlertRoute, reveal: boolean): z.infer<typeof shownAlertRouteSchema> {
+  return { url: reveal ? route.url : `${alertRouteTarget(route.url)}/***`, format: route.format, ...(route.kinds === undefined ? {} : { kinds: [...route.kinds] }) };
+}
+
+function teamResource(t: TeamRecord, routes: readonly AlertRoute[] = [], reveal = false): z.infer<typeof teamSchema> {
   return {
     name: t.name,
     description: t.description,
     maxRunning: t.maxRunning,
+    alertRoutes: routes.map((r) => shownRoute(r, reveal)),
     keyVersion: t.keyVersion,
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
@@ -66,6 +84,19 @@ function masterSecret(deps: AppDeps): string {
   return deps.executorSecret;
 }
 
+/** Only an admin reads a webhook URL whole. */
+function revealsRoutes(principal: Principal | null): boolean {
+  return principal === null || principal.role === 'admin';
+}
+
+async function routesOf(db: Queryable, team: string): Promise<AlertRoute[]> {
+  return (await getTeamsAlertRoutes(db, [team])).get(team) ?? [];
+}
+
+const alertRoutesBodySchema = alertRoutesSchema.describe(
+  'extension: webhooks [{url, format: generic|slack|dingtalk|wecom, kinds?}] the team\'s alerts go to besides AX_ALERT_WEBHOOK_URL (at most 10; [] removes them)',
+);
+
 /** Outside the token's teams a team does not exist (404), like everything else. */
 function assertTeamCovered(principal: Principal | null, name: string): void {
   if (!coversTeam(principal, name)) throw notFound(`team ${JSON.stringify(name)}`);
@@ -84,10 +115,12 @@ export const teamRoutes: RouteSpec[] = [
       const after = decodeCursor(query.cursor);
       if (after === null) throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
       const rows = await listTeams(deps.pool, { names: visibleTeams(principal), ...(after === undefined ? {} : { afterName: after }), limit: query.limit + 1 });
-      return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, teamResource) };
+      const routes = await getTeamsAlertRoutes(deps.pool, rows.map((t) => t.name));
+      const reveal = revealsRoutes(principal);
+      return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, (t) => teamResource(t, routes.get(t.name), reveal)) };
     },
   }),
-  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null }>({
+  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; alertRoutes: AlertRoute[] }>({
     method: 'post',
     path: '/api/v1/teams',
     access: 'admin',
@@ -98,6 +131,7 @@ export const teamRoutes: RouteSpec[] = [
         name: teamNameSchema,
         description: z.string().max(2048).default(''),
         maxRunning: maxRunningSchema.default(null),
+        alertRoutes: alertRoutesBodySchema.default([]),
       }),
     },
     responses: {
@@ -109,20 +143,21 @@ export const teamRoutes: RouteSpec[] = [
       assertAllTeams(principal, 'creating a team');
       const team = await writeTransaction(deps.pool, async (tx) => {
         const created = await insertTeam(tx, body);
-        await audit(tx, principal, { action: 'team.create', target: `team:${created.name}`, team: created.name, after: teamResource(created) });
+        if (body.alertRoutes.length > 0) await setTeamAlertRoutes(tx, created.name, body.alertRoutes);
+        await audit(tx, principal, { action: 'team.create', target: `team:${created.name}`, team: created.name, after: teamResource(created, body.alertRoutes) });
         return created;
       });
-      return { status: 201, body: teamResource(team) };
+      return { status: 201, body: teamResource(team, body.alertRoutes, revealsRoutes(principal)) };
     },
   }),
-  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null }>({
+  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; alertRoutes?: AlertRoute[] }>({
     method: 'patch',
     path: '/api/v1/teams/{name}',
     access: 'admin',
     tag: 'teams',
-    summary: 'Change the description or maxRunning of a team; needs an admin of every team ("*")',
+    summary: 'Change the description, maxRunning or alertRoutes of a team; needs an admin of every team ("*")',
     params: nameParams,
-    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional() }) },
+    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional(), alertRoutes: alertRoutesBodySchema.optional() }) },
     responses: {
       200: { description: 'the team', schema: teamSchema },
       403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
@@ -130,17 +165,26 @@ export const teamRoutes: RouteSpec[] = [
     },
     handler: async ({ params, body, deps, principal }) => {
       assertAllTeams(principal, 'changing a team');
-      const team = await writeTransaction(deps.pool, async (tx) => {
+      const { team, routes } = await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
         if (before === null) throw notFound(`team ${JSON.stringify(params.name)}`);
+        const routesBefore = await routesOf(tx, params.name);
         const after = await updateTeam(tx, params.name, body);
         if (after === null) throw notFound(`team ${JSON.stringify(params.name)}`);
-        await audit(tx, principal, { action: 'team.update', target: `team:${params.name}`, team: params.name, before: teamResource(before), after: teamResource(after) });
-        return after;
+        if (body.alertRoutes !== undefined) await setTeamAlertRoutes(tx, params.name, body.alertRoutes);
+        const routesAfter = body.alertRoutes ?? routesBefore;
+        await audit(tx, principal, {
+          action: 'team.update',
+          target: `team:${params.name}`,
+          team: params.name,
+          before: teamResource(before, routesBefore),
+          after: teamResource(after, routesAfter),
+        });
+        return { team: after, routes: routesAfter };
       });
       // brokers reload their team directory on it: a changed maxRunning applies at once
       await notifyTaskChanged(deps, [`team:${team.name}`]);
-      return { status: 200, body: teamResource(team) };
+      return { status: 200, body: teamResource(team, routes, revealsRoutes(principal)) };
     },
   }),
   defineRoute<{ name: string }>({
@@ -162,7 +206,7 @@ export const teamRoutes: RouteSpec[] = [
       await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
         if (before === null || !(await deleteTeam(tx, params.name))) throw notFound(`team ${JSON.stringify(params.name)}`);
-        await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before) });
+        await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before, await routesOf(tx, params.name)) });
       });
       return { status: 204 };
     },
