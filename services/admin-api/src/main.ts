@@ -15,6 +15,7 @@ import { createApiMetrics } from './metrics.js';
 import { createStatsCache } from './stats-cache.js';
 import { startStatsRollupLoop } from './stats-rollup-loop.js';
 import { startTaskTextSweep } from './task-text-sweep.js';
+import { ADMIN_LOCK_WAIT_TIMEOUT_SECONDS } from './write-transaction.js';
 
 const config = loadConfigOrExit({
   ...axServiceFields('admin-api'),
@@ -50,7 +51,9 @@ const shutdown = createShutdown({
 const metrics = createMetrics({ service: 'admin-api' });
 
 async function main(): Promise<void> {
-  const pool = createPool(config.mysqlUrl);
+  // A request waits at most 5 s for a row lock (not the server's 50): write-transaction.ts then
+  // runs the transaction again, and the caller hears 503 with Retry-After, not a stalled request.
+  const pool = createPool(config.mysqlUrl, { sessionVariables: { innodb_lock_wait_timeout: ADMIN_LOCK_WAIT_TIMEOUT_SECONDS } });
   shutdown.register('mysql', () => pool.end());
   const schemaVersion = await assertSchemaSupported(pool);
   logger.info({ schemaVersion, database: pool.redactedUrl }, 'schema supported');
