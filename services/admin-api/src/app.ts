@@ -28,6 +28,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { teamRoutes } from './routes/teams.js';
 import type { AppDeps, AppDepsInput } from './deps.js';
 import { createStatsCache } from './stats-cache.js';
+import { LogStreamRegistry } from './log-stream-registry.js';
 
 /** Every API route (without the system routes). */
 export const API_ROUTES: readonly RouteSpec[] = [
@@ -213,7 +214,11 @@ export interface AdminApp {
 
 /** Builds the express app. */
 export function createApp(input: AppDepsInput): AdminApp {
-  const deps: AppDeps = { ...input, statsCache: input.statsCache ?? createStatsCache({ maxAgeMs: 0, now: input.now }) };
+  const deps: AppDeps = {
+    ...input,
+    statsCache: input.statsCache ?? createStatsCache({ maxAgeMs: 0, now: input.now }),
+    logStreams: new LogStreamRegistry(input.logStreamsPerToken),
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -11,6 +11,7 @@ import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
 import { trustedProxiesField } from './client-address.js';
 import { consoleBuilt, locateConsoleDist } from './console.js';
+import { DEFAULT_LOG_STREAMS_PER_TOKEN } from './log-stream-registry.js';
 import { createApiMetrics } from './metrics.js';
 import { createStatsCache } from './stats-cache.js';
 import { startStatsRollupLoop } from './stats-rollup-loop.js';
@@ -34,6 +35,8 @@ const config = loadConfigOrExit({
   statsMaxAgeMs: intField({ env: 'AX_STATS_MAX_AGE_MS', unit: 'ms', min: 0, max: 3_600_000, default: 5_000 }),
   /** `AX_STATS_ROLLUP_INTERVAL_MS` — how often past days' hourly figures are rolled up (stats-rollup-loop.ts); 0 = never (past days are computed live). Default 60000. */
   statsRollupIntervalMs: intField({ env: 'AX_STATS_ROLLUP_INTERVAL_MS', unit: 'ms', min: 0, max: 86_400_000, default: 60_000 }),
+  /** `AX_LOG_STREAMS_PER_TOKEN` — log streams (SSE) one token may hold open at once in this process; one more is answered 429 (log-stream-registry.ts). Default 10. */
+  logStreamsPerToken: intField({ env: 'AX_LOG_STREAMS_PER_TOKEN', unit: 'count', min: 1, max: 10_000, default: DEFAULT_LOG_STREAMS_PER_TOKEN }),
 });
 if (config.consoleDir !== undefined && !consoleBuilt(config.consoleDir)) {
   // Set on purpose, so a wrong folder is a configuration error, not a console answering 503.
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     authFailureLimit: { max: 20, windowMs: 60_000 },
     trustedProxies: config.trustedProxies,
     consoleDir,
+    logStreamsPerToken: config.logStreamsPerToken,
     now: Date.now,
     statsCache: createStatsCache({
       maxAgeMs: config.statsMaxAgeMs,
