@@ -357,6 +357,28 @@ describe('createPool and withTransaction on the shared server', () => {
   });
 
 
+  it('retryLockWaitTimeouts: a lock wait timeout (1205) runs again, within deadlockRetries, and commits once the lock is free', async () => {
+    const waiting = createPool(db.url, { connectionLimit: 1, sessionVariables: { innodb_lock_wait_timeout: 1 } });
+    const holder = await db.pool.getConnection();
+    let attempts = 0;
+    try {
+      await holder.beginTransaction();
+      await holder.query("INSERT INTO k (v) VALUES ('held-1205')");
+      const work = withTransaction(waiting, async (conn) => {
+        attempts++;
+        // the holder lets go after the first timeout: the second attempt gets the lock
+        if (attempts === 2) await holder.rollback();
+        const [rows] = await conn.query<RowDataPacket[]>("SELECT id FROM k WHERE v = 'held-1205' FOR UPDATE");
+        return rows.length;
+      }, { deadlockRetries: 2, retryLockWaitTimeouts: true });
+      await expect(work).resolves.toBe(0);
+      expect(attempts).toBe(2);
+    } finally {
+      holder.release();
+      await waiting.end();
+    }
+  });
+
   it('applies the isolation level to that transaction only', async () => {
     const pool = createPool(db.url, { connectionLimit: 1 });
     // Reads a count, lets another connection commit a row, reads again: READ COMMITTED sees

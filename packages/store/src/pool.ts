@@ -24,7 +24,7 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { PoolConnection as CorePoolConnection, QueryError } from 'mysql2';
-import { isDeadlock, SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
+import { isDeadlock, isLockConflict, SessionInitError, StoreError, TransactionTimeoutError } from './errors.js';
 import { parseMysqlUrl, redactMysqlUrl } from './url.js';
 
 /** Connection collation; the schema's tables use the same. */
@@ -178,11 +178,18 @@ export interface TransactionOptions {
    * the two sides do not meet again in step) and calls `fn` again on a fresh transaction; the last
    * attempt's error is rethrown. `fn` must be safe to run again: everything it does outside the
    * transaction (results gathered in outer variables) starts over at its top. A lock wait timeout
-   * (1205) is not retried: it already waited `innodb_lock_wait_timeout` (50 s by default) and
-   * would wait as long again. A `timeoutMs` covers all attempts. Default `0`: callers with retry
+   * (1205) is not retried unless `retryLockWaitTimeouts` says so: it already waited
+   * `innodb_lock_wait_timeout` (50 s by default) and would wait as long again. A `timeoutMs` covers all attempts. Default `0`: callers with retry
    * loops of their own (broker, scheduler) keep them.
    */
   deadlockRetries?: number;
+  /**
+   * Also run the transaction again (within the same `deadlockRetries`) after a lock wait timeout
+   * (1205). For callers that answer a person and would otherwise fail a request that is fine
+   * (admin-api's write routes, whose sessions wait a few seconds, not 50); a loop that retries
+   * on its own keeps the default. Default `false`.
+   */
+  retryLockWaitTimeouts?: boolean;
 }
 
 /** Longest pause before a retry after a deadlock, per attempt so far. */
@@ -247,7 +254,7 @@ function dropConnection(deadline: Deadline): void {
   deadline.conn.destroy();
 }
 
-/** {@link runTransaction}, run again after a deadlock while retries and time are left. */
+/** {@link runTransaction}, run again after a deadlock (or lock wait timeout, when asked) while retries and time are left. */
 async function runAttempts<T>(
   pool: Pool,
   fn: (conn: PoolConnection) => Promise<T>,
@@ -255,11 +262,12 @@ async function runAttempts<T>(
   deadline: Deadline,
 ): Promise<T> {
   const retries = opts.deadlockRetries ?? 0;
+  const retryable = opts.retryLockWaitTimeouts === true ? isLockConflict : isDeadlock;
   for (let attempt = 0; ; attempt++) {
     try {
       return await runTransaction(pool, fn, opts, deadline);
     } catch (err) {
-      if (attempt >= retries || deadline.expired || !isDeadlock(err)) throw err;
+      if (attempt >= retries || deadline.expired || !retryable(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * DEADLOCK_PAUSE_MS * (attempt + 1)));
       if (deadline.expired) throw err;
     }

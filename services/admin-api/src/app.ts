@@ -28,6 +28,7 @@ import { taskRoutes } from './routes/tasks.js';
 import { teamRoutes } from './routes/teams.js';
 import type { AppDeps, AppDepsInput } from './deps.js';
 import { createStatsCache } from './stats-cache.js';
+import { LogStreamRegistry } from './log-stream-registry.js';
 
 /** Every API route (without the system routes). */
 export const API_ROUTES: readonly RouteSpec[] = [
@@ -92,6 +93,14 @@ function decodeJsonBody(raw: Buffer, optional: boolean): unknown {
   return value;
 }
 
+/**
+ * Appends one by one: `push(...many)` passes every element as an argument, and an input with
+ * 100,000 issues overflowed the stack (#45; the importer caps its issues now, this stays safe).
+ */
+function append(issues: Issue[], more: readonly Issue[]): void {
+  for (const issue of more) issues.push(issue);
+}
+
 /** Mounts one route. */
 function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailureLimiter): void {
   const rawParser = express.raw({ type: () => true, limit: deps.bodyLimitBytes });
@@ -140,20 +149,20 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     if (route.params !== undefined) {
       const parsed = route.params.safeParse(req.params);
       if (parsed.success) params = parsed.data;
-      else issues.push(...zodIssues(parsed.error));
+      else append(issues, zodIssues(parsed.error));
     }
     if (route.query !== undefined) {
       const parsed = route.query.safeParse(req.query);
       if (parsed.success) query = parsed.data;
-      else issues.push(...zodIssues(parsed.error));
+      else append(issues, zodIssues(parsed.error));
     }
     if (route.body !== undefined) {
       const input = route.body.kind === 'yaml' ? raw.toString('utf8') : decodeJsonBody(raw, route.body.optional === true);
       if (route.body.kind === 'yaml' && raw.length === 0) issues.push({ path: '', message: 'a YAML body is required' });
       else {
-        const parsed = parseBody(route.body, input);
+        const parsed = await parseBody(route.body, input);
         if (parsed.ok) body = parsed.value;
-        else issues.push(...parsed.issues);
+        else append(issues, parsed.issues);
       }
     }
     if (issues.length > 0) throw validationFailed(issues);
@@ -205,7 +214,11 @@ export interface AdminApp {
 
 /** Builds the express app. */
 export function createApp(input: AppDepsInput): AdminApp {
-  const deps: AppDeps = { ...input, statsCache: input.statsCache ?? createStatsCache({ maxAgeMs: 0, now: input.now }) };
+  const deps: AppDeps = {
+    ...input,
+    statsCache: input.statsCache ?? createStatsCache({ maxAgeMs: 0, now: input.now }),
+    logStreams: new LogStreamRegistry(input.logStreamsPerToken),
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -4,6 +4,7 @@ import type { Logger, Metrics, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool } from '@ax/store';
 import type { TrustedProxies } from './client-address.js';
 import type { LogStreamTimings } from './log-stream.js';
+import type { LogStreamRegistry } from './log-stream-registry.js';
 import type { ApiMetrics } from './metrics.js';
 import type { StatsCache } from './stats-cache.js';
 
@@ -42,16 +43,20 @@ export interface AppDeps {
    * paths answer 503); omitted = no console at all (unknown paths are JSON 404s). main.ts sets it.
    */
   readonly consoleDir?: string | null;
-  /** Poll, heartbeat and give-up timings of log streams (SSE); default `DEFAULT_LOG_STREAM_TIMINGS` (400 ms, 15 s, 60 s). */
+  /** Poll, heartbeat, give-up and token-check timings of log streams (SSE); default `DEFAULT_LOG_STREAM_TIMINGS` (400 ms, 15 s, 60 s, 5 s). */
   readonly logStream?: LogStreamTimings;
   /** Milliseconds now (default `Date.now`). */
   readonly now: () => number;
   /** The dashboard figures' cache (`AX_STATS_MAX_AGE_MS`, stats-cache.ts). */
   readonly statsCache: StatsCache;
+  /** The open log streams by token (log-stream-registry.ts), limited by `AX_LOG_STREAMS_PER_TOKEN`. */
+  readonly logStreams: LogStreamRegistry;
 }
 
 /** What `createApp` is given: {@link AppDeps}, some of them defaulted. */
-export type AppDepsInput = Omit<AppDeps, 'statsCache'> & {
+export type AppDepsInput = Omit<AppDeps, 'statsCache' | 'logStreams'> & {
   /** The dashboard figures' cache; default one of max age 0: every request computes them. */
   readonly statsCache?: StatsCache;
+  /** `AX_LOG_STREAMS_PER_TOKEN`: log streams one token may hold open at once (default 10). */
+  readonly logStreamsPerToken?: number;
 };

@@ -6,7 +6,7 @@
  */
 import type { ErrorRequestHandler, Response } from 'express';
 import { CycleError, ValidationError, toError, type Issue } from '@ax/core';
-import { TaskExistsError, TaskVersionConflictError, TeamExistsError, TeamInUseError, TeamMissingError, TokenNameTakenError } from '@ax/store';
+import { isLockConflict, TaskExistsError, TaskVersionConflictError, TeamExistsError, TeamInUseError, TeamMissingError, TokenNameTakenError } from '@ax/store';
 import type { Logger } from '@ax/kit';
 
 /** An error with an HTTP status and a contract error code. */
@@ -39,6 +39,24 @@ export function notFound(what: string): ApiError {
 /** 409 `INVALID_STATE`. */
 export function invalidState(message: string, details: Record<string, unknown> = {}): ApiError {
   return new ApiError(409, 'INVALID_STATE', message, details);
+}
+
+/** Seconds a caller is asked to wait after a lock conflict that outlasted the retries. */
+export const LOCK_CONFLICT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * 503 `UNAVAILABLE` with `Retry-After`: the request's transaction lost its lock race
+ * (deadlock or lock wait timeout) `attempts` times and was rolled back each time; nothing was
+ * written and the same request may simply be sent again. Not a 500: the request is fine.
+ */
+export function lockConflictUnavailable(attempts: number): ApiError {
+  return new ApiError(
+    503,
+    'UNAVAILABLE',
+    `the database kept choosing this request as the loser of a lock conflict (${attempts} attempts); nothing was written, send it again`,
+    { reason: 'LOCK_CONFLICT', attempts },
+    { 'retry-after': String(LOCK_CONFLICT_RETRY_AFTER_SECONDS) },
+  );
 }
 
 /** The JSON error body. */
@@ -83,6 +101,8 @@ export function toApiError(thrown: unknown): { error: ApiError; internal: boolea
       internal: false,
     };
   }
+  // A write outside writeTransaction, or a read under a lock: still a "retry it", never a 500.
+  if (isLockConflict(thrown)) return { error: lockConflictUnavailable(1), internal: false };
   // Errors of express's body readers (raw-body / http-errors): 400, 413, 415.
   const http = thrown as HttpLikeError;
   const status = typeof http?.status === 'number' ? http.status : typeof http?.statusCode === 'number' ? http.statusCode : undefined;

@@ -19,6 +19,13 @@
  * (a lost worker never sent the rest) for `incompleteGraceMs`, with `end` carrying
  * `"complete":false`. A client that goes away stops the loop at once.
  *
+ * A stream lives no longer than its token (#45): it is registered under the token
+ * (log-stream-registry.ts, at most `AX_LOG_STREAMS_PER_TOKEN` at once, else 429 before any
+ * byte is sent), ended at once when the token is revoked through this process, and its token's
+ * row is read every `tokenCheckMs` (default 5 s) for a revocation elsewhere. Such an end is
+ * `event: closed` with `data: {"reason":"TOKEN_REVOKED","message"}`; an EventSource that
+ * reconnects then gets 401 and stops.
+ *
  * Text is UTF-8 decoded per stream across events (a character cut between two chunks is sent
  * whole, in the later event); bytes that are not UTF-8 become U+FFFD. The paged GET gives the
  * bytes as they are.
@@ -26,7 +33,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Request, Response } from 'express';
 import { toError, type LogStream } from '@ax/core';
-import { getExecution, readLogEnd, readLogPage, type ExecutionRecord, type LogView } from '@ax/store';
+import { getApiToken, getExecution, readLogEnd, readLogPage, type ExecutionRecord, type LogView } from '@ax/store';
 import type { AppDeps } from './deps.js';
 import { isExecutionFinal, readLogStatus, type LogStatus } from './log-view.js';
 
@@ -38,10 +45,12 @@ export interface LogStreamTimings {
   readonly pingMs: number;
   /** How long a final execution's incomplete output is waited for before `end`, ms. Default 60000. */
   readonly incompleteGraceMs: number;
+  /** How often an open stream reads its token's row, to end when it was revoked elsewhere, ms. Default 5000. */
+  readonly tokenCheckMs?: number;
 }
 
 /** Defaults of {@link LogStreamTimings}. */
-export const DEFAULT_LOG_STREAM_TIMINGS: LogStreamTimings = { pollMs: 400, pingMs: 15_000, incompleteGraceMs: 60_000 };
+export const DEFAULT_LOG_STREAM_TIMINGS: LogStreamTimings = { pollMs: 400, pingMs: 15_000, incompleteGraceMs: 60_000, tokenCheckMs: 5_000 };
 
 /** Bytes read per poll at most. */
 const READ_BYTES = 1_048_576;
@@ -59,10 +68,22 @@ export function resumeOffset(req: Request, queryOffset: number): number {
   return queryOffset;
 }
 
-/** Streams `view` of `execution` from `from` until complete or the client leaves. */
-export function streamLog(deps: AppDeps, req: Request, res: Response, execution: ExecutionRecord, view: LogView, from: number): void {
+/**
+ * Streams `view` of `execution` from `from` until complete, the client leaves or token `tokenId`
+ * is revoked.
+ * @throws ApiError 429 when the token holds its most streams already (nothing is sent then).
+ */
+export function streamLog(deps: AppDeps, req: Request, res: Response, execution: ExecutionRecord, view: LogView, from: number, tokenId: string): void {
   const timings = deps.logStream ?? DEFAULT_LOG_STREAM_TIMINGS;
   const logger = deps.logger.child({ component: 'log-stream', executionId: execution.executionId, view });
+  const unregister = deps.logStreams.open(tokenId, {
+    end: (reason) => {
+      if (closed) return;
+      res.write(sseEvent('closed', { reason, message: 'the token of this stream was revoked' }));
+      close();
+      res.end();
+    },
+  });
   res.status(200);
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-store');
@@ -78,12 +99,23 @@ export function streamLog(deps: AppDeps, req: Request, res: Response, execution:
   const ping = setInterval(() => {
     if (!closed) res.write(': ping\n\n');
   }, timings.pingMs);
+  const tokenCheck = setInterval(() => {
+    getApiToken(deps.pool, tokenId).then(
+      (token) => {
+        if (token === null || token.revokedAt !== null) deps.logStreams.endToken(tokenId, 'TOKEN_REVOKED');
+      },
+      // a store hiccup: the next check tries again (habit 6)
+      (thrown: unknown) => logger.warn({ err: toError(thrown) }, 'log stream token check failed; retrying'),
+    );
+  }, timings.tokenCheckMs ?? DEFAULT_LOG_STREAM_TIMINGS.tokenCheckMs);
   deps.apiMetrics.logStreams.inc();
   const close = (): void => {
     if (closed) return;
     closed = true;
+    unregister();
     deps.apiMetrics.logStreams.dec();
     clearInterval(ping);
+    clearInterval(tokenCheck);
     if (timer !== undefined) clearTimeout(timer);
   };
   res.on('close', close);

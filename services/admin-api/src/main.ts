@@ -11,10 +11,12 @@ import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
 import { trustedProxiesField } from './client-address.js';
 import { consoleBuilt, locateConsoleDist } from './console.js';
+import { DEFAULT_LOG_STREAMS_PER_TOKEN } from './log-stream-registry.js';
 import { createApiMetrics } from './metrics.js';
 import { createStatsCache } from './stats-cache.js';
 import { startStatsRollupLoop } from './stats-rollup-loop.js';
 import { startTaskTextSweep } from './task-text-sweep.js';
+import { ADMIN_LOCK_WAIT_TIMEOUT_SECONDS } from './write-transaction.js';
 
 const config = loadConfigOrExit({
   ...axServiceFields('admin-api'),
@@ -33,6 +35,8 @@ const config = loadConfigOrExit({
   statsMaxAgeMs: intField({ env: 'AX_STATS_MAX_AGE_MS', unit: 'ms', min: 0, max: 3_600_000, default: 5_000 }),
   /** `AX_STATS_ROLLUP_INTERVAL_MS` — how often past days' hourly figures are rolled up (stats-rollup-loop.ts); 0 = never (past days are computed live). Default 60000. */
   statsRollupIntervalMs: intField({ env: 'AX_STATS_ROLLUP_INTERVAL_MS', unit: 'ms', min: 0, max: 86_400_000, default: 60_000 }),
+  /** `AX_LOG_STREAMS_PER_TOKEN` — log streams (SSE) one token may hold open at once in this process; one more is answered 429 (log-stream-registry.ts). Default 10. */
+  logStreamsPerToken: intField({ env: 'AX_LOG_STREAMS_PER_TOKEN', unit: 'count', min: 1, max: 10_000, default: DEFAULT_LOG_STREAMS_PER_TOKEN }),
 });
 if (config.consoleDir !== undefined && !consoleBuilt(config.consoleDir)) {
   // Set on purpose, so a wrong folder is a configuration error, not a console answering 503.
@@ -50,7 +54,9 @@ const shutdown = createShutdown({
 const metrics = createMetrics({ service: 'admin-api' });
 
 async function main(): Promise<void> {
-  const pool = createPool(config.mysqlUrl);
+  // A request waits at most 5 s for a row lock (not the server's 50): write-transaction.ts then
+  // runs the transaction again, and the caller hears 503 with Retry-After, not a stalled request.
+  const pool = createPool(config.mysqlUrl, { sessionVariables: { innodb_lock_wait_timeout: ADMIN_LOCK_WAIT_TIMEOUT_SECONDS } });
   shutdown.register('mysql', () => pool.end());
   const schemaVersion = await assertSchemaSupported(pool);
   logger.info({ schemaVersion, database: pool.redactedUrl }, 'schema supported');
@@ -90,6 +96,7 @@ async function main(): Promise<void> {
     authFailureLimit: { max: 20, windowMs: 60_000 },
     trustedProxies: config.trustedProxies,
     consoleDir,
+    logStreamsPerToken: config.logStreamsPerToken,
     now: Date.now,
     statsCache: createStatsCache({
       maxAgeMs: config.statsMaxAgeMs,

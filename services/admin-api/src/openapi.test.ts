@@ -131,4 +131,20 @@ describe('OpenAPI document', () => {
       expect(byType.get('sql')?.required).toEqual(expect.arrayContaining(['type', 'datasource']));
     }
   });
+
+  it('#45 documents the answers of the noisy-neighbour limits: 503 on every write, 413 on imports, 429 on log streams', () => {
+    type Operation = { 'x-ax-access'?: string; responses: Record<string, { description: string; headers?: Record<string, unknown> } | undefined> };
+    const paths = document['paths'] as Record<string, Record<string, Operation>>;
+    for (const [path, item] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (method === 'get' || op['x-ax-access'] === 'public' || op['x-ax-access'] === 'hmac') continue;
+        expect(op.responses['503']?.headers?.['Retry-After'], `${method} ${path}`).toBeDefined();
+      }
+    }
+    expect(paths['/api/v1/tasks']?.['post']?.responses['503']?.description).toMatch(/LOCK_CONFLICT/);
+    expect(paths['/api/v1/tasks/import']?.['post']?.responses['413']?.description).toMatch(/2000 documents/);
+    const stream = paths['/api/v1/executions/{executionId}/log/stream']?.['get']?.responses['429'];
+    expect(stream?.description).toMatch(/AX_LOG_STREAMS_PER_TOKEN/);
+    expect(stream?.headers?.['Retry-After']).toBeDefined();
+  });
 });

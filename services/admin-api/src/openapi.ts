@@ -25,14 +25,25 @@ const STANDARD_ERRORS: Record<number, string> = {
   403: 'the token\'s role is too low',
   404: '`NOT_FOUND`',
   409: 'conflict',
-  413: 'body over 1 MiB',
+  413: '`PAYLOAD_TOO_LARGE`: body over AX_REQUEST_BODY_LIMIT_BYTES (default 1 MiB)',
   415: 'unsupported content type',
-  429: 'too many failed authentications from this address',
+  429: '`RATE_LIMITED`: too many failed authentications from this address',
   503: 'a dependency is unavailable',
 };
 
-function errorResponse(description: string): Json {
-  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+/** The answer every write route may give (write-transaction.ts). */
+const WRITE_CONFLICT =
+  '`UNAVAILABLE` (`details.reason` `LOCK_CONFLICT`): the transaction lost its lock race (deadlock, lock wait) on every attempt; nothing was written, send it again after `Retry-After`';
+
+/** Standard errors that carry `Retry-After`. */
+const RETRY_AFTER: Readonly<Record<string, string>> = { 'Retry-After': 'seconds to wait before sending it again' };
+
+function errorResponse(description: string, headers?: Readonly<Record<string, string>>): Json {
+  return {
+    description,
+    ...(headers === undefined ? {} : { headers: Object.fromEntries(Object.entries(headers).map(([name, text]) => [name, { description: text, schema: { type: 'string' } }])) }),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
 }
 
 function operation(route: RouteSpec): Json {
@@ -52,7 +63,7 @@ function operation(route: RouteSpec): Json {
   for (const [status, spec] of Object.entries(route.responses)) {
     const code = Number(status);
     if (code >= 400) {
-      responses[status] = errorResponse(spec.description);
+      responses[status] = errorResponse(spec.description, spec.headers);
       continue;
     }
     const headers = spec.headers === undefined ? {} : { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) };
@@ -60,14 +71,19 @@ function operation(route: RouteSpec): Json {
       ? { description: spec.description, ...headers }
       : { description: spec.description, ...headers, content: { [spec.contentType ?? 'application/json']: { schema: jsonSchema(spec.schema, 'output') } } };
   }
-  const add = (code: number): void => {
-    if (responses[String(code)] === undefined) responses[String(code)] = errorResponse(STANDARD_ERRORS[code] ?? 'error');
+  const add = (code: number, description = STANDARD_ERRORS[code] ?? 'error', headers?: Readonly<Record<string, string>>): void => {
+    if (responses[String(code)] === undefined) responses[String(code)] = errorResponse(description, headers);
   };
   if (route.params !== undefined || route.query !== undefined || route.body !== undefined || route.headers !== undefined) add(400);
   if (route.access !== 'public') add(401);
   if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
     add(403);
-    add(429);
+    add(429, STANDARD_ERRORS[429], RETRY_AFTER);
+    if (route.method !== 'get') {
+      const own = route.responses[503];
+      // a route's own 503 (a secret not configured) stays; the write conflict is the other cause
+      responses['503'] = errorResponse(own === undefined ? WRITE_CONFLICT : `${own.description}; or ${WRITE_CONFLICT}`, { ...own?.headers, ...RETRY_AFTER });
+    }
   }
   if (route.body !== undefined) {
     add(413);

@@ -29,7 +29,7 @@ export interface BodySpec<T> {
   /** The body may be absent (an empty object is validated then). Default false. */
   readonly optional?: boolean;
   /** Custom parser built on the same schema (e.g. core's `parseTaskDefinition`); default `schema.safeParse`. */
-  readonly parse?: (raw: unknown) => Parsed<T>;
+  readonly parse?: (raw: unknown) => Parsed<T> | Promise<Parsed<T>>;
   readonly description?: string;
 }
 
@@ -109,7 +109,7 @@ export function zodIssues(error: z.ZodError, prefix: readonly PropertyKey[] = []
 }
 
 /** Validates with a route's body spec. */
-export function parseBody<B>(spec: BodySpec<B>, raw: unknown): Parsed<B> {
+export function parseBody<B>(spec: BodySpec<B>, raw: unknown): Parsed<B> | Promise<Parsed<B>> {
   if (spec.parse !== undefined) return spec.parse(raw);
   const parsed = spec.schema.safeParse(raw);
   return parsed.success ? { ok: true, value: parsed.data as B } : { ok: false, issues: zodIssues(parsed.error) };

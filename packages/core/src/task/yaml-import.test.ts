@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TASK_YAML_BYTES, parseTaskYaml } from './yaml-import.js';
+import { MAX_TASK_YAML_BYTES, MAX_TASK_YAML_DOCUMENTS, MAX_TASK_YAML_ISSUES, TASK_YAML_MAX_DEPTH, TASK_YAML_MAX_INDENT, parseTaskYaml, taskYamlSteps } from './yaml-import.js';
 
 const job = (name: string, extra = ''): string => `name: ${name}
 schedule: {type: cron, expr: "0 2 * * *", timezone: Asia/Shanghai}
@@ -99,6 +99,53 @@ describe('parseTaskYaml', () => {
     expect(!result.ok && result.issues).toEqual([
       { path: '', source: 'big.yaml', message: `big.yaml: input is ${MAX_TASK_YAML_BYTES + 3} bytes, over the 1048576-byte (1 MiB) limit` },
     ]);
+  });
+
+  it(`refuses more than ${MAX_TASK_YAML_DOCUMENTS} documents as too large, before reading them (#45)`, () => {
+    // ~1 MiB of tiny documents: parsed whole it held a server for 17 s and overflowed the stack
+    const text = 'a: 1\n---\n'.repeat(116_000);
+    const steps = taskYamlSteps(text);
+    let pauses = 0;
+    let step = steps.next();
+    for (; step.done !== true; step = steps.next()) pauses++;
+    expect(step.value).toEqual({
+      ok: false,
+      issues: [{ path: '', message: `input holds more than ${MAX_TASK_YAML_DOCUMENTS} documents, the limit of one import; split it` }],
+      tooLarge: { limit: 'documents', max: MAX_TASK_YAML_DOCUMENTS },
+    });
+    // the markers are counted before the YAML reader starts: not one document was read
+    expect(pauses).toBe(0);
+    expect(parseTaskYaml('a: 1\n---\n'.repeat(MAX_TASK_YAML_DOCUMENTS - 1)).ok).toBe(false); // a: 1 is no task, but not too many
+    expect(parseTaskYaml('---\n'.repeat(MAX_TASK_YAML_DOCUMENTS))).toEqual({ ok: true, value: [] });
+  });
+
+  it(`reports at most ${MAX_TASK_YAML_ISSUES} issues, then says more were left out`, () => {
+    const result = parseTaskYaml('- not a mapping\n---\n'.repeat(500), 'many.yaml');
+    expect(result.ok).toBe(false);
+    const issues = result.ok ? [] : result.issues;
+    expect(issues).toHaveLength(MAX_TASK_YAML_ISSUES + 1);
+    expect(issues[0]?.message).toBe('many.yaml document 1: a task definition must be a mapping, got a sequence');
+    expect(issues.at(-1)?.message).toBe(`many.yaml: more issues not shown: only the first ${MAX_TASK_YAML_ISSUES} are reported`);
+  });
+
+  it(`refuses collections nested deeper than ${TASK_YAML_MAX_DEPTH} levels without building them; other documents keep their numbers`, () => {
+    // flow brackets are counted before the YAML reader sees them (it spends seconds on 100,000)
+    const flow = `${job('a')}---\n${'['.repeat(100_000)}${']'.repeat(100_000)}\n`;
+    const started = performance.now();
+    expect(parseTaskYaml(flow)).toEqual({ ok: false, issues: [{ path: '', line: 7, message: `collections nested deeper than ${TASK_YAML_MAX_DEPTH} levels, the limit (line 7)` }] });
+    expect(performance.now() - started).toBeLessThan(2_000); // loosely: it was seconds
+    const nested = (levels: number): string => `params: ${'{a: '.repeat(levels - 1)}1${'}'.repeat(levels - 1)}\n`;
+    expect(parseTaskYaml(`${job('a')}${nested(TASK_YAML_MAX_DEPTH)}`).ok).toBe(true); // exactly the limit passes
+    // block nesting: checked on the syntax tree, the document is never built; others keep their numbers
+    const block = Array.from({ length: TASK_YAML_MAX_DEPTH + 1 }, (_, i) => `${' '.repeat(i)}k:\n`).join('');
+    const result = parseTaskYaml(`${job('a')}---\n${block}---\n${job('b')}---\nname: [\n`);
+    const messages = result.ok ? [] : result.issues.map((i) => i.message);
+    expect(messages[0]).toBe(`document 2: collections nested deeper than ${TASK_YAML_MAX_DEPTH} levels, the limit`);
+    expect(messages.slice(1).length).toBeGreaterThan(0);
+    expect(messages.slice(1).every((m) => m.startsWith('document 4: '))).toBe(true);
+    // and indentation is capped, so a deep staircase is not read at all
+    const stairs = Array.from({ length: 300 }, (_, i) => `${' '.repeat(i)}k:\n`).join('');
+    expect(!parseTaskYaml(stairs).ok && parseTaskYaml(stairs)).toMatchObject({ issues: [{ message: `line 258 is indented deeper than ${TASK_YAML_MAX_INDENT} columns, the limit` }] });
   });
 
   it('turns __proto__ keys into an issue and pollutes nothing', () => {

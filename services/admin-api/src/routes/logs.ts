@@ -17,6 +17,7 @@ import { LOG_PAGE_MAX_BYTES, readLogPage, type ExecutionRecord, type LogView } f
 import type { Response } from 'express';
 import type { AppDeps } from '../deps.js';
 import { resumeOffset, streamLog } from '../log-stream.js';
+import { DEFAULT_LOG_STREAMS_PER_TOKEN } from '../log-stream-registry.js';
 import { LOG_HEADERS, readLogStatus } from '../log-view.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams } from '../schemas.js';
@@ -133,17 +134,23 @@ export const logRoutes: RouteSpec[] = [
     description:
       '`event: chunk` with `id: <offset after the chunk>` and `data: {"stream","offset","text"}` (offset of the first byte, counted in the requested stream; `stream` is the source stream, also for `all`) as output is stored; ' +
       '`event: end` with `data: {"size","truncated"}` once complete (extension: `"complete":false` when the execution ended but its output stayed incomplete for 60 s); a `: ping` comment every 15 s. ' +
-      'A reconnecting EventSource resumes after the last event it received (`Last-Event-ID` wins over `offset`).',
+      'A reconnecting EventSource resumes after the last event it received (`Last-Event-ID` wins over `offset`). ' +
+      'Extension: the stream ends with `event: closed` and `data: {"reason":"TOKEN_REVOKED","message"}` when its token is revoked (at once through this process, within 5 s otherwise); a token holds at most AX_LOG_STREAMS_PER_TOKEN streams at once.',
     params: executionParams,
     query: z.object({ stream: streamSchema, offset: offsetSchema }),
     headers: { 'Last-Event-ID': 'resume offset (the `id` of the last event received); wins over `offset`' },
     responses: {
       200: { description: 'the event stream', schema: z.string().describe('text/event-stream'), contentType: 'text/event-stream' },
       404: { description: 'no such execution (or not of a team of the token)' },
+      429: {
+        description: `extension: \`RATE_LIMITED\`: the token already holds AX_LOG_STREAMS_PER_TOKEN streams open in this process (default ${DEFAULT_LOG_STREAMS_PER_TOKEN}); \`details.max\`, \`details.open\`, \`Retry-After\``,
+        headers: { 'Retry-After': 'seconds to wait before opening another' },
+      },
     },
     handler: async ({ params, query, deps, principal, req, res }) => {
       const { execution } = await mustSeeExecution(deps.pool, principal, params.executionId);
-      streamLog(deps, req, res, execution, query.stream, resumeOffset(req, query.offset));
+      // viewer access: the caller is always a token
+      streamLog(deps, req, res, execution, query.stream, resumeOffset(req, query.offset), principal?.tokenId ?? '');
       return { status: 200, sent: true };
     },
   }),

@@ -82,7 +82,7 @@ export const opsRoutes: RouteSpec[] = [
       const worker = await readRegistration(deps.redis, deps.keys, params.id);
       if (worker === null) throw notFound(`worker ${JSON.stringify(params.id)}`);
       await setDrained(deps.redis, deps.keys, params.id, true);
-      await audit(deps.pool, principal, { action: 'worker.drain', target: `worker:${params.id}`, team: null, after: { state: 'draining' } });
+      await writeTransaction(deps.pool, (tx) => audit(tx, principal, { action: 'worker.drain', target: `worker:${params.id}`, team: null, after: { state: 'draining' } }));
       try {
         await deps.redis.publish(deps.keys.channels.workersChanged, params.id);
       } catch {

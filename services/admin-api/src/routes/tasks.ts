@@ -1,6 +1,6 @@
 /** Task endpoints: create, replace, list, get, preview, delete, enable/disable, YAML import. */
 import { z } from 'zod';
-import { INSTANCE_STATES, parseTaskDefinition, parseTaskYaml, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
+import { INSTANCE_STATES, MAX_TASK_YAML_DOCUMENTS, parseTaskDefinition, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
 import {
   bumpDagVersion,
   lastRunsOf,
@@ -31,6 +31,7 @@ import type { Principal } from '../auth.js';
 import { assertTeamVisible, coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
 import { writeTransaction } from '../write-transaction.js';
+import { parseImportYaml } from '../yaml-body.js';
 
 const LAST_RUN = z
   .object({ instanceId: z.string(), state: z.enum(INSTANCE_STATES), endedAt: z.string().nullable() })
@@ -347,20 +348,7 @@ export const taskRoutes: RouteSpec[] = [
     body: {
       kind: 'yaml',
       schema: z.string().describe('YAML documents, each a task definition'),
-      parse: (raw) => {
-        const result = parseTaskYaml(String(raw));
-        if (result.ok) return result;
-        return {
-          ok: false,
-          issues: result.issues.map((i) => ({
-            path: i.path,
-            // core's message already names the document ("document 2: priority: …"); add the line.
-            message: i.line === undefined ? i.message : `${i.message} (line ${i.line})`,
-            ...(i.document === undefined ? {} : { document: i.document }),
-            ...(i.line === undefined ? {} : { line: i.line }),
-          })),
-        };
-      },
+      parse: (raw) => parseImportYaml(String(raw)),
     },
     responses: {
       200: {
@@ -379,6 +367,7 @@ export const taskRoutes: RouteSpec[] = [
       },
       400: { description: '`VALIDATION_FAILED`; each issue names its document (and line); a `dependsOn` parent that does not exist (or is not visible)', schema: z.object({ error: z.object({ details: z.object({ issues: z.array(YAML_ISSUE) }) }) }) },
       403: { description: '`prune` without the admin role' },
+      413: { description: `\`PAYLOAD_TOO_LARGE\`: over 1 MiB, or more than ${MAX_TASK_YAML_DOCUMENTS} documents (\`details.limit\` \`bytes\` or \`documents\`, \`details.max\`); nothing was read past the limit` },
       409: { description: '`CYCLE`: the `dependsOn` of the documents would close a cycle, `details.cycle` names it; nothing is written' },
     },
     handler: async ({ body, query, deps, principal }) => {
