@@ -87,8 +87,12 @@ describe('#22 backlog deferral', () => {
       // One hold, the same start on both (the first broker's HSETNX stands).
       expect(second.context.backlogHolds.held.get(POOL)?.since.getTime()).toBe(h.broker.context.backlogHolds.held.get(POOL)?.since.getTime());
       expect(await h.redis.redis.hexists(h.keys.backlogHolds, POOL)).toBe(1);
-      const [alerts] = await h.db.pool.query<RowDataPacket[]>(`SELECT message FROM alert_log WHERE kind = 'BACKLOG' AND dedup_key LIKE ?`, [`BACKLOG:pool:${POOL}:%`]);
-      expect(alerts).toHaveLength(1);
+      // The pass that starts a hold holds it in memory first and raises the alert after, so
+      // "both hold" does not yet mean "alerted": the alert is waited for, then counted.
+      const backlogAlerts = async (): Promise<RowDataPacket[]> =>
+        (await h.db.pool.query<RowDataPacket[]>(`SELECT message FROM alert_log WHERE kind = 'BACKLOG' AND dedup_key LIKE ?`, [`BACKLOG:pool:${POOL}:%`]))[0];
+      await waitFor(async () => (await backlogAlerts()).length > 0, { description: 'the BACKLOG alert', timeoutMs: 5_000 });
+      expect(await backlogAlerts()).toHaveLength(1);
 
       // A task the pass has not seen yet: its instances are held by the claim or the pass, whichever sees them first.
       const low = await h.task('defer_low', { ...fields, priority: 1 });
