@@ -20,7 +20,11 @@ let peer: ProtocolPeer;
 let second: Broker;
 
 beforeAll(async () => {
-  h = await startBrokerHarness({ backlogDeferBelowPriority: 5, backlogDeferHoldPercent: 100, backlogDeferPollMs: 100 });
+  // ACK timeout 5 s, not the harness's 1 s: nothing here is about ACK expiry, and a dispatch
+  // that reached the busy test process late was re-routed as unACKed (the peer's entry, rewritten
+  // by other replies, did not list it), which shifted every index the test reads afterwards
+  // (seen by scripts/repeat-tests.mjs: the urgent instance dispatched twice, "4 SUCCESS" waited for).
+  h = await startBrokerHarness({ backlogDeferBelowPriority: 5, backlogDeferHoldPercent: 100, backlogDeferPollMs: 100, ackTimeoutMs: 5_000 });
   second = await h.extraBroker('broker-b');
   peer = await h.peer('w-defer', ['defer'], 4);
 });
