@@ -10,8 +10,10 @@
 //   --load             meanwhile keep a second vitest process busy with the other test files
 //                      (server-backed ones not selected), restarted whenever it ends, so the
 //                      selected files run on a loaded machine as they do in CI
-//   --max-minutes M    budget for the whole script, default 30: no run starts after it, and a
-//                      run still going at its end is stopped and reported as such
+//   --max-minutes M    budget for the whole script, default 30: no run starts after it; a run
+//                      still going then may finish within --grace-minutes (default 3), after
+//                      which it is stopped and reported as such (a stopped file's afterAll does
+//                      not run: its test database and namespace stay behind)
 //   --out DIR          where the per-run JSON reports go, default .repeat-tests/
 //   --list             print the files that would run and exit
 //
@@ -40,12 +42,12 @@ const TEST_ROOTS = ['packages', 'services', 'test', 'bench/lib'];
 
 function usage(message) {
   if (message) console.error(`repeat-tests: ${message}`);
-  console.error('usage: node scripts/repeat-tests.mjs [--runs N] [--load] [--max-minutes M] [--out DIR] [--list] [file-or-directory ...]');
+  console.error('usage: node scripts/repeat-tests.mjs [--runs N] [--load] [--max-minutes M] [--grace-minutes G] [--out DIR] [--list] [file-or-directory ...]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { runs: 5, load: false, maxMinutes: 30, out: path.join(root, '.repeat-tests'), list: false, targets: [] };
+  const o = { runs: 5, load: false, maxMinutes: 30, graceMinutes: 3, out: path.join(root, '.repeat-tests'), list: false, targets: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -55,6 +57,7 @@ function parseArgs(argv) {
     };
     if (a === '--runs') o.runs = Number(value());
     else if (a === '--max-minutes') o.maxMinutes = Number(value());
+    else if (a === '--grace-minutes') o.graceMinutes = Number(value());
     else if (a === '--out') o.out = path.resolve(value());
     else if (a === '--load') o.load = true;
     else if (a === '--list') o.list = true;
@@ -64,6 +67,7 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(o.runs) || o.runs < 1) usage('--runs must be a positive integer');
   if (!(o.maxMinutes > 0)) usage('--max-minutes must be a positive number');
+  if (!(o.graceMinutes >= 0)) usage('--grace-minutes must be a number ≥ 0');
   return o;
 }
 
@@ -225,14 +229,14 @@ outer: for (let run = 1; run <= opts.runs; run++) {
     const timer = setTimeout(() => {
       timedOut = true;
       child.stop();
-    }, remaining);
+    }, remaining + opts.graceMinutes * 60_000);
     // A report left by an earlier invocation must not be read as this run's.
     const before = existsSync(reportFile) ? statSync(reportFile).mtimeMs : -1;
     const { code, signal, tail } = await child.done;
     clearTimeout(timer);
     const seconds = Math.round((Date.now() - t0) / 1000);
     let failures;
-    if (timedOut) failures = [{ name: '(run stopped)', error: `still running when the ${opts.maxMinutes}-minute budget ended` }];
+    if (timedOut) failures = [{ name: '(run stopped)', error: `still running ${opts.graceMinutes} min after the ${opts.maxMinutes}-minute budget ended` }];
     else if (!existsSync(reportFile) || statSync(reportFile).mtimeMs === before) {
       const last = tail.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
       failures = [{ name: '(no report)', error: `vitest exited ${code ?? signal} without writing its report: ${last.slice(0, 300)}` }];
