@@ -14,6 +14,7 @@
 //                      still going then may finish within --grace-minutes (default 3), after
 //                      which it is stopped and reported as such (a stopped file's afterAll does
 //                      not run: its test database and namespace stay behind)
+//   --grace-minutes G  how long a run going at the budget's end may still take, default 3
 //   --out DIR          where the per-run JSON reports go, default .repeat-tests/
 //   --list             print the files that would run and exit
 //
