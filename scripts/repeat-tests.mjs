@@ -207,6 +207,8 @@ if (opts.load) {
 }
 
 const runs = new Map(files.map((f) => [f, []]));
+/** Runs stopped at the end of the budget (neither passed nor failed). */
+const stoppedRuns = [];
 /** The run in progress, stopped with the script. */
 let current;
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -237,8 +239,12 @@ outer: for (let run = 1; run <= opts.runs; run++) {
     clearTimeout(timer);
     const seconds = Math.round((Date.now() - t0) / 1000);
     let failures;
-    if (timedOut) failures = [{ name: '(run stopped)', error: `still running ${opts.graceMinutes} min after the ${opts.maxMinutes}-minute budget ended` }];
-    else if (!existsSync(reportFile) || statSync(reportFile).mtimeMs === before) {
+    if (timedOut) {
+      // Not a failure of the file: the budget ran out. Counted apart, and not as a run.
+      console.log(`[${minutes(Date.now() - started)} min] run ${run}/${opts.runs} ${file}: stopped (still running ${opts.graceMinutes} min after the budget)`);
+      stoppedRuns.push(`${file} run ${run}`);
+      break outer;
+    } else if (!existsSync(reportFile) || statSync(reportFile).mtimeMs === before) {
       const last = tail.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
       failures = [{ name: '(no report)', error: `vitest exited ${code ?? signal} without writing its report: ${last.slice(0, 300)}` }];
     } else failures = failuresOf(reportFile);
@@ -259,6 +265,7 @@ for (const [file, r] of runs) {
   const failed = r.filter((x) => x.failures.length > 0).length;
   lines.push(`  ${file.padEnd(width)}  ${r.length - failed}/${r.length} passed${failed > 0 ? `  ← ${failed} failed` : ''}`);
 }
+if (stoppedRuns.length > 0) lines.push(`stopped at the end of the budget, not counted: ${stoppedRuns.join(', ')}`);
 const flaky = [...runs].filter(([, r]) => r.some((x) => x.failures.length > 0));
 if (flaky.length === 0) lines.push('no run failed');
 else {
