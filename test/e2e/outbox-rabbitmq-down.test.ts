@@ -27,7 +27,11 @@ import {
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 
 const JOBS = 200;
-const JOB_SECONDS = 10;
+/**
+ * Long enough that no job ends before all 200 are RUNNING and the node is stopped (the test
+ * asserts no SUCCESS then): with 10 s a loaded machine took longer than that to start them all.
+ */
+const JOB_SECONDS = 20;
 const ns = uniqueNamespace('axoutbox');
 const dataDir = mkdtempSync(join(tmpdir(), 'ax-outbox-e2e-'));
 let db: TestDatabase | undefined;

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@ax/testing';
 import { axctl, axctlIn, killLeftovers, startApp, type TestApp } from './axctl.test-helper.js';
 import { treeLines } from './commands/dag.js';
 
@@ -138,8 +139,10 @@ describe('operator commands', () => {
 
   it('instances list -w redraws until Ctrl-C and then exits 0', async () => {
     const controller = new AbortController();
-    const done = axctlIn(t, ['instances', 'list', '-w'], { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 2_500)); // two draws: at once and after 2 s
+    let draws = 0;
+    const done = axctlIn(t, ['instances', 'list', '-w'], { signal: controller.signal, onStdout: (text) => (draws += text.split('\n').filter((l) => l.startsWith('--- ')).length) });
+    // Two draws, at once and after 2 s: waited for, not assumed after a fixed 2.5 s.
+    await waitFor(() => draws >= 2, { description: 'two draws', timeoutMs: 15_000 });
     controller.abort();
     const r = await done;
     expect(r.code).toBe(0);

@@ -128,7 +128,10 @@ export async function axctlIn(app: TestApp | null, args: readonly string[], opts
   const out: Buffer[] = [];
   const err: string[] = [];
   const io = {
-    out: (l: string) => void out.push(Buffer.from(`${l}\n`)),
+    out: (l: string) => {
+      out.push(Buffer.from(`${l}\n`));
+      opts.onStdout?.(`${l}\n`);
+    },
     err: (l: string) => void err.push(...l.split('\n')),
     write: (b: Uint8Array) => {
       out.push(Buffer.from(b));

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishRegistration } from '@ax/redis';
 import { redisKeys } from '@ax/kit';
+import { waitFor } from '@ax/testing';
 import { API_ROUTES } from './app.js';
 import { insertInstance, signedBy, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
 
@@ -178,7 +179,8 @@ describe('tasks', () => {
     try {
       expect((await t.call('POST', '/api/v1/tasks', { token: t.tokens.operator, body: taskDef('notified') })).status).toBe(201);
       expect((await t.call('POST', '/api/v1/tasks/notified/disable', { token: t.tokens.operator })).body.enabled).toBe(false);
-      await new Promise((r) => setTimeout(r, 100));
+      // Pub/sub delivery to this subscriber takes its time on a loaded machine: wait for both.
+      await waitFor(() => got.length >= 2, { description: 'two task-changed messages' });
       expect(got).toEqual(['notified', 'notified']);
     } finally {
       await sub.quit();

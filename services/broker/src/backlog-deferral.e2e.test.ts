@@ -74,9 +74,19 @@ describe('#22 backlog deferral, with real processes', () => {
       description: '3 DEFERRED events',
       timeoutMs: 10_000,
     });
-    const metrics = await (await fetch(`${broker.baseUrl}/metrics`)).text();
-    expect(metrics).toMatch(/ax_backlog_hold\{[^}]*pool="default\/\*"[^}]*\} 1/);
-    expect(metrics).toMatch(/ax_dispatch_deferred_total\{[^}]*pool="default\/\*"[^}]*\} 3/);
+    // The events commit inside a pass (or a claim) and the gauges are set at the end of a pass:
+    // the metrics are waited for, not read once at the instant the third event shows.
+    const holdMetric = /ax_backlog_hold\{[^}]*pool="default\/\*"[^}]*\} 1/;
+    const deferredMetric = /ax_dispatch_deferred_total\{[^}]*pool="default\/\*"[^}]*\} 3/;
+    const metrics = await waitFor(
+      async () => {
+        const text = await (await fetch(`${broker.baseUrl}/metrics`)).text();
+        return holdMetric.test(text) && deferredMetric.test(text) ? text : null;
+      },
+      { description: 'ax_backlog_hold 1 and ax_dispatch_deferred_total 3', timeoutMs: 5_000 },
+    );
+    expect(metrics).toMatch(holdMetric);
+    expect(metrics).toMatch(deferredMetric);
 
     const final = `SELECT COUNT(*) AS n FROM task_instance WHERE id IN (?) AND state = 'SUCCESS'`;
     await waitFor(async () => (await count(final, [[...floodIds, ...lowIds, urgentId]])) === 12, { description: 'all 12 SUCCESS', timeoutMs: 45_000, intervalMs: 100 });

@@ -20,7 +20,11 @@ let peer: ProtocolPeer;
 let second: Broker;
 
 beforeAll(async () => {
-  h = await startBrokerHarness({ backlogDeferBelowPriority: 5, backlogDeferHoldPercent: 100, backlogDeferPollMs: 100 });
+  // ACK timeout 5 s, not the harness's 1 s: nothing here is about ACK expiry, and a dispatch
+  // that reached the busy test process late was re-routed as unACKed (the peer's entry, rewritten
+  // by other replies, did not list it), which shifted every index the test reads afterwards
+  // (seen by scripts/repeat-tests.mjs: the urgent instance dispatched twice, "4 SUCCESS" waited for).
+  h = await startBrokerHarness({ backlogDeferBelowPriority: 5, backlogDeferHoldPercent: 100, backlogDeferPollMs: 100, ackTimeoutMs: 5_000 });
   second = await h.extraBroker('broker-b');
   peer = await h.peer('w-defer', ['defer'], 4);
 });
@@ -87,8 +91,12 @@ describe('#22 backlog deferral', () => {
       // One hold, the same start on both (the first broker's HSETNX stands).
       expect(second.context.backlogHolds.held.get(POOL)?.since.getTime()).toBe(h.broker.context.backlogHolds.held.get(POOL)?.since.getTime());
       expect(await h.redis.redis.hexists(h.keys.backlogHolds, POOL)).toBe(1);
-      const [alerts] = await h.db.pool.query<RowDataPacket[]>(`SELECT message FROM alert_log WHERE kind = 'BACKLOG' AND dedup_key LIKE ?`, [`BACKLOG:pool:${POOL}:%`]);
-      expect(alerts).toHaveLength(1);
+      // The pass that starts a hold holds it in memory first and raises the alert after, so
+      // "both hold" does not yet mean "alerted": the alert is waited for, then counted.
+      const backlogAlerts = async (): Promise<RowDataPacket[]> =>
+        (await h.db.pool.query<RowDataPacket[]>(`SELECT message FROM alert_log WHERE kind = 'BACKLOG' AND dedup_key LIKE ?`, [`BACKLOG:pool:${POOL}:%`]))[0];
+      await waitFor(async () => (await backlogAlerts()).length > 0, { description: 'the BACKLOG alert', timeoutMs: 5_000 });
+      expect(await backlogAlerts()).toHaveLength(1);
 
       // A task the pass has not seen yet: its instances are held by the claim or the pass, whichever sees them first.
       const low = await h.task('defer_low', { ...fields, priority: 1 });

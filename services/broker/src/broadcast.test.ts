@@ -63,6 +63,9 @@ describe('broadcast (R21)', () => {
     const [db] = await b.waitDispatches(1);
     await a.ack([da!]);
     await b.ack([db!]);
+    // The instance is RUNNING (asserted below) once an ACK is applied; results sent right after
+    // their ACKs may overtake them (R16), so the ACKs are waited for first.
+    await waitFor(async () => (await executions(id)).every((e) => e.state === 'RUNNING'), { description: 'both shards ACKed' });
     await a.result([da!], 'FAILED', { error: 'boom' });
     await b.result([db!], 'SUCCESS');
     const [, retry] = await a.waitDispatches(2, 10_000);
@@ -104,7 +107,9 @@ describe('broadcast (R21)', () => {
     const task = await h.task('r23_shard_frozen', { tags: ['r23x'], route: 'broadcast' });
     const a = (await h.peer('w-r23x-a', ['r23x'])).heartbeat();
     const frozen = await h.peer('w-r23x-b', ['r23x']);
-    await frozen.register(3_000); // its last heartbeat
+    // Its last heartbeat: the entry lapses 5 s later, well after the check 1.8 s past c's start
+    // below (with 3 s a slow dispatch on a loaded machine let it lapse before the check).
+    await frozen.register(5_000);
     const id = await h.instance(task);
     const [da] = await a.waitDispatches(1);
     const [db] = await frozen.waitDispatches(1);
@@ -113,7 +118,7 @@ describe('broadcast (R21)', () => {
     const c = (await h.peer('w-r23x-c', ['r23x'])).heartbeat();
     await sleep(1_800); // past ack timeout + grace (1.5 s), the entry not yet expired
     expect(c.dispatches).toHaveLength(0);
-    const [dc] = await c.waitDispatches(1, 10_000);
+    const [dc] = await c.waitDispatches(1, 15_000);
     expect(dc).toMatchObject({ instanceId: id, shardIndex: db!.shardIndex });
     await c.ack([dc!]);
     await c.result([dc!], 'SUCCESS');

@@ -37,13 +37,14 @@ describe('broker dispatch', () => {
       `SELECT COUNT(*) AS n FROM task_execution WHERE worker_id = 'w-r9'`,
     );
     expect(Number(msgs[0]?.n)).toBe(3);
-    // A result frees a slot (reservation released) and the next instance goes out.
-    await peer.ack(first);
+    // A result frees a slot (reservation released) and the next instance goes out. Each result
+    // follows its applied ACK: the ACKED events asserted below are not promised otherwise (R16).
+    await peer.ackApplied(first);
     await peer.result(first.slice(0, 1), 'SUCCESS');
     await peer.waitDispatches(4);
     await peer.result(first.slice(1), 'SUCCESS');
     await peer.waitDispatches(5);
-    await peer.ack(peer.dispatches.slice(3));
+    await peer.ackApplied(peer.dispatches.slice(3));
     await peer.result(peer.dispatches.slice(3), 'SUCCESS');
     for (const id of ids) await h.waitState(id, 'SUCCESS');
     const events = await h.events(ids[0] as string);

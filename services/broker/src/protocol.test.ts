@@ -89,7 +89,10 @@ describe('broker protocol rules', () => {
   it('#23 a worker that took a dispatch and went silent (frozen: no heartbeat, no ACK) is not re-routed behind its back; LOST_WORKER, an attempt spent, once its lease runs out', async () => {
     const task = await h.task('r23_frozen', { tags: ['r23f'], retry: { max: 1, backoffSeconds: 0, jitterSeconds: 0 } });
     const frozen = await h.peer('w-r23f-a', ['r23f']);
-    await frozen.register(3_000); // its last heartbeat: the entry lapses 3 s later
+    // Its last heartbeat: the entry lapses 5 s later. The check below runs 2 s after the
+    // dispatch, so the entry must outlive dispatch + 2 s with room for a loaded machine (with
+    // 3 s a slow dispatch let the lease run out before the check, and LOST_WORKER came first).
+    await frozen.register(5_000);
     const id = await h.instance(task);
     await frozen.waitDispatches(1);
     const other = (await h.peer('w-r23f-b', ['r23f'])).heartbeat();
@@ -98,7 +101,7 @@ describe('broker protocol rules', () => {
     await sleep(2_000);
     expect((await h.row(id)).state).toBe('DISPATCHED');
     expect(other.dispatches).toHaveLength(0);
-    const [retry] = await other.waitDispatches(1, 10_000);
+    const [retry] = await other.waitDispatches(1, 15_000);
     expect(retry?.attempt).toBe(2);
     const events = await h.events(id);
     expect(events.slice(0, 3)).toEqual(['CREATED', 'DISPATCHED', 'LOST_WORKER']);
@@ -114,7 +117,8 @@ describe('broker protocol rules', () => {
     const slow = (await h.peer('w-r23s-a', ['r23s'])).heartbeat();
     const id = await h.instance(task);
     const [item] = await slow.waitDispatches(1);
-    slow.running.add(item!.executionId); // listed by its next heartbeat
+    slow.running.add(item!.executionId);
+    await slow.register(); // listed now, not at the next 200 ms tick that a loaded machine may delay
     const other = (await h.peer('w-r23s-b', ['r23s'])).heartbeat();
     await sleep(3_000); // ack_deadline + grace is 1.5 s
     expect((await h.row(id)).state).toBe('DISPATCHED');
@@ -183,6 +187,12 @@ describe('broker protocol rules', () => {
     const [old] = await a.waitDispatches(1);
     const b = await h.peer('w-r17b', ['r17']);
     const [current] = await b.waitDispatches(1, 10_000);
+    // b holds the dispatch without ACKing it (a slow ACK, #23): listed, it is waited for. A silent
+    // b would lose it after ack_deadline + grace (1.5 s) -- FAILED ACK_TIMEOUT, maxReroutes is 1 --
+    // before a's SUCCESS arrives whenever the steps below take that long on a loaded machine.
+    b.running.add(current!.executionId);
+    await b.register();
+    b.heartbeat();
     // a wakes up: its ACK is fenced and answered with a cancel.
     await a.ack([old!]);
     await waitFor(() => a.cancels.some((c) => c.executionIds.includes(old!.executionId)), { description: 'cancel to a' });
@@ -274,7 +284,9 @@ describe('broker protocol rules', () => {
   });
 
   it('R15 an async (HTTP 202) result frees the slot; the broker enforces the attempt deadline', async () => {
-    const task = await h.task('r15_async', { tags: ['r15'], timeoutSeconds: 2, block: 'parallel' });
+    // The attempt deadline must outlast the second dispatch and the RUNNING check below (2 s
+    // did not always on a loaded machine); 4 s does, and the TIMEOUT still comes within the wait.
+    const task = await h.task('r15_async', { tags: ['r15'], timeoutSeconds: 4, block: 'parallel' });
     const peer = await h.peer('w-r15', ['r15'], 1);
     const id = await h.instance(task);
     const other = await h.instance(task);

@@ -66,7 +66,10 @@ describe('#22 reserved slots for high priority, with real processes', () => {
     await startService('worker', { name: 'prio-w', env: { ...env, AX_WORKER_ID: 'prio-w', AX_WORKER_SLOTS: '4', AX_WORKER_RESERVED_SLOTS: '2:7', AX_WORKER_DATA_DIR: dataDir } });
     const task = (name: string, seconds: number) =>
       insertTask(db.pool, parseTaskDefinitionOrThrow({ name, schedule: { type: 'none' }, exec: { type: 'shell', command: ['sleep', String(seconds)] }, block: 'parallel', retry: { max: 0 }, timeoutSeconds: 60 }));
-    const flood = await task('prio_flood', 6);
+    // Flood jobs run 12 s: the urgent one must start before any of them ends, and on a loaded
+    // machine its claim, dispatch and ACK took more than what was left of a 6 s job. The test
+    // does not wait for the flood, so this costs nothing.
+    const flood = await task('prio_flood', 12);
     const urgent = await task('prio_urgent', 1);
     await addInstances(flood.id, 'prio_flood', 1, 12);
     const running = async (taskName: string): Promise<number> => {

@@ -93,7 +93,9 @@ describe('team maxRunning across brokers', () => {
   it('#18 quotas: a team with maxRunning: 1 never has two runs at once across 2 brokers, and all of its queued runs succeed', async () => {
     const task = await h.task('quota_a', { team: 'a', tags: ['quota-a'], block: 'parallel' });
     const peers = [await h.peer('w-quota-1', ['quota-a'], 4), await h.peer('w-quota-2', ['quota-a'], 4)];
-    const runner = serve(peers, 150);
+    // The runner starts once all 6 are in: started before, on a loaded machine the first run
+    // could end before the second instance was inserted, and then none ever waited (TEAM_LIMIT).
+    let runner: ReturnType<typeof serve> | undefined;
     let maxActive = 0;
     let sampling = true;
     const sampler = (async () => {
@@ -105,6 +107,7 @@ describe('team maxRunning across brokers', () => {
     try {
       const ids: string[] = [];
       for (let i = 0; i < 6; i++) ids.push(await h.instance(task));
+      runner = serve(peers, 150);
       await waitFor(async () => (await statesOf(ids)).every((s) => s === 'SUCCESS'), { description: '6 SUCCESS', timeoutMs: 30_000, intervalMs: 50 });
       sampling = false;
       await sampler;
@@ -122,7 +125,7 @@ describe('team maxRunning across brokers', () => {
     } finally {
       sampling = false;
       await sampler;
-      await runner.stop();
+      await runner?.stop();
       for (const p of peers) await p.stop();
     }
   });
@@ -145,6 +148,9 @@ describe('team maxRunning across brokers', () => {
     await peer.waitDispatches(1);
     const held = peer.dispatches[0]!;
     expect(held.taskName).toBe('quota_a_burst');
+    // Team a's run is ACKed (RUNNING counts against maxRunning as DISPATCHED does): left
+    // unACKed it expired after ack_deadline + grace (1.5 s) whenever team b's six took that long.
+    await peer.ackApplied([held]);
 
     const freeIds: string[] = [];
     for (let i = 0; i < 6; i++) freeIds.push(await h.instance(freeTask));
@@ -158,7 +164,6 @@ describe('team maxRunning across brokers', () => {
     peer.autoOutcome = 'SUCCESS';
     await peer.ack(peer.dispatches.filter((d) => d.taskName === 'quota_b'));
     await peer.result(peer.dispatches.filter((d) => d.taskName === 'quota_b'), 'SUCCESS');
-    await peer.ack([held]);
     await peer.result([held], 'SUCCESS');
     await waitFor(async () => (await statesOf([...limitedIds, ...freeIds])).every((s) => s === 'SUCCESS'), { description: 'all SUCCESS', timeoutMs: 30_000, intervalMs: 100 });
     const limited = await eventCounts(limitedIds, 'TEAM_LIMIT');

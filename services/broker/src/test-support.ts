@@ -148,6 +148,17 @@ export class ProtocolPeer {
     );
   }
 
+  /**
+   * ACKs `items` and waits until the broker has applied the ACK (every instance RUNNING). A
+   * result sent right after a bare `ack` may be applied first (R16: results may overtake ACKs,
+   * the ACK is then a no-op and no ACKED event is written); a test that asserts the ACKED event
+   * or a RUNNING phase sends its result only after this.
+   */
+  async ackApplied(items: readonly DispatchItem[], timeoutMs = 10_000): Promise<void> {
+    await this.ack(items);
+    for (const i of items) await this.h.waitState(i.instanceId, 'RUNNING', timeoutMs);
+  }
+
   async refuse(items: readonly DispatchItem[], reason: RefusalReason): Promise<void> {
     await this.send(
       encodeMessage({

@@ -128,11 +128,15 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
   });
 
   it('R12 a cancel that overtakes its dispatch: the dispatch is reported CANCELED and never run', async () => {
-    await worker('w-early');
+    const w = await worker('w-early');
     const marker = path.join(tmp, 'early-ran');
     const item = dispatchItem({ exec: shell(`touch ${marker}`) });
     await driver.cancel('w-early', [item.executionId]);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The cancel and the dispatch travel on different queues: the dispatch goes out once the
+    // worker holds the cancel (a fixed 200 ms was not always enough on a loaded machine, and the
+    // job then ran). The worker keeps such cancels in a private set; the test reads it.
+    const early = (w.worker as unknown as { earlyCancels: ReadonlySet<string> }).earlyCancels;
+    await waitFor(() => early.has(item.executionId), { description: 'the worker holds the early cancel' });
     await driver.dispatch('w-early', [item]);
     expect(await waitFor(() => driver.resultOf(item.executionId), { description: 'result' })).toMatchObject({ outcome: 'CANCELED' });
     expect(existsSync(marker)).toBe(false);
