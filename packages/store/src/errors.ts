@@ -204,3 +204,8 @@ export async function unlessNoSuchTable<T>(withoutTable: T, work: () => Promise<
     throw err;
   }
 }
+
+/** True when a statement names a column that does not exist (errno 1054): a schema before its migration (R22). */
+export function isNoSuchColumnError(err: unknown): boolean {
+  return driverError(err)?.errno === 1054;
+}
