@@ -9,3 +9,4 @@ export * from './routing/index.js';
 export * from './dag/index.js';
 export * from './messages/index.js';
 export * from './signature/index.js';
+export * from './net/index.js';
