@@ -2142,6 +2142,8 @@ export interface Operations {
           name: string;
           description: string;
           maxRunning: number | null;
+          /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
+          httpAllow: string[] | null;
           /** the current executor key version */
           keyVersion: number;
           createdAt: string;
@@ -2151,7 +2153,7 @@ export interface Operations {
       };
     };
   };
-  /** Create a team (key version 1); needs an admin of every team ("*") (admin) */
+  /** Create a team (key version 1, or above the last of a deleted team of that name); needs an admin of every team ("*") (admin) */
   "POST /api/v1/teams": {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -2160,6 +2162,8 @@ export interface Operations {
       description?: string;
       /** most DISPATCHED or RUNNING instances of the team at once; null = no limit */
       maxRunning?: number | null;
+      /** AX_HTTP_EXECUTOR_ALLOW entries (`host`, `host:port`, `*.domain`, `internal:host`, `a.b.c.d/n`, …) the team's `http` tasks may call, within the global list; null = the global list */
+      httpAllow?: string[] | null;
     };
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["POST /api/v1/teams"]["responses"][201];
@@ -2169,6 +2173,8 @@ export interface Operations {
         name: string;
         description: string;
         maxRunning: number | null;
+        /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
+        httpAllow: string[] | null;
         /** the current executor key version */
         keyVersion: number;
         createdAt: string;
@@ -2190,7 +2196,7 @@ export interface Operations {
       204: void;
     };
   };
-  /** Change the description or maxRunning of a team; needs an admin of every team ("*") (admin) */
+  /** Change the description, maxRunning or httpAllow of a team; needs an admin of every team ("*") (admin) */
   "PATCH /api/v1/teams/{name}": {
     params: {
       name: string;
@@ -2200,6 +2206,8 @@ export interface Operations {
       description?: string;
       /** most DISPATCHED or RUNNING instances of the team at once; null = no limit */
       maxRunning?: number | null;
+      /** AX_HTTP_EXECUTOR_ALLOW entries (`host`, `host:port`, `*.domain`, `internal:host`, `a.b.c.d/n`, …) the team's `http` tasks may call, within the global list; null = the global list */
+      httpAllow?: string[] | null;
     };
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["PATCH /api/v1/teams/{name}"]["responses"][200];
@@ -2209,6 +2217,8 @@ export interface Operations {
         name: string;
         description: string;
         maxRunning: number | null;
+        /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
+        httpAllow: string[] | null;
         /** the current executor key version */
         keyVersion: number;
         createdAt: string;

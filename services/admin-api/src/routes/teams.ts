@@ -7,10 +7,17 @@
  * service) and rotates it; the previous version verifies for `AX_EXECUTOR_KEY_GRACE_S` more.
  * Keys are derived from AX_EXECUTOR_SECRET (core's executor-key.ts), never stored. Reading a key
  * is audited like a rotation: it is the credential of that team's service.
+ *
+ * #44: a team deleted and created again is a new team: its key versions continue above the
+ * deleted one's (store `team_key_floor`), so no key, signature or worker keyring entry of the
+ * old team is valid for it, and the delete takes the team off every token naming it (a token
+ * left with no team is revoked), so no old token acts for the new one. `httpAllow` narrows
+ * `AX_HTTP_EXECUTOR_ALLOW` for the team's `http` tasks (http-allow.ts).
  */
 import { z } from 'zod';
 import { DEFAULT_TEAM, acceptedKeyVersions, deriveExecutorKey, teamNameSchema } from '@ax/core';
-import { deleteTeam, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, type TeamRecord } from '@ax/store';
+import { deleteTeam, dropTeamFromTokens, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam, type TeamRecord } from '@ax/store';
+import { httpAllowSchema } from '../http-allow.js';
 import { audit } from '../audit.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
@@ -28,6 +35,7 @@ const teamSchema = z.object({
   name: z.string(),
   description: z.string(),
   maxRunning: z.int().nullable(),
+  httpAllow: z.array(z.string()).nullable().describe('hosts the team\'s `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list'),
   keyVersion: z.int().describe('the current executor key version'),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -38,6 +46,7 @@ function teamResource(t: TeamRecord): z.infer<typeof teamSchema> {
     name: t.name,
     description: t.description,
     maxRunning: t.maxRunning,
+    httpAllow: t.httpAllow === null ? null : [...t.httpAllow],
     keyVersion: t.keyVersion,
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
@@ -87,17 +96,18 @@ export const teamRoutes: RouteSpec[] = [
       return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, teamResource) };
     },
   }),
-  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null }>({
+  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; httpAllow: string[] | null }>({
     method: 'post',
     path: '/api/v1/teams',
     access: 'admin',
     tag: 'teams',
-    summary: 'Create a team (key version 1); needs an admin of every team ("*")',
+    summary: 'Create a team (key version 1, or above the last of a deleted team of that name); needs an admin of every team ("*")',
     body: {
       schema: z.strictObject({
         name: teamNameSchema,
         description: z.string().max(2048).default(''),
         maxRunning: maxRunningSchema.default(null),
+        httpAllow: httpAllowSchema.default(null),
       }),
     },
     responses: {
@@ -112,17 +122,19 @@ export const teamRoutes: RouteSpec[] = [
         await audit(tx, principal, { action: 'team.create', target: `team:${created.name}`, team: created.name, after: teamResource(created) });
         return created;
       });
+      // brokers load the new team (its httpAllow and key version) at once
+      await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 201, body: teamResource(team) };
     },
   }),
-  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null }>({
+  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; httpAllow?: string[] | null }>({
     method: 'patch',
     path: '/api/v1/teams/{name}',
     access: 'admin',
     tag: 'teams',
-    summary: 'Change the description or maxRunning of a team; needs an admin of every team ("*")',
+    summary: 'Change the description, maxRunning or httpAllow of a team; needs an admin of every team ("*")',
     params: nameParams,
-    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional() }) },
+    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional(), httpAllow: httpAllowSchema.optional() }) },
     responses: {
       200: { description: 'the team', schema: teamSchema },
       403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
@@ -138,7 +150,7 @@ export const teamRoutes: RouteSpec[] = [
         await audit(tx, principal, { action: 'team.update', target: `team:${params.name}`, team: params.name, before: teamResource(before), after: teamResource(after) });
         return after;
       });
-      // brokers reload their team directory on it: a changed maxRunning applies at once
+      // brokers reload their team directory on it: a changed maxRunning or httpAllow applies at once
       await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 200, body: teamResource(team) };
     },
@@ -149,6 +161,8 @@ export const teamRoutes: RouteSpec[] = [
     access: 'admin',
     tag: 'teams',
     summary: 'Delete a team that owns no task; needs an admin of every team ("*")',
+    description:
+      'The team is taken off every token that names it; a token left with no team is revoked. A team created again under the name starts at the key version after the deleted one\'s: it is a new team, and nothing of the old one (tokens, keys) acts for it.',
     params: nameParams,
     responses: {
       204: { description: 'deleted' },
@@ -162,7 +176,14 @@ export const teamRoutes: RouteSpec[] = [
       await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
         if (before === null || !(await deleteTeam(tx, params.name))) throw notFound(`team ${JSON.stringify(params.name)}`);
-        await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before) });
+        const tokens = await dropTeamFromTokens(tx, params.name);
+        await audit(tx, principal, {
+          action: 'team.delete',
+          target: `team:${params.name}`,
+          team: params.name,
+          before: teamResource(before),
+          after: { tokensNarrowed: tokens.narrowed, tokensRevoked: tokens.revoked },
+        });
       });
       return { status: 204 };
     },
