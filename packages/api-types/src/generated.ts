@@ -1927,7 +1927,7 @@ export interface Operations {
       /** extension */
       severity?: "critical" | "warning";
       /** extension: only alerts in this delivery state */
-      delivery?: "pending" | "sent" | "failed" | "not_configured";
+      delivery?: "pending" | "sent" | "failed";
       /** raised at or after */
       from?: string;
       /** raised before */
@@ -1957,25 +1957,11 @@ export interface Operations {
           reason?: string;
           message: string;
           at: string;
-          /** sent: every route took it; failed: a route failed (see routes); not_configured (extension): no AX_ALERT_WEBHOOK_URL and no team route, the alert was only logged; pending: not tried yet */
-          delivery: "pending" | "sent" | "failed" | "not_configured";
-          /** delivery attempts over every route */
+          /** sent: the webhook took it (or it was logged, without AX_ALERT_WEBHOOK_URL); failed: attempts failed, retried with backoff; pending: not tried yet */
+          delivery: "pending" | "sent" | "failed";
+          /** delivery attempts known: failed ones recorded, plus the one that succeeded */
           attempts: number;
-          /** extension: the delivery of each route tried, the platform webhook first */
-          routes: {
-            /** platform: AX_ALERT_WEBHOOK_URL; team: one of the team's alertRoutes */
-            route: "platform" | "team";
-            /** scheme://host of the webhook (never its path, which may hold a token) */
-            target: string;
-            format: string;
-            /** failed: retried with backoff; gave_up: failed too often, not retried any more */
-            state: "sent" | "failed" | "gave_up";
-            attempts: number;
-            lastError: string | null;
-            /** time of the last attempt */
-            at: string;
-          }[];
-          /** extension: when every route was final */
+          /** extension */
           deliveredAt: string | null;
         }[];
         nextCursor: string | null;
@@ -2156,13 +2142,8 @@ export interface Operations {
           name: string;
           description: string;
           maxRunning: number | null;
-          /** extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL */
-          alertRoutes: {
-            /** the whole URL for an admin; scheme://host/*** for anyone else */
-            url: string;
-            format: "generic" | "slack" | "dingtalk" | "wecom";
-            kinds?: string[];
-          }[];
+          /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
+          httpAllow: string[] | null;
           /** the current executor key version */
           keyVersion: number;
           createdAt: string;
@@ -2172,7 +2153,7 @@ export interface Operations {
       };
     };
   };
-  /** Create a team (key version 1); needs an admin of every team ("*") (admin) */
+  /** Create a team (key version 1, or above the last of a deleted team of that name); needs an admin of every team ("*") (admin) */
   "POST /api/v1/teams": {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -2181,13 +2162,8 @@ export interface Operations {
       description?: string;
       /** most DISPATCHED or RUNNING instances of the team at once; null = no limit */
       maxRunning?: number | null;
-      /** extension: webhooks [{url, format: generic|slack|dingtalk|wecom, kinds?}] the team's alerts go to besides AX_ALERT_WEBHOOK_URL (at most 10; [] removes them) */
-      alertRoutes?: {
-        url: string;
-        format?: "generic" | "slack" | "dingtalk" | "wecom";
-        /** only these alert kinds; absent = every kind */
-        kinds?: string[];
-      }[];
+      /** AX_HTTP_EXECUTOR_ALLOW entries (`host`, `host:port`, `*.domain`, `internal:host`, `a.b.c.d/n`, …) the team's `http` tasks may call, within the global list; null = the global list */
+      httpAllow?: string[] | null;
     };
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["POST /api/v1/teams"]["responses"][201];
@@ -2197,13 +2173,8 @@ export interface Operations {
         name: string;
         description: string;
         maxRunning: number | null;
-        /** extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL */
-        alertRoutes: {
-          /** the whole URL for an admin; scheme://host/*** for anyone else */
-          url: string;
-          format: "generic" | "slack" | "dingtalk" | "wecom";
-          kinds?: string[];
-        }[];
+        /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
+        httpAllow: string[] | null;
         /** the current executor key version */
         keyVersion: number;
         createdAt: string;
@@ -2225,7 +2196,7 @@ export interface Operations {
       204: void;
     };
   };
-  /** Change the description, maxRunning or alertRoutes of a team; needs an admin of every team ("*") (admin) */
+  /** Change the description, maxRunning or httpAllow of a team; needs an admin of every team ("*") (admin) */
   "PATCH /api/v1/teams/{name}": {
     params: {
       name: string;
@@ -2235,13 +2206,8 @@ export interface Operations {
       description?: string;
       /** most DISPATCHED or RUNNING instances of the team at once; null = no limit */
       maxRunning?: number | null;
-      /** extension: webhooks [{url, format: generic|slack|dingtalk|wecom, kinds?}] the team's alerts go to besides AX_ALERT_WEBHOOK_URL (at most 10; [] removes them) */
-      alertRoutes?: {
-        url: string;
-        format?: "generic" | "slack" | "dingtalk" | "wecom";
-        /** only these alert kinds; absent = every kind */
-        kinds?: string[];
-      }[];
+      /** AX_HTTP_EXECUTOR_ALLOW entries (`host`, `host:port`, `*.domain`, `internal:host`, `a.b.c.d/n`, …) the team's `http` tasks may call, within the global list; null = the global list */
+      httpAllow?: string[] | null;
     };
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["PATCH /api/v1/teams/{name}"]["responses"][200];
@@ -2251,13 +2217,8 @@ export interface Operations {
         name: string;
         description: string;
         maxRunning: number | null;
-        /** extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL */
-        alertRoutes: {
-          /** the whole URL for an admin; scheme://host/*** for anyone else */
-          url: string;
-          format: "generic" | "slack" | "dingtalk" | "wecom";
-          kinds?: string[];
-        }[];
+        /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
+        httpAllow: string[] | null;
         /** the current executor key version */
         keyVersion: number;
         createdAt: string;

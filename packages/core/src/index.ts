@@ -10,3 +10,4 @@ export * from './dag/index.js';
 export * from './messages/index.js';
 export * from './signature/index.js';
 export * from './alerts/index.js';
+export * from './net/index.js';

@@ -169,6 +169,7 @@ export type { AlertDeliveryRecord, AlertRouteState, PendingAlert } from './queri
 export {
   ALL_TEAMS,
   TokenNameTakenError,
+  dropTeamFromTokens,
   findApiTokenByHash,
   getApiToken,
   insertApiToken,
@@ -182,8 +183,8 @@ export type { TeamRecord } from './queries/teams.js';
 export type { ApiTokenRecord, BootstrapTokenOutcome } from './queries/tokens.js';
 export { insertAuditEntry, listAuditEntries } from './queries/audit.js';
 export type { AuditEntry, ListAuditOptions, NewAuditEntry } from './queries/audit.js';
-export { bumpDagVersion, deleteEdge, insertEdge, listIncomingEdges, lockDag, setEdgeRule } from './queries/edges.js';
-export type { IncomingEdgeRow } from './queries/edges.js';
+export { bumpDagVersion, deleteEdge, insertEdge, listIncomingEdges, listSchedulerEdges, lockDag, recordEdgeTeams, setEdgeRule } from './queries/edges.js';
+export type { IncomingEdgeRow, SchedulerEdgeRow } from './queries/edges.js';
 export {
   INSTANCE_COLUMNS,
   bizDateText,

@@ -99,6 +99,7 @@ describe('the shipped migrations', () => {
       'task_text_indexed',
       'task_text_trigram',
       'team',
+      'team_key_floor',
       'trigger_idempotency',
     ]);
     expect(snapshot['task_instance']).toContain('UNIQUE KEY `uk_instance_slot` (`task_name`,`expected_time`)');

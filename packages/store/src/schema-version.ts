@@ -17,7 +17,12 @@ export const SCHEMA_VERSION_MIN = 6;
 /**
  * Newest schema version this build works with (= its highest migration). 12: team alert routes
  * and delivery per route (migration 0012); below it no team has routes and alerts go to the
- * platform webhook alone, as before. 9: task search's
+ * platform webhook alone, as before. 11: team isolation
+ * (#44, migration 0011): `team.http_allow`, `team_key_floor` and the teams recorded on
+ * `task_edge`; on 6 to 10 a team read finds no `http_allow` (no narrowing, and setting one
+ * fails), a deleted team leaves no key floor (a new team of its name starts at version 1, as
+ * before) and edges record no teams (every edge creates its child's instances, as before).
+ * 9: task search's
  * substring index (migration 0009); on 6 to 8 nothing writes it and a search reads the task
  * table with LIKE, as before. 8: the dashboard's
  * rolled-up past days (migration 0008); on 6 and 7 every statement on them finds no table and

@@ -30,11 +30,13 @@ export async function verifySignedRequest(deps: AppDeps, req: Request, raw: Buff
   // An unknown team and a wrong key look alike: nothing tells a caller which teams exist.
   const wrong = (): ApiError => new ApiError(401, 'BAD_SIGNATURE', 'the signature does not match (method, path, body, team and key version are signed)', { reason: 'BAD_SIGNATURE' });
   const team = TEAM_NAME_PATTERN.test(teamName) ? await getTeam(deps.pool, teamName) : null;
-  if (team === null) throw wrong();
+  // The signature is checked before anything about the team is told (#44): an unsigned probe
+  // gets the same answer for a real team, an unknown one and any key version. Only a caller
+  // holding the key of that version learns that the version is no longer valid.
+  const key = deriveExecutorKey(deps.executorSecret, teamName, keyVersion);
+  if (!signatureMatches(key, { timestamp, method: req.method, path: req.originalUrl, body: raw }, signature) || team === null) throw wrong();
   if (!acceptedKeyVersions(team, nowMs).includes(keyVersion)) {
     throw new ApiError(401, 'BAD_SIGNATURE', `key version ${keyVersion} of team ${teamName} is not (or no longer) valid`, { reason: 'KEY_VERSION' });
   }
-  const key = deriveExecutorKey(deps.executorSecret, teamName, keyVersion);
-  if (!signatureMatches(key, { timestamp, method: req.method, path: req.originalUrl, body: raw }, signature)) throw wrong();
   return teamName;
 }

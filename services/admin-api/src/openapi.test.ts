@@ -96,6 +96,15 @@ describe('OpenAPI document', () => {
     expect(Object.keys(response('post', '/api/v1/teams', '201').properties ?? {})).toEqual(expect.arrayContaining(['name', 'maxRunning', 'keyVersion']));
   });
 
+  it("#44 documents a team's httpAllow: in the create and change bodies and in the team resource", () => {
+    type Schema = { properties?: Record<string, unknown> };
+    const paths = document['paths'] as Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
+    expect(Object.keys(paths['/api/v1/teams']?.['post']?.requestBody?.content['application/json']?.schema.properties ?? {})).toContain('httpAllow');
+    expect(Object.keys(paths['/api/v1/teams/{name}']?.['patch']?.requestBody?.content['application/json']?.schema.properties ?? {})).toContain('httpAllow');
+    expect(Object.keys(paths['/api/v1/teams/{name}']?.['patch']?.responses['200']?.content?.['application/json']?.schema.properties ?? {})).toContain('httpAllow');
+    expect(JSON.stringify(paths['/api/v1/teams/{name}']?.['delete'])).toContain('taken off every token');
+  });
+
   it('documents the scheduling fields of issue #22 from the same zod schema that validates them', () => {
     type Schema = { properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; type?: string; maximum?: number; minimum?: number; default?: unknown };
     const create = op('post', '/api/v1/tasks')?.requestBody?.content['application/json']?.schema as Schema;

@@ -24,9 +24,28 @@ describe('restoreRedactedSecrets', () => {
     const next = def({ type: 'shell', command: ['run.sh'], env: { PASS: '***', MODE: 'delta', NEW: { secretRef: 'N' } } });
     const restored = restoreRedactedSecrets(next, shell);
     expect(restored.ok && restored.value.exec).toEqual({ ...next.exec, env: { PASS: 'p1', MODE: 'delta', NEW: { secretRef: 'N' } } });
-    const plugin = def({ type: 'plugin', name: 'archive', config: { token: '***' } });
+    const plugin = def({ type: 'plugin', name: 'archive', config: { token: 'plain' } });
     expect(restoreRedactedSecrets(plugin, null)).toEqual({ ok: true, value: plugin });
     expect(restoreRedactedSecrets(shell, null)).toEqual({ ok: true, value: shell });
+  });
+
+  it('#44 restores a plugin config\'s strings and an http URL\'s user-info from their redacted form, and refuses a mask with nothing behind it', () => {
+    const plugin = def({ type: 'plugin', name: 'archive', config: { token: 't1', deep: { list: ['a', 2] }, n: 1 } });
+    const shown = redactTaskSecrets(plugin);
+    expect(shown.exec).toEqual({ type: 'plugin', name: 'archive', config: { token: '***', deep: { list: ['***', 2] }, n: 1 } });
+    expect(restoreRedactedSecrets(shown, plugin)).toEqual({ ok: true, value: plugin });
+    const otherPlugin = restoreRedactedSecrets(def({ type: 'plugin', name: 'other', config: { token: '***' } }), plugin);
+    expect(otherPlugin.ok ? [] : otherPlugin.issues.map((i) => i.path)).toEqual(['exec.config.token']);
+    const fresh = restoreRedactedSecrets(def({ type: 'plugin', name: 'archive', config: { token: '***' } }), null);
+    expect(fresh.ok ? [] : fresh.issues.map((i) => i.path)).toEqual(['exec.config.token']);
+
+    const withUser = def({ type: 'http', url: 'http://u:p%40ss@h.internal:81/x?y=1' });
+    const masked = redactTaskSecrets(withUser);
+    expect(masked.exec).toMatchObject({ url: 'http://***:***@h.internal:81/x?y=1' });
+    expect(restoreRedactedSecrets(masked, withUser)).toEqual({ ok: true, value: withUser });
+    const noUser = restoreRedactedSecrets(masked, def({ type: 'http', url: 'http://h.internal/' }));
+    expect(noUser.ok ? [] : noUser.issues.map((i) => i.path)).toEqual(['exec.url']);
+    expect(redactTaskSecrets(def({ type: 'http', url: 'http://h.internal/' })).exec).toMatchObject({ url: 'http://h.internal/' });
   });
 
   it('refuses "***" for a new task, naming the field and the task', () => {

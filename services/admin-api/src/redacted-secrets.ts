@@ -1,13 +1,16 @@
 /**
  * `"***"` sent back for a secret (ADMIN-API.md "Secrets"): an exported or viewer-read task shows
- * its literal `exec.env` (shell, python) and `exec.headers` (http) values as `"***"` (core's
- * `redactTaskSecrets`); a definition that comes back with `"***"` for such a value, by PUT or
- * by import, keeps the stored literal value of that key. A `"***"` with no stored literal value
+ * its literal `exec.env` (shell, python) and `exec.headers` (http) values, the user-info of an
+ * http `exec.url` (`***:***@`) and every string of a plugin's `exec.config` as `"***"` (core's
+ * `redactTaskSecrets`, #44); a definition that comes back with `"***"` for such a value, by PUT
+ * or by import, keeps the stored value (of that key, of the URL's user-info, of that config
+ * path). A `"***"` with no stored literal value
  * behind it (a new task, a key the stored task lacks or holds as a `secretRef`, another exec
  * type) is refused, naming the field: storing the mask would silently lose the secret.
  * Pure: the caller reads the stored definition.
  */
 import { REDACTED, formatPath, type Issue, type SecretableValue, type TaskDefinition } from '@ax/core';
+import { restoreConfigStrings, restoreUrlUserInfo } from './redacted-exec.js';
 import type { Parsed } from './route.js';
 
 /** The exec field whose literal values are shown as `"***"`, per exec type (as `redactTaskSecrets`). */
@@ -36,6 +39,22 @@ function noStoredValue(stored: TaskDefinition | null, field: 'env' | 'headers', 
  *   an import of a new task).
  */
 export function restoreRedactedSecrets(next: TaskDefinition, stored: TaskDefinition | null): Parsed<TaskDefinition> {
+  const values = restoreValues(next, stored);
+  if (!values.ok) return values;
+  const exec = values.value.exec;
+  if (exec.type === 'http') {
+    const url = restoreUrlUserInfo(next.name, exec.url, stored);
+    return url.ok ? { ok: true, value: { ...values.value, exec: { ...exec, url: url.value } } } : url;
+  }
+  if (exec.type === 'plugin') {
+    const config = restoreConfigStrings(next.name, exec.name, exec.config, stored);
+    return config.ok ? { ok: true, value: { ...values.value, exec: { ...exec, config: config.value } } } : config;
+  }
+  return values;
+}
+
+/** The env/header part of {@link restoreRedactedSecrets}. */
+function restoreValues(next: TaskDefinition, stored: TaskDefinition | null): Parsed<TaskDefinition> {
   const masked = maskedField(next.exec);
   if (masked === undefined) return { ok: true, value: next };
   const keptField = stored === null ? undefined : maskedField(stored.exec);

@@ -582,6 +582,8 @@ function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem
     taskId: p.instance.taskId,
     team: team.name,
     keyVersion: team.keyVersion,
+    // the team row's list, never the task's (#44): the worker narrows its allowlist with it
+    ...(team.httpAllow === null ? {} : { httpAllow: [...team.httpAllow] }),
     ...(grace !== null && acceptedKeyVersions(team, p.instance.dbNow.getTime()).length > 1 ? { previousKeyValidUntil: grace.toISOString() } : {}),
     expectedTime,
     bizDate: p.instance.bizDate,

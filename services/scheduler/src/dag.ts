@@ -127,16 +127,22 @@ export async function evaluateDag(ctx: EngineContext, hint: InstancesFinishedMes
   }
 
   // 2. Dependency-only children (schedule none) of parents that have instances of a biz date.
+  // Only parents whose edge may create the child's instances count (`createsChild`: the same
+  // team, or an edge the child's team allowed; #44): a parent of another team never creates
+  // runs of a child its team did not let it.
   for (const child of ctx.cache.all()) {
     if (child.parents.length === 0 || child.definition.schedule.type !== 'none' || !child.definition.enabled) continue;
     if (childNames.size > 0 && !childNames.has(child.name)) continue;
+    const creators = child.parents.filter((p) => p.createsChild).map((p) => p.parent);
+    if (creators.length === 0) continue;
+    if (hint !== null && hint.taskNames.length > 0 && !hint.taskNames.some((n) => creators.includes(n))) continue;
     let dates: string[];
     if (hint !== null && hint.bizDates.length > 0) dates = [...hint.bizDates];
     else {
       const [d] = await ctx.pool.query<Array<RowDataPacket & { biz_date: Date }>>(
         `SELECT DISTINCT biz_date FROM task_instance WHERE task_name IN (?) AND state IN ('SUCCESS','FAILED','CANCELED')
             AND updated_at >= ? ORDER BY biz_date DESC LIMIT 31`,
-        [child.parents.map((p) => p.parent), new Date(ctx.clock.nowMs() - child.definition.dependencyTimeoutSeconds * 1000)],
+        [creators, new Date(ctx.clock.nowMs() - child.definition.dependencyTimeoutSeconds * 1000)],
       );
       dates = d.map((r) => isoDate(r.biz_date));
     }

@@ -4,7 +4,7 @@
  */
 import { compileSchedule, excludeCalendarDates, type CalendarDates, type CompiledSchedule, type EdgeRule, type TaskDefinition } from '@ax/core';
 import type { RowDataPacket } from 'mysql2';
-import { getCalendars, getTask, listEdges, listTasks, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
+import { getCalendars, getTask, listSchedulerEdges, listTasks, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Logger } from '@ax/kit';
 import { schedulingFieldsOf, type SchedulingFields } from './scheduling-fields.js';
 import { taskPages } from './task-pages.js';
@@ -26,8 +26,19 @@ export interface CachedTask {
   /** The task's calendar as read with the definition (its version moves with every calendar change), or null. */
   readonly calendar: (CalendarDates & { readonly name: string }) | null;
   readonly createdAtMs: number;
-  /** Parents (`task_edge`) with their rules. */
-  readonly parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>;
+  /**
+   * Parents (`task_edge`) with their rules, and whether each may create this task's instances
+   * when it has no schedule (`createsChild`: same team, or the edge allowed between the two
+   * tasks' teams; #44, docs/teams.md).
+   */
+  readonly parents: ReadonlyArray<ParentEdge>;
+}
+
+/** One parent of a cached task. */
+export interface ParentEdge {
+  readonly parent: string;
+  readonly rule: EdgeRule;
+  readonly createsChild: boolean;
 }
 
 export class TaskCache {
@@ -87,12 +98,12 @@ export class TaskCache {
   }
 
   async #reloadAll(db: Queryable, loadedMeanwhile: ReadonlySet<string>): Promise<string[]> {
-    const edges = await listEdges(db);
-    const parents = new Map<string, Array<{ parent: string; rule: EdgeRule }>>();
+    const edges = await listSchedulerEdges(db);
+    const parents = new Map<string, ParentEdge[]>();
     this.#children.clear();
     for (const e of edges) {
       const list = parents.get(e.child) ?? [];
-      list.push({ parent: e.parent, rule: e.rule });
+      list.push({ parent: e.parent, rule: e.rule, createsChild: e.createsChild });
       parents.set(e.child, list);
       const kids = this.#children.get(e.parent) ?? [];
       kids.push(e.child);
@@ -134,13 +145,21 @@ export class TaskCache {
   /** Re-reads one task (after a `task-changed` message). Returns whether its version changed. */
   async reloadOne(db: Queryable, name: string): Promise<boolean> {
     for (const meanwhile of this.#loadedMeanwhile) meanwhile.add(name);
-    const [record, edges] = await Promise.all([getTask(db, name), listEdges(db)]);
+    const [record, edges] = await Promise.all([getTask(db, name), listSchedulerEdges(db)]);
     const before = this.#tasks.get(name);
     if (record === null) {
       this.#deleteTask(name);
       return before !== undefined;
     }
-    const p = edges.filter((e) => e.child === name).map((e) => ({ parent: e.parent, rule: e.rule }));
+    const parentsOf = (child: string): ParentEdge[] => edges.filter((e) => e.child === child).map((e) => ({ parent: e.parent, rule: e.rule, createsChild: e.createsChild }));
+    const p = parentsOf(name);
+    // A task that moved to another team changes what its edges to its children allow.
+    for (const e of edges) {
+      if (e.parent !== name) continue;
+      const child = this.#tasks.get(e.child);
+      const now = parentsOf(e.child);
+      if (child !== undefined && !sameParents(child.parents, now)) this.#setTask(e.child, { ...child, parents: now });
+    }
     this.#children.clear();
     for (const e of edges) {
       const kids = this.#children.get(e.parent) ?? [];
@@ -161,7 +180,7 @@ export class TaskCache {
     if (this.#tasks.delete(name)) this.#generation += 1;
   }
 
-  #build(r: TaskRecord, parents: ReadonlyArray<{ parent: string; rule: EdgeRule }>, calendars: ReadonlyMap<string, CalendarRecord>): CachedTask {
+  #build(r: TaskRecord, parents: ReadonlyArray<ParentEdge>, calendars: ReadonlyMap<string, CalendarRecord>): CachedTask {
     const definition = schedulingFieldsOf(r.definition);
     let raw: CompiledSchedule | null = null;
     try {
@@ -213,6 +232,6 @@ function compiledScheduleOf(schedule: TaskDefinition['schedule'], anchorMs: numb
 
 type TaskHead = RowDataPacket & { id: string; name: string; version: number };
 
-function sameParents(a: ReadonlyArray<{ parent: string; rule: EdgeRule }>, b: ReadonlyArray<{ parent: string; rule: EdgeRule }>): boolean {
-  return a.length === b.length && a.every((x, i) => x.parent === b[i]?.parent && x.rule === b[i]?.rule);
+function sameParents(a: ReadonlyArray<ParentEdge>, b: ReadonlyArray<ParentEdge>): boolean {
+  return a.length === b.length && a.every((x, i) => x.parent === b[i]?.parent && x.rule === b[i]?.rule && x.createsChild === b[i]?.createsChild);
 }

@@ -24,6 +24,12 @@ export const dispatchItemSchema = z
     team: teamNameSchema.default(DEFAULT_TEAM),
     /** The team's current executor key version. */
     keyVersion: z.int().min(1).default(1),
+    /**
+     * The team's `httpAllow` (ADMIN-API.md "Teams"), from the team row, never from the task:
+     * the worker calls only hosts both this and its `AX_HTTP_EXECUTOR_ALLOW` admit. Absent =
+     * the team does not narrow the global list (and items of a broker from before #44).
+     */
+    httpAllow: z.array(z.string().min(1).max(300)).max(1_000).optional(),
     /** While a key rotation's grace lasts: calls carry a signature with the previous key too. */
     previousKeyValidUntil: instantSchema.optional(),
     /** The slot's expected time. */

@@ -118,6 +118,8 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
   const keyVersion = i.keyVersion === undefined ? 1 : i.keyVersion;
   if (typeof team !== 'string' || !TEAM_NAME_PATTERN.test(team) || !isIntIn(keyVersion, 1)) return undefined;
   if (i.previousKeyValidUntil !== undefined && !isInstant(i.previousKeyValidUntil)) return undefined;
+  const httpAllow = i.httpAllow;
+  if (httpAllow !== undefined && !(Array.isArray(httpAllow) && httpAllow.length <= 1_000 && httpAllow.every((e) => typeof e === 'string' && e.length >= 1 && e.length <= 300))) return undefined;
   // The schema's refinement: both shard fields or neither, and index < total.
   const { shardIndex, shardTotal } = i;
   const sharded = shardIndex !== undefined || shardTotal !== undefined;
@@ -131,6 +133,7 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
     team,
     keyVersion,
   };
+  if (httpAllow !== undefined) out.httpAllow = [...(httpAllow as string[])];
   if (i.previousKeyValidUntil !== undefined) out.previousKeyValidUntil = i.previousKeyValidUntil;
   Object.assign(out, {
     expectedTime: i.expectedTime,

@@ -150,6 +150,9 @@ export const dependsOnSchema = z
 /** How the broker picks workers (DESIGN §4, R21). */
 export const ROUTE_STRATEGIES = ['load', 'round_robin', 'consistent_hash', 'broadcast'] as const;
 
+/** Headers a task may not send although ax does not set them itself (lower case; #44). */
+export const FORBIDDEN_TASK_HEADERS: readonly string[] = ['host'];
+
 /** The task definition schema (input → output with defaults filled). */
 export const taskDefinitionSchema = z.strictObject({
   name: nameSchema,
@@ -194,7 +197,22 @@ export const taskDefinitionSchema = z.strictObject({
   dependencyTimeoutSeconds: z.int().min(1).max(366 * 86_400).default(DEFAULT_DEPENDENCY_TIMEOUT_SECONDS),
   /** The task's parents; absent leaves its edges as they are (see {@link dependsOnSchema}). */
   dependsOn: dependsOnSchema,
+}).superRefine((def, ctx) => {
+  // #44: with its own `Host` a task of one team would reach any virtual host behind an address
+  // another team's allowlist admits. Refused at save (create, PUT, import), any spelling; the
+  // worker never sends one either (tasks stored before this check).
+  if (def.exec.type !== 'http' || def.exec.headers === undefined) return;
+  for (const name of Object.keys(def.exec.headers)) {
+    if (!FORBIDDEN_TASK_HEADERS.includes(name.toLowerCase())) continue;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['exec', 'headers', name],
+      message: `header ${JSON.stringify(name)} cannot be set by a task: the request goes to the host of exec.url, named by that URL`,
+      input: name,
+    });
+  }
 });
+
 
 /** A task definition with every default applied (what the services work with). */
 export type TaskDefinition = z.output<typeof taskDefinitionSchema>;

@@ -29,6 +29,7 @@ export {
   parseTaskDefinitionOrThrow,
   retrySchema,
   slaSchema,
+  FORBIDDEN_TASK_HEADERS,
   taskDefinitionSchema,
 } from './definition.js';
 export type {
@@ -64,7 +65,7 @@ export type { Exec, ExecInput, HttpExec, PluginExec, PythonExec, SecretRef, Secr
 export { describeValue, formatPath } from './issues.js';
 export { MAX_JSON_DEPTH, structureProblems } from './json-guard.js';
 export type { StructureProblem } from './json-guard.js';
-export { REDACTED, redactTaskSecrets } from './redact.js';
+export { REDACTED, redactConfigStrings, redactTaskSecrets, redactUrlUserInfo } from './redact.js';
 export { expandExecTemplates, expandTemplate, expandTemplateValue, templateProblems } from './template.js';
 export type { TemplateContext } from './template.js';
 export { MAX_TASK_YAML_BYTES, MAX_TASK_YAML_DOCUMENTS, MAX_TASK_YAML_ISSUES, TASK_YAML_MAX_ALIAS_COUNT, TASK_YAML_MAX_DEPTH, TASK_YAML_MAX_INDENT, parseTaskYaml, taskYamlSteps } from './yaml-import.js';

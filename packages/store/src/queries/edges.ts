@@ -5,7 +5,7 @@
  * `listEdges` (tasks.ts).
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { isDuplicateKeyError } from '../errors.js';
+import { isDuplicateKeyError, isNoSuchColumnError } from '../errors.js';
 import type { Queryable } from '../schema-version.js';
 
 /** Locks the DAG (inside a transaction) and returns its current `dag_version`. */
@@ -27,15 +27,77 @@ export async function bumpDagVersion(db: Queryable): Promise<void> {
   await db.query('UPDATE dag_lock SET dag_version = dag_version + 1, updated_at = CURRENT_TIMESTAMP(3) WHERE id = 1');
 }
 
-/** Inserts an edge; returns false when it exists already. */
+/**
+ * Inserts an edge with the current teams of its two tasks (migration 0011: the writer covers
+ * the child's team, so the edge is allowed between these two teams); returns false when it
+ * exists already. Both tasks must exist (in this transaction).
+ */
 export async function insertEdge(db: Queryable, edge: { parent: string; child: string; rule: string }): Promise<boolean> {
   try {
+    try {
+      const [result] = await db.query<ResultSetHeader>(
+        `INSERT INTO task_edge (parent_task, child_task, rule, parent_team, child_team)
+         SELECT ?, ?, ?, p.team, c.team FROM task p JOIN task c ON c.name = ? WHERE p.name = ?`,
+        [edge.parent, edge.child, edge.rule, edge.child, edge.parent],
+      );
+      if (result.affectedRows === 1) return true;
+    } catch (err) {
+      if (!isNoSuchColumnError(err)) throw err; // before 0011: no teams recorded, as before
+    }
+    // a task missing: the plain insert fails on its foreign key as it always did
     await db.query('INSERT INTO task_edge (parent_task, child_task, rule) VALUES (?, ?, ?)', [edge.parent, edge.child, edge.rule]);
     return true;
   } catch (err) {
     if (isDuplicateKeyError(err)) return false;
     throw err;
   }
+}
+
+/**
+ * Records the current teams of both tasks on the edges from `parents` to `child` (a write of
+ * the child's `dependsOn` by a token covering the child's team and seeing these parents
+ * allows them again, e.g. after a task moved to another team). Nothing before 0011.
+ */
+export async function recordEdgeTeams(db: Queryable, child: string, parents: readonly string[]): Promise<void> {
+  if (parents.length === 0) return;
+  try {
+    await db.query(
+      `UPDATE task_edge e JOIN task p ON p.name = e.parent_task JOIN task c ON c.name = e.child_task
+          SET e.parent_team = p.team, e.child_team = c.team
+        WHERE e.child_task = ? AND e.parent_task IN (?)`,
+      [child, parents],
+    );
+  } catch (err) {
+    if (!isNoSuchColumnError(err)) throw err;
+  }
+}
+
+/** An edge as the scheduler's DAG needs it. */
+export interface SchedulerEdgeRow {
+  readonly parent: string;
+  readonly child: string;
+  readonly rule: 'ALL_SUCCESS' | 'ALL_DONE';
+  /**
+   * Whether the parent's instances may create instances of a dependency-only child: both tasks
+   * of one team, or the edge allowed between their current teams (written by a token covering
+   * the child's team while the tasks were of these teams; #44). Always on a schema before 0011.
+   */
+  readonly createsChild: boolean;
+}
+
+/** Every edge, child then parent order, with whether it may create the child's instances. */
+export async function listSchedulerEdges(db: Queryable): Promise<SchedulerEdgeRow[]> {
+  const [rows] = await db.query<Array<RowDataPacket & { parent_task: string; child_task: string; rule: string; parent_team?: string | null; child_team?: string | null; p_team: string; c_team: string }>>(
+    `SELECT e.*, p.team AS p_team, c.team AS c_team
+       FROM task_edge e JOIN task p ON p.name = e.parent_task JOIN task c ON c.name = e.child_task
+      ORDER BY e.child_task, e.parent_task`,
+  );
+  return rows.map((r) => ({
+    parent: r.parent_task,
+    child: r.child_task,
+    rule: r.rule === 'ALL_DONE' ? 'ALL_DONE' : 'ALL_SUCCESS',
+    createsChild: r.p_team === r.c_team || r.parent_team === undefined || (r.parent_team === r.p_team && r.child_team === r.c_team),
+  }));
 }
 
 /** Deletes an edge; returns whether it existed. */

@@ -245,3 +245,29 @@ export async function revokeApiToken(db: Queryable, id: string): Promise<boolean
 export async function touchApiToken(db: Queryable, id: string): Promise<void> {
   await db.query('UPDATE api_token SET last_used_at = CURRENT_TIMESTAMP(3) WHERE id = ?', [id]);
 }
+
+/**
+ * Takes the deleted team `team` off every live token that names it (call in the transaction
+ * that deletes the team): a team created again under that name is a new team, and a token
+ * written for the old one must not act for it (#44). A token left with no team is revoked.
+ * Returns the ids of the tokens narrowed and of those revoked.
+ */
+export async function dropTeamFromTokens(db: Queryable, team: string): Promise<{ narrowed: string[]; revoked: string[] }> {
+  const [rows] = await db.query<Array<RowDataPacket & { id: string; teams: unknown }>>(
+    'SELECT id, teams FROM api_token WHERE revoked_at IS NULL AND JSON_CONTAINS(teams, ?) FOR UPDATE',
+    [JSON.stringify(team)],
+  );
+  const narrowed: string[] = [];
+  const revoked: string[] = [];
+  for (const row of rows) {
+    const rest = teamsOf(row.teams).filter((t) => t !== team);
+    if (rest.length === 0) {
+      await db.query('UPDATE api_token SET revoked_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND revoked_at IS NULL', [row.id]);
+      revoked.push(String(row.id));
+    } else {
+      await db.query('UPDATE api_token SET teams = ? WHERE id = ?', [encodeJson(rest), row.id]);
+      narrowed.push(String(row.id));
+    }
+  }
+  return { narrowed, revoked };
+}

@@ -143,7 +143,7 @@ export const adminRoutes: RouteSpec[] = [
       const token = generateToken();
       const id = await writeTransaction(deps.pool, async (tx) => {
         const named = body.teams.filter((t) => t !== '*');
-        const found = await existingTeams(tx, named);
+        const found = await existingTeams(tx, named, { lock: true }); // a concurrent team delete waits: it then takes the team off this token (#44)
         const missing = named.find((t) => !found.has(t));
         if (missing !== undefined) throw notFound(`team ${JSON.stringify(missing)}`);
         const newId = await insertApiToken(tx, { name: body.name, role: body.role, teams: body.teams, tokenHash: hashToken(token) });

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { findCycle, planDependsOn, type DependencyEdge, type DependsOnEntry, type Issue } from '@ax/core';
 
 const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
-import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, setEdgeRule, type Queryable } from '@ax/store';
+import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, recordEdgeTeams, setEdgeRule, type Queryable } from '@ax/store';
+import { cycleError } from '../cycle-scope.js';
 import type { Principal } from '../auth.js';
 import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
@@ -87,12 +88,14 @@ export async function writeDependsOn(
     keep: (e) => hidden.has(`${e.parent}\n${e.child}`),
     deleted,
   });
-  if (plan.cycle !== null) {
-    throw new ApiError(409, 'CYCLE', `dependsOn: cycle ${plan.cycle.join(' → ')}`, { cycle: plan.cycle });
-  }
+  if (plan.cycle !== null) throw await cycleError(tx, principal, plan.cycle, { written, prefix: 'dependsOn: cycle ' });
   const removed = plan.remove.filter((e) => !deleted.has(e.parent) && !deleted.has(e.child));
   const outcome = { added: plan.add, changed: plan.change, removed };
-  if (opts.dryRun === true || (plan.add.length === 0 && plan.change.length === 0 && removed.length === 0)) return outcome;
+  if (opts.dryRun === true) return outcome;
+  // The kept edges named again are allowed again between their tasks' current teams (#44: a
+  // task moved to another team needs its dependsOn written again by a token covering it).
+  for (const w of writes) await recordEdgeTeams(tx, w.child, w.parents.map((p) => p.task));
+  if (plan.add.length === 0 && plan.change.length === 0 && removed.length === 0) return outcome;
   const teamOf = new Map(writes.map((w) => [w.child, w.team]));
   const reason = opts.reason ?? 'dependsOn';
   for (const edge of removed) {
@@ -141,9 +144,7 @@ export const edgeRoutes: RouteSpec[] = [
           throw new ApiError(409, 'ALREADY_EXISTS', `the edge ${body.parent} → ${body.child} exists already`);
         }
         const cycle = findCycle(edges, { parent: body.parent, child: body.child });
-        if (cycle !== null) {
-          throw new ApiError(409, 'CYCLE', `the edge would close a dependency cycle: ${cycle.join(' → ')}`, { cycle });
-        }
+        if (cycle !== null) throw await cycleError(tx, principal, cycle, { prefix: 'the edge would close a dependency cycle: ' });
         if (!(await insertEdge(tx, body))) throw new ApiError(409, 'ALREADY_EXISTS', `the edge ${body.parent} → ${body.child} exists already`);
         await bumpDagVersion(tx);
         await audit(tx, principal, { action: 'edge.create', target: `edge:${body.parent}->${body.child}`, team, after: body });

@@ -25,6 +25,7 @@ import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { restoreRedactedSecrets } from '../redacted-secrets.js';
+import { httpAllowIssue } from '../http-allow.js';
 import { redactFor, stableStringify, taskResource } from '../resources.js';
 import { defineRoute, type Parsed, type RouteSpec, type Tx } from '../route.js';
 import type { Principal } from '../auth.js';
@@ -101,6 +102,14 @@ async function assertCalendarUsable(db: Queryable, def: TaskDefinition, document
   }
 }
 
+/** 400 on `exec.url` of an `http` task whose team's `httpAllow` does not admit its host (http-allow.ts). */
+async function assertHttpAllowed(db: Queryable, def: TaskDefinition, document?: number): Promise<void> {
+  if (def.exec.type !== 'http') return;
+  const team = await getTeam(db, def.team);
+  const issue = httpAllowIssue(def, team?.httpAllow ?? null, document === undefined ? '' : `document ${document}: `);
+  if (issue !== undefined) throw validationFailed([issue]);
+}
+
 /** The PUT body: the definition plus the current `version`. */
 function parseReplaceBody(raw: unknown): Parsed<{ definition: TaskDefinition; version: number }> {
   const issues: Issue[] = [];
@@ -169,6 +178,7 @@ export const taskRoutes: RouteSpec[] = [
         if (definition.dependsOn !== undefined) await lockDag(tx); // its edges are written with it (R19)
         await assertTeamUsable(tx, principal, definition.team);
         await assertCalendarUsable(tx, definition);
+        await assertHttpAllowed(tx, definition);
         const task = await insertTask(tx, definition);
         await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, team: task.definition.team, after: auditView(task) });
         if (definition.dependsOn !== undefined) {
@@ -203,6 +213,7 @@ export const taskRoutes: RouteSpec[] = [
         const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         if (body.definition.team !== before.definition.team) await assertTeamUsable(tx, principal, body.definition.team);
         await assertCalendarUsable(tx, body.definition);
+        await assertHttpAllowed(tx, body.definition);
         const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version);
         await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, team: after.definition.team, before: auditView(before), after: auditView(after) });
         if (dependsOn !== undefined) await writeDependsOn(tx, principal, [{ child: params.name, team: after.definition.team, parents: dependsOn }]);
@@ -392,6 +403,7 @@ export const taskRoutes: RouteSpec[] = [
             }
             if (current === null || current.definition.team !== received.team) await assertTeamUsable(tx, principal, received.team);
             await assertCalendarUsable(tx, received, index + 1);
+            await assertHttpAllowed(tx, received, index + 1);
             const restored = restoreRedactedSecrets(received, current?.definition ?? null);
             if (restored.ok) planned.push({ def: restored.value, current, document: index + 1 });
             else issues.push(...restored.issues);

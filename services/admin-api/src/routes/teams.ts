@@ -12,10 +12,17 @@
  * an admin of every team like the other settings (the broker POSTs to them, so they are the
  * platform's decision). A webhook URL often holds its token in the path: only an admin reads it
  * whole; others, and the audit trail, see `scheme://host/***`.
+ *
+ * #44: a team deleted and created again is a new team: its key versions continue above the
+ * deleted one's (store `team_key_floor`), so no key, signature or worker keyring entry of the
+ * old team is valid for it, and the delete takes the team off every token naming it (a token
+ * left with no team is revoked), so no old token acts for the new one. `httpAllow` narrows
+ * `AX_HTTP_EXECUTOR_ALLOW` for the team's `http` tasks (http-allow.ts).
  */
 import { z } from 'zod';
 import { DEFAULT_TEAM, acceptedKeyVersions, alertRouteTarget, alertRoutesSchema, deriveExecutorKey, teamNameSchema, ALERT_ROUTE_FORMATS, type AlertRoute } from '@ax/core';
-import { deleteTeam, getTeam, getTeamsAlertRoutes, insertTeam, listTeams, rotateTeamKey, setTeamAlertRoutes, updateTeam, type Queryable, type TeamRecord } from '@ax/store';
+import { deleteTeam, dropTeamFromTokens, getTeam, getTeamsAlertRoutes, insertTeam, listTeams, rotateTeamKey, setTeamAlertRoutes, updateTeam, type Queryable, type TeamRecord } from '@ax/store';
+import { httpAllowSchema } from '../http-allow.js';
 import { audit } from '../audit.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError, invalidState, notFound, validationFailed } from '../errors.js';
@@ -39,6 +46,7 @@ const teamSchema = z.object({
   name: z.string(),
   description: z.string(),
   maxRunning: z.int().nullable(),
+  httpAllow: z.array(z.string()).nullable().describe('hosts the team\'s `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list'),
   alertRoutes: z.array(shownAlertRouteSchema).describe("extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL"),
   keyVersion: z.int().describe('the current executor key version'),
   createdAt: z.string(),
@@ -55,6 +63,7 @@ function teamResource(t: TeamRecord, routes: readonly AlertRoute[] = [], reveal 
     name: t.name,
     description: t.description,
     maxRunning: t.maxRunning,
+    httpAllow: t.httpAllow === null ? null : [...t.httpAllow],
     alertRoutes: routes.map((r) => shownRoute(r, reveal)),
     keyVersion: t.keyVersion,
     createdAt: t.createdAt.toISOString(),
@@ -120,17 +129,18 @@ export const teamRoutes: RouteSpec[] = [
       return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, (t) => teamResource(t, routes.get(t.name), reveal)) };
     },
   }),
-  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; alertRoutes: AlertRoute[] }>({
+  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; httpAllow: string[] | null; alertRoutes: AlertRoute[] }>({
     method: 'post',
     path: '/api/v1/teams',
     access: 'admin',
     tag: 'teams',
-    summary: 'Create a team (key version 1); needs an admin of every team ("*")',
+    summary: 'Create a team (key version 1, or above the last of a deleted team of that name); needs an admin of every team ("*")',
     body: {
       schema: z.strictObject({
         name: teamNameSchema,
         description: z.string().max(2048).default(''),
         maxRunning: maxRunningSchema.default(null),
+        httpAllow: httpAllowSchema.default(null),
         alertRoutes: alertRoutesBodySchema.default([]),
       }),
     },
@@ -147,17 +157,26 @@ export const teamRoutes: RouteSpec[] = [
         await audit(tx, principal, { action: 'team.create', target: `team:${created.name}`, team: created.name, after: teamResource(created, body.alertRoutes) });
         return created;
       });
+      // brokers load the new team (its httpAllow and key version) at once
+      await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 201, body: teamResource(team, body.alertRoutes, revealsRoutes(principal)) };
     },
   }),
-  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; alertRoutes?: AlertRoute[] }>({
+  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; httpAllow?: string[] | null; alertRoutes?: AlertRoute[] }>({
     method: 'patch',
     path: '/api/v1/teams/{name}',
     access: 'admin',
     tag: 'teams',
-    summary: 'Change the description, maxRunning or alertRoutes of a team; needs an admin of every team ("*")',
+    summary: 'Change the description, maxRunning, httpAllow or alertRoutes of a team; needs an admin of every team ("*")',
     params: nameParams,
-    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional(), alertRoutes: alertRoutesBodySchema.optional() }) },
+    body: {
+      schema: z.strictObject({
+        description: z.string().max(2048).optional(),
+        maxRunning: maxRunningSchema.optional(),
+        httpAllow: httpAllowSchema.optional(),
+        alertRoutes: alertRoutesBodySchema.optional(),
+      }),
+    },
     responses: {
       200: { description: 'the team', schema: teamSchema },
       403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
@@ -182,7 +201,7 @@ export const teamRoutes: RouteSpec[] = [
         });
         return { team: after, routes: routesAfter };
       });
-      // brokers reload their team directory on it: a changed maxRunning applies at once
+      // brokers reload their team directory on it: a changed maxRunning or httpAllow applies at once
       await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 200, body: teamResource(team, routes, revealsRoutes(principal)) };
     },
@@ -193,6 +212,8 @@ export const teamRoutes: RouteSpec[] = [
     access: 'admin',
     tag: 'teams',
     summary: 'Delete a team that owns no task; needs an admin of every team ("*")',
+    description:
+      'The team is taken off every token that names it; a token left with no team is revoked. A team created again under the name starts at the key version after the deleted one\'s: it is a new team, and nothing of the old one (tokens, keys) acts for it.',
     params: nameParams,
     responses: {
       204: { description: 'deleted' },
@@ -205,8 +226,16 @@ export const teamRoutes: RouteSpec[] = [
       if (params.name === DEFAULT_TEAM) throw invalidState('team "default" always exists; it cannot be deleted', { team: DEFAULT_TEAM });
       await writeTransaction(deps.pool, async (tx) => {
         const before = await getTeam(tx, params.name, { forUpdate: true });
+        const routes = before === null ? [] : await routesOf(tx, params.name); // read before the row goes
         if (before === null || !(await deleteTeam(tx, params.name))) throw notFound(`team ${JSON.stringify(params.name)}`);
-        await audit(tx, principal, { action: 'team.delete', target: `team:${params.name}`, team: params.name, before: teamResource(before, await routesOf(tx, params.name)) });
+        const tokens = await dropTeamFromTokens(tx, params.name);
+        await audit(tx, principal, {
+          action: 'team.delete',
+          target: `team:${params.name}`,
+          team: params.name,
+          before: teamResource(before, routes),
+          after: { tokensNarrowed: tokens.narrowed, tokensRevoked: tokens.revoked },
+        });
       });
       return { status: 204 };
     },

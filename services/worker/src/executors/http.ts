@@ -12,10 +12,16 @@
  *   (loopback, private, link-local, metadata… refused unless listed) and dials the checked
  *   address (checked-connect.ts); a refusal is a failed attempt `HOST_REFUSED: …`, no request
  *   sent. `*` (development) checks nothing. The response body read is bounded.
+ * - A team's `httpAllow` (carried in the dispatch item from the team row, never from the task)
+ *   narrows that list for the team's tasks: a host must pass both, and so must every address
+ *   (ADMIN-API.md "Teams", #44). Each distinct team list has its own agent, so a connection
+ *   checked for one list is never reused for a team whose list is narrower.
+ * - A task never sends `Host` (#44): the admin API refuses it at save, and a task stored
+ *   before that check has it dropped here; the Host header is undici's, from the URL.
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpExec } from '@ax/core';
-import { ExecutorKeyring, signV2 } from '@ax/core';
+import { ExecutorKeyring, FORBIDDEN_TASK_HEADERS, hostAllowList, narrowAllowList, signV2 } from '@ax/core';
 import { checkedConnector, HostRefusedError, type HostLookup } from './checked-connect.js';
 import type { HostAllowList } from './host-allow.js';
 import { maskOutcome, NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
@@ -53,6 +59,14 @@ export interface HttpExecutor extends Executor {
 
 /** Distinct endpoint URLs remembered by one executor. */
 const URL_CACHE_SIZE = 1_000;
+/** Distinct team allowlists with their own agent at most (teams are few; cleared when full). */
+const TEAM_ROUTES_MAX = 256;
+
+/** An allowlist's agent (its connections checked against that list) and its URL verdicts. */
+interface Route {
+  readonly agent: Agent;
+  readonly urlOf: (text: string) => { url: URL; allowed: boolean; requestLine: string };
+}
 
 class ResponseTooLargeError extends Error {
   override readonly name = 'ResponseTooLargeError';
@@ -203,31 +217,60 @@ function syncResult(status: number, text: string): ExecutionOutcome {
 export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   const limit = options.responseLimitBytes ?? 1_048_576;
   const keyring = options.secret === undefined ? undefined : new ExecutorKeyring(options.secret);
-  // With an explicit allow list every new connection goes through the address check; `*`
-  // keeps undici's own connector (nothing to check, and the throughput figures unchanged).
-  const connect = options.allow.any ? undefined : checkedConnector({ allow: options.allow, ...(options.lookup ? { lookup: options.lookup } : {}) });
-  const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64, ...(connect ? { connect } : {}) });
-  // Parsed URLs and their allowlist verdict, by URL text: most jobs call a few endpoints, and
-  // parsing plus matching per request showed in profiles. Bounded; cleared when full.
-  const urls = new Map<string, { url: URL; allowed: boolean; requestLine: string }>();
-  const urlOf = (text: string): { url: URL; allowed: boolean; requestLine: string } => {
-    let known = urls.get(text);
-    if (known === undefined) {
-      if (urls.size >= URL_CACHE_SIZE) urls.clear();
-      const url = new URL(text);
-      known = { url, allowed: options.allow.allowsHost(url), requestLine: ` ${displayUrl(url)}\n` };
-      urls.set(text, known);
+  /** The global list's route; one more per distinct team `httpAllow`. */
+  const makeRoute = (allow: HostAllowList): Route => {
+    // With an explicit allow list every new connection goes through the address check; `*`
+    // keeps undici's own connector (nothing to check, and the throughput figures unchanged).
+    const connect = allow.any ? undefined : checkedConnector({ allow, ...(options.lookup ? { lookup: options.lookup } : {}) });
+    const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.connectionsPerOrigin ?? 64, ...(connect ? { connect } : {}) });
+    // Parsed URLs and their allowlist verdict, by URL text: most jobs call a few endpoints, and
+    // parsing plus matching per request showed in profiles. Bounded; cleared when full.
+    const urls = new Map<string, { url: URL; allowed: boolean; requestLine: string }>();
+    const urlOf = (text: string): { url: URL; allowed: boolean; requestLine: string } => {
+      let known = urls.get(text);
+      if (known === undefined) {
+        if (urls.size >= URL_CACHE_SIZE) urls.clear();
+        const url = new URL(text);
+        known = { url, allowed: allow.allowsHost(url), requestLine: ` ${displayUrl(url)}\n` };
+        urls.set(text, known);
+      }
+      return known;
+    };
+    return { agent, urlOf };
+  };
+  const globalRoute = makeRoute(options.allow);
+  const teamRoutes = new Map<string, Route | string>();
+  /** The route of a team list, or why the list cannot be used (then nothing is called). */
+  const routeOf = (httpAllow: readonly string[] | undefined): Route | string => {
+    if (httpAllow === undefined) return globalRoute;
+    const key = JSON.stringify(httpAllow);
+    let route = teamRoutes.get(key);
+    if (route === undefined) {
+      if (teamRoutes.size >= TEAM_ROUTES_MAX) {
+        for (const r of teamRoutes.values()) if (typeof r !== 'string') void r.agent.close();
+        teamRoutes.clear();
+      }
+      try {
+        route = makeRoute(narrowAllowList(options.allow, hostAllowList(httpAllow)));
+      } catch (error) {
+        route = `the team's httpAllow is not valid: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      teamRoutes.set(key, route);
     }
-    return known;
+    return route;
   };
 
   const attempt = async (request: ExecutionRequest): Promise<ExecutionOutcome> => {
     const { item } = request;
     if (item.exec.type !== 'http') throw new Error(`http executor got a ${item.exec.type} exec`);
     const exec: HttpExec = item.exec;
-    const { url, allowed, requestLine } = urlOf(exec.url);
+    const route = routeOf(item.httpAllow);
+    if (typeof route === 'string') return { outcome: 'FAILED', exitCode: null, error: route };
+    const { agent } = route;
+    const { url, allowed, requestLine } = route.urlOf(exec.url);
     if (!allowed) {
-      return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in AX_HTTP_EXECUTOR_ALLOW` };
+      const where = item.httpAllow === undefined ? 'AX_HTTP_EXECUTOR_ALLOW' : `AX_HTTP_EXECUTOR_ALLOW and the httpAllow of team ${item.team}`;
+      return { outcome: 'FAILED', exitCode: null, error: `host ${url.host} is not in ${where}` };
     }
     if (keyring === undefined) {
       return { outcome: 'FAILED', exitCode: null, error: 'AX_EXECUTOR_SECRET is not set on the worker: http jobs cannot be signed' };
@@ -242,7 +285,10 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
         values = resolved.values;
         mask = secretMask(resolved.secrets);
       }
-      for (const [name, value] of Object.entries(values)) headers[name.toLowerCase()] = value;
+      for (const [name, value] of Object.entries(values)) {
+        const lower = name.toLowerCase();
+        if (!FORBIDDEN_TASK_HEADERS.includes(lower)) headers[lower] = value;
+      }
     } catch (error) {
       return { outcome: 'FAILED', exitCode: null, error: error instanceof SecretMissingError ? error.message : String(error) };
     }
@@ -312,7 +358,9 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   return {
     run,
     async close(): Promise<void> {
-      await agent.close();
+      const routes = [globalRoute, ...[...teamRoutes.values()].filter((r): r is Route => typeof r !== 'string')];
+      teamRoutes.clear();
+      await Promise.all(routes.map((r) => r.agent.close()));
     },
   };
 }

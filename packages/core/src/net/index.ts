@@ -1,0 +1,2 @@
+export { addressLabel, cidrContains, classifyAddress, isMetadataAddress, parseCidr, parseIp, type Cidr, type IpAddress } from './address-class.js';
+export { allowEntryProblem, hostAllowList, narrowAllowList, type HostAllowList } from './host-allow.js';
