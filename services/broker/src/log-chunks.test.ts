@@ -1,6 +1,7 @@
 /**
  * The logs consumer (issue #19) on real RabbitMQ and MySQL: a published `log` message is
- * stored, byte for byte; an invalid one is dead-lettered with its reason; items of another
+ * stored, byte for byte; one whose envelope is invalid is dead-lettered with its reason, a bad
+ * item alone is refused and its message's other items stored (#45); items of another
  * worker's or an unknown execution are dropped; a retryable store error is retried, not lost.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -13,6 +14,7 @@ import { insertExecutions, readLogLayout, readLogPage, logViewState } from '@ax/
 import { waitFor } from '@ax/testing';
 import type { BrokerContext } from './context.js';
 import { createLogChunkHandler } from './log-chunks.js';
+import { createBrokerMetrics } from './metrics.js';
 import { startBrokerHarness, type BrokerHarness } from './test-support.js';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -70,17 +72,47 @@ describe('logs consumer', () => {
     await waitFor(async () => ((await h.bus.queueDepth(h.bus.topology.logsQueue))?.messageCount === 0 ? true : null), { description: 'the logs queue drained' });
   });
 
-  it('dead-letters an invalid log message with its reason', async () => {
+  it('dead-letters a log message whose envelope is invalid, with its reason', async () => {
     const e = await execution('w-logs');
-    const bad = { v: 1, kind: 'log', workerId: 'w-logs', items: [{ part: 'chunk', ...e, stream: 'stdout', offset: 0, allOffset: 0, data: 'not base64!' }] };
+    const bad = { v: 1, kind: 'log', workerId: '', items: [{ part: 'chunk', ...e, stream: 'stdout', offset: 0, allOffset: 0, data: 'aGk=' }] };
     await publish(Buffer.from(JSON.stringify(bad)));
     const rows = await waitFor(async () => {
-      const [r] = await h.db.pool.query<RowDataPacket[]>('SELECT source_queue, reason FROM dead_letter WHERE source_queue = ?', [h.bus.topology.logsQueue]);
+      const [r] = await h.db.pool.query<RowDataPacket[]>("SELECT source_queue, reason FROM dead_letter WHERE source_queue = ? AND reason LIKE '%workerId%'", [h.bus.topology.logsQueue]);
       return r.length > 0 ? r : null;
     }, { description: 'the dead letter stored' });
-    expect(String(rows[0]?.reason)).toMatch(/base64/);
+    expect(String(rows[0]?.reason)).toMatch(/workerId/);
     const [chunks] = await h.db.pool.query<RowDataPacket[]>('SELECT 1 FROM job_log_chunk WHERE execution_id = ?', [e.executionId]);
     expect(chunks).toHaveLength(0);
+  });
+
+  it('#45 refuses a bad item alone: the other items of its message are stored, the bad one counted, nothing dead-lettered', async () => {
+    const good = await execution('w-items');
+    const poisoned = await execution('w-items');
+    const metrics = createMetrics({ service: 'broker', defaultMetrics: false });
+    const ctx = { ...h.broker.context, metrics: createBrokerMetrics(metrics), logger: silentLogger() } as BrokerContext;
+    const handler = createLogChunkHandler(ctx, metrics);
+    const out = Buffer.from('kept\n');
+    const body = {
+      v: 1,
+      kind: 'log',
+      workerId: 'w-items',
+      items: [
+        { part: 'chunk', ...poisoned, stream: 'stdout', offset: 0, allOffset: 0, data: 'not base64!' },
+        ...chunkItems(good, out, 100),
+        { part: 'end', ...good, stdoutBytes: out.length, stderrBytes: 0, truncated: false },
+      ],
+    };
+    const [before] = await h.db.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM dead_letter');
+    const delivery: BusMessage = { body: Buffer.from(JSON.stringify(body)), redelivered: false, headers: {}, routingKey: '', exchange: h.bus.topology.logsExchange, queue: h.bus.topology.logsQueue, signal: new AbortController().signal };
+    await expect(handler(delivery)).resolves.toBe('ack');
+    expect((await readLogPage(h.db.pool, good.executionId, 'stdout', 0, 1_000)).data.equals(out)).toBe(true);
+    const [chunks] = await h.db.pool.query<RowDataPacket[]>('SELECT 1 FROM job_log_chunk WHERE execution_id = ?', [poisoned.executionId]);
+    expect(chunks).toHaveLength(0);
+    expect(await metrics.registry.getSingleMetricAsString('ax_refused_items_total')).toMatch(/kind="log",reason="schema"[^}]*} 1/);
+    const [after] = await h.db.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM dead_letter');
+    expect(after[0]?.n).toBe(before[0]?.n);
+    // A message of bad items only is taken off the queue all the same.
+    await expect(handler({ ...delivery, body: Buffer.from(JSON.stringify({ ...body, items: [body.items[0]] })) })).resolves.toBe('ack');
   });
 
   it("drops items of another worker's or an unknown execution, and stores the rest", async () => {

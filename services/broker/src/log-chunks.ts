@@ -8,7 +8,10 @@
  *   of output never delays ACKs and results on `<ns>.events`; and through one statement in
  *   flight at a time (group commit, as event-batch.ts): what arrives meanwhile forms the next
  *   batch, so output takes at most one pool connection away from the events consumer.
- * - Invalid messages (and other kinds) are dead-lettered with the parser's reason.
+ * - A message that cannot be read (its envelope), or of another kind, is dead-lettered with the
+ *   parser's reason; a bad item inside a readable message is refused alone (counted in
+ *   `ax_refused_items_total{kind="log"}`, logged, dropped: refused-items.ts) and the message's
+ *   other items are stored (#45).
  * - Items of an execution the store does not know, or that was dispatched to another worker,
  *   are dropped and counted (a worker writes only its own executions' output; a chunk that
  *   arrives after its instance was purged does not come back as an orphan).
@@ -18,12 +21,13 @@
  *   Any other error dead-letters the message (after isolating it from the batch it was in).
  */
 import type { BusMessage, ConsumeOutcome } from '@ax/bus';
-import { parseMessage, type LogMessage } from '@ax/core';
+import { parseMessageByItem, type LogMessage } from '@ax/core';
 import { toError, type Counter, type Metrics } from '@ax/kit';
 import { appendLogItems, type LogEnd, type NewLogChunk, type Queryable } from '@ax/store';
 import type { RowDataPacket } from 'mysql2';
 import type { BrokerContext } from './context.js';
 import { isRetryableStoreError } from './dead-letters.js';
+import { reportRefusedItems } from './refused-items.js';
 import { StoreOutageGate, type StoreOutageGateOptions } from './store-outage-gate.js';
 
 /** Unacked `log` messages per broker (`<ns>.logs`). */
@@ -174,7 +178,7 @@ export function createLogChunkHandler(ctx: BrokerContext, metrics: Metrics, opti
   });
 
   return async (raw) => {
-    const parsed = parseMessage(raw.body);
+    const parsed = parseMessageByItem(raw.body);
     if (!parsed.ok) {
       ctx.metrics.invalidMessages.inc({ kind: 'invalid' });
       logger.warn({ reason: parsed.reason }, 'invalid log message dead-lettered');
@@ -184,6 +188,10 @@ export function createLogChunkHandler(ctx: BrokerContext, metrics: Metrics, opti
     if (message.kind !== 'log') {
       ctx.metrics.invalidMessages.inc({ kind: message.kind });
       return { action: 'dead-letter', reason: `a ${message.kind} message does not belong on the logs queue` };
+    }
+    if (parsed.refused.length > 0) {
+      reportRefusedItems(ctx.metrics, logger, 'log', message.workerId, parsed.refused);
+      if (message.items.length === 0) return 'ack'; // every item refused: nothing to store
     }
     for (;;) {
       const turn = await gate.enter(raw.signal);

@@ -16,6 +16,11 @@ export interface BrokerMetrics {
   readonly fenced: Counter<'kind'>;
   readonly deadLetters: Counter<'source'>;
   readonly invalidMessages: Counter<'kind'>;
+  /**
+   * Items refused alone inside a message whose other items were applied (#45), by message kind
+   * and cause (`proto_key` | `too_deep` | `schema`).
+   */
+  readonly refusedItems: Counter<'kind' | 'reason'>;
   readonly queueDepth: Gauge<'worker'>;
   readonly alertsDelivered: Counter<'outcome'>;
   /** SLA_MISSED alerts raised by this broker, by the limit missed (`START` | `FINISH`). */
@@ -45,6 +50,11 @@ export function createBrokerMetrics(metrics: Metrics): BrokerMetrics {
     fenced: metrics.counter({ name: 'ax_fenced_total', help: 'ACKs and results of superseded executions (R16, R17)', labelNames: ['kind'] }),
     deadLetters: metrics.counter({ name: 'ax_dead_letters_total', help: 'Messages stored from the dead-letter queue', labelNames: ['source'] }),
     invalidMessages: metrics.counter({ name: 'ax_invalid_messages_total', help: 'Event messages that failed validation', labelNames: ['kind'] }),
+    refusedItems: metrics.counter({
+      name: 'ax_refused_items_total',
+      help: 'Items refused alone (the rest of their message applied), by message kind and cause',
+      labelNames: ['kind', 'reason'],
+    }),
     queueDepth: metrics.gauge({ name: 'ax_worker_queue_depth', help: 'Ready messages in a worker queue', labelNames: ['worker'] }),
     alertsDelivered: metrics.counter({ name: 'ax_alert_deliveries_total', help: 'Alert webhook deliveries', labelNames: ['outcome'] }),
     slaMissed: metrics.counter({ name: 'ax_sla_missed_total', help: "Instances past their task's sla (SLA_MISSED alerts raised)", labelNames: ['miss'] }),

@@ -2,9 +2,11 @@
  * The events consumer (DESIGN §4, R15–R17): ACKs, refusals and results from workers (and async
  * reports relayed by admin-api) on `<ns>.events`, consumed by every broker. Each message is
  * applied in one transaction (R10: batched items), fenced by `current_execution_id`, and
- * idempotent by `execution_id`. Invalid messages are dead-lettered and counted.
+ * idempotent by `execution_id`. A message that cannot be read (its envelope) is dead-lettered
+ * and counted; a bad item inside a readable message is refused alone (#45, refused-items.ts)
+ * and the rest of the message is applied as usual.
  */
-import { parseMessage, type AckMessage, type RefusalMessage, type ResultItem, type ResultMessage } from '@ax/core';
+import { parseMessageByItem, type AckMessage, type RefusalMessage, type RefusedItem, type ResultItem, type ResultMessage } from '@ax/core';
 import { requestCancel, type BusMessage, type ConsumeOutcome } from '@ax/bus';
 import { isRetryableError, toError, type Metrics } from '@ax/kit';
 import {
@@ -37,6 +39,7 @@ import { isLockConflict } from './lock-conflict.js';
 import { uuidv7 } from './uuidv7.js';
 import { logMetricsOf } from './log-chunks.js';
 import { encodeResultOutputs, ResultOutputRows } from './result-output.js';
+import { failedResultOf, reportRefusedItems } from './refused-items.js';
 
 interface Effects {
   releases: Array<{ workerId: string; executionId: string }>;
@@ -87,13 +90,13 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
     await runEffects(ctx, effects);
   });
   return async (raw) => {
-    const parsed = parseMessage(raw.body);
+    const parsed = parseMessageByItem(raw.body);
     if (!parsed.ok) {
       ctx.metrics.invalidMessages.inc({ kind: 'invalid' });
       ctx.logger.warn({ reason: parsed.reason }, 'invalid event message dead-lettered');
       return { action: 'dead-letter', reason: parsed.reason };
     }
-    const message = parsed.message;
+    let message = parsed.message;
     switch (message.kind) {
       case 'heartbeat':
         return 'ack'; // the Redis registry is the lease (R14); heartbeats on the bus are informational
@@ -104,6 +107,11 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
         return { action: 'dead-letter', reason: `a ${message.kind} message does not belong on the events queue` };
       default:
         break;
+    }
+    if (parsed.refused.length > 0) {
+      reportRefusedItems(ctx.metrics, ctx.logger, message.kind, message.workerId, parsed.refused);
+      if (message.kind === 'result') message = withRefusedResultsFailed(message, parsed.refused);
+      if (message.items.length === 0) return 'ack'; // every item refused: nothing to apply
     }
     try {
       await batcher.submit(message);
@@ -122,6 +130,21 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
       throw error;
     }
   };
+}
+
+/** `message` with a FAILED result for each refused item that names its execution (refused-items.ts). */
+function withRefusedResultsFailed(message: ResultMessage, refused: readonly RefusedItem[]): ResultMessage {
+  const endedAt = new Date().toISOString();
+  const answered = new Set(message.items.map((i) => i.executionId));
+  const failed: ResultItem[] = [];
+  for (const r of refused) {
+    const item = failedResultOf(r, endedAt);
+    // An execution that also has a good item in the message keeps that one.
+    if (item === undefined || answered.has(item.executionId)) continue;
+    answered.add(item.executionId);
+    failed.push(item);
+  }
+  return failed.length === 0 ? message : { ...message, items: [...message.items, ...failed] };
 }
 
 async function runEffects(ctx: BrokerContext, effects: Effects): Promise<void> {

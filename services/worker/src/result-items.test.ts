@@ -1,4 +1,4 @@
-import { OUTPUT_TAIL_MAX_BYTES, resultItemSchema } from '@ax/core';
+import { encodeTrustedMessage, OUTPUT_TAIL_MAX_BYTES, parseMessage, resultItemSchema } from '@ax/core';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionOutcome } from './executors/types.js';
 import { resultItem } from './result-items.js';
@@ -35,5 +35,14 @@ describe('resultItem', () => {
     expect(item).toMatchObject({ ...ids, outcome: 'FAILED', exitCode: null });
     expect(item.error).toMatch(/^result trimmed: /);
     expect(resultItemSchema.safeParse(item).success).toBe(true);
+  });
+
+  it('#45 an answer whose data cannot be carried fails the item alone, without the data; the message it joins is read whole', () => {
+    const data = JSON.parse('{"rows":1,"nested":{"__proto__":{"polluted":true}}}') as Record<string, unknown>;
+    const item = resultItem(ids, { outcome: 'SUCCESS', exitCode: 200, data }, STARTED_MS, STARTED_MS + 1);
+    expect(item).toMatchObject({ ...ids, outcome: 'FAILED', exitCode: 200, error: `the answer's data was refused: the key "__proto__" is not allowed (at data.nested.__proto__)` });
+    expect(item.data).toBeUndefined();
+    const body = encodeTrustedMessage({ v: 1, kind: 'result', workerId: 'w1', items: [item, resultItem(ids, { outcome: 'SUCCESS', exitCode: 200, data: { rows: 2 } }, STARTED_MS, STARTED_MS + 1)] });
+    expect(parseMessage(body).ok).toBe(true);
   });
 });

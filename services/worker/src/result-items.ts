@@ -12,9 +12,12 @@ import {
 } from '@ax/core';
 import type { ExecutionOutcome } from './executors/types.js';
 import type { ResultEnd } from './logs/attempt-log.js';
+import { withCarriableData } from './result-data.js';
 
 /**
- * A result item from an executor outcome; never invalid (falls back to a minimal item).
+ * A result item from an executor outcome; never invalid (falls back to a minimal item). The
+ * outcome's `data` is checked first (`result-data.ts`, #45): data the item cannot carry fails
+ * the attempt here, alone, instead of the batched message that would carry it.
  * `end`: what of the attempt's output travels in this result (`LogShipper.end`: the empty
  * output's `printedNothing`, or a short rest of output and its end), so even the minimal item keeps it.
  */
@@ -25,6 +28,7 @@ export function resultItem(
   endedAtMs: number,
   end?: ResultEnd,
 ): ResultItem {
+  outcome = withCarriableData(outcome);
   const printedNothing = end !== undefined && 'printedNothing' in end ? true : undefined;
   const output = end !== undefined && 'output' in end ? end.output : undefined;
   const full = {

@@ -79,30 +79,9 @@ export function parseMessageStrict(raw: Buffer | string): ParsedMessage {
 
 function decode(raw: Buffer | string, fast: boolean): ParsedMessage {
   try {
-    const size = typeof raw === 'string' ? Buffer.byteLength(raw, 'utf8') : raw.length;
-    if (size > MAX_MESSAGE_BYTES) return { ok: false, reason: `message is ${size} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit` };
-    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch (thrown) {
-      return { ok: false, reason: `invalid JSON: ${thrown instanceof Error ? thrown.message : String(thrown)}` };
-    }
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-      return { ok: false, reason: `message must be a JSON object, got ${describeValue(data)}` };
-    }
-    const body = data as Record<string, unknown>;
-    if (!Object.hasOwn(body, 'v')) return { ok: false, reason: 'message has no protocol version "v"' };
-    if (typeof body.v !== 'number' || !SUPPORTED_MESSAGE_VERSIONS.includes(body.v)) {
-      return {
-        ok: false,
-        reason: `unsupported message version ${describeValue(body.v)} (this build reads ${SUPPORTED_MESSAGE_VERSIONS.join(', ')})`,
-      };
-    }
-    const kind = body.kind;
-    if (typeof kind !== 'string' || !Object.hasOwn(MESSAGE_SCHEMAS, kind)) {
-      return { ok: false, reason: `unknown message kind ${describeValue(kind)} (known: ${MESSAGE_KINDS.join(', ')})` };
-    }
+    const read = readBody(raw);
+    if (!read.ok) return read;
+    const { kind, body } = read;
     // The cheap structure check says only yes or no; the reason comes from the path-building walk.
     if (fast && isStructureSound(body, MAX_MESSAGE_DEPTH)) {
       const message = fastAcceptMessage(kind, body);
@@ -114,8 +93,8 @@ function decode(raw: Buffer | string, fast: boolean): ParsedMessage {
         return { ok: false, reason: `invalid ${kind} message: ${first === undefined ? 'bad structure' : first.detail}` };
       }
     }
-    const parsed = MESSAGE_SCHEMAS[kind as MessageKind].safeParse(body, { reportInput: true });
-    if (!parsed.success) return { ok: false, reason: `invalid ${kind} message: ${summarize(parsed.error)}` };
+    const parsed = MESSAGE_SCHEMAS[kind].safeParse(body, { reportInput: true });
+    if (!parsed.success) return { ok: false, reason: `invalid ${kind} message: ${summarizeIssues(parsed.error)}` };
     return { ok: true, message: parsed.data };
   } catch (thrown) {
     // Defensive: nothing above should throw, but a consumer must never crash on a message.
@@ -123,7 +102,43 @@ function decode(raw: Buffer | string, fast: boolean): ParsedMessage {
   }
 }
 
-function summarize(error: z.ZodError): string {
+/** A body read up to its kind: size, JSON, an object, a supported `v`, a known `kind`. */
+export type ReadBody = { ok: true; kind: MessageKind; body: Record<string, unknown> } | { ok: false; reason: string };
+
+/**
+ * The checks every message passes before its schema: size, JSON, an object, a version this
+ * build reads, a known kind. Throws only on what cannot happen (callers catch).
+ */
+export function readBody(raw: Buffer | string): ReadBody {
+  const size = typeof raw === 'string' ? Buffer.byteLength(raw, 'utf8') : raw.length;
+  if (size > MAX_MESSAGE_BYTES) return { ok: false, reason: `message is ${size} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit` };
+  const text = typeof raw === 'string' ? raw : raw.toString('utf8');
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (thrown) {
+    return { ok: false, reason: `invalid JSON: ${thrown instanceof Error ? thrown.message : String(thrown)}` };
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    return { ok: false, reason: `message must be a JSON object, got ${describeValue(data)}` };
+  }
+  const body = data as Record<string, unknown>;
+  if (!Object.hasOwn(body, 'v')) return { ok: false, reason: 'message has no protocol version "v"' };
+  if (typeof body.v !== 'number' || !SUPPORTED_MESSAGE_VERSIONS.includes(body.v)) {
+    return {
+      ok: false,
+      reason: `unsupported message version ${describeValue(body.v)} (this build reads ${SUPPORTED_MESSAGE_VERSIONS.join(', ')})`,
+    };
+  }
+  const kind = body.kind;
+  if (typeof kind !== 'string' || !Object.hasOwn(MESSAGE_SCHEMAS, kind)) {
+    return { ok: false, reason: `unknown message kind ${describeValue(kind)} (known: ${MESSAGE_KINDS.join(', ')})` };
+  }
+  return { ok: true, kind: kind as MessageKind, body };
+}
+
+/** A zod error as one sentence: the first issues, then "and N more". */
+export function summarizeIssues(error: z.ZodError): string {
   const issues = error.issues.flatMap((issue) => convertZodIssue(issue));
   const shown = issues.slice(0, REASON_ISSUE_LIMIT).map((issue) => issue.message);
   const more = issues.length - shown.length;

@@ -50,3 +50,5 @@ export type { LogChunkItem, LogEndItem, LogItem, LogMessage, LogStream } from '.
 export type { CancelMessage, HeartbeatMessage } from './control.js';
 export { MESSAGE_KINDS, MESSAGE_SCHEMAS, encodeMessage, encodeTrustedMessage, messageSchema, parseMessage } from './codec.js';
 export type { Message, MessageKind, MessageOf, ParsedMessage } from './codec.js';
+export { ITEMWISE_KINDS, parseMessageByItem } from './by-item.js';
+export type { ItemwiseKind, ItemwiseMessage, ParsedByItem, RefusedItem, RefusedItemCause } from './by-item.js';

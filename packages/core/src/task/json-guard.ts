@@ -12,6 +12,8 @@ export const MAX_JSON_DEPTH = 32;
 export interface StructureProblem {
   path: PathSegments;
   detail: string;
+  /** Which rule: a `__proto__` key, or nesting past the bound (a metric label, #45). */
+  code: 'proto_key' | 'too_deep';
 }
 
 /**
@@ -26,7 +28,7 @@ export function structureProblems(value: unknown, maxDepth: number = MAX_JSON_DE
     const { value: current, path } = stack.pop() as { value: unknown; path: PathSegments };
     if (current === null || typeof current !== 'object') continue;
     if (path.length > maxDepth) {
-      if (!reportedDepth) problems.push({ path, detail: `nested deeper than ${maxDepth} levels` });
+      if (!reportedDepth) problems.push({ path, detail: `nested deeper than ${maxDepth} levels`, code: 'too_deep' });
       reportedDepth = true;
       continue;
     }
@@ -37,7 +39,7 @@ export function structureProblems(value: unknown, maxDepth: number = MAX_JSON_DE
     const keys = Object.keys(current);
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i] as string;
-      if (key === '__proto__') problems.push({ path: [...path, key], detail: 'the key "__proto__" is not allowed' });
+      if (key === '__proto__') problems.push({ path: [...path, key], detail: 'the key "__proto__" is not allowed', code: 'proto_key' });
       else stack.push({ value: (current as Record<string, unknown>)[key], path: [...path, key] });
     }
   }

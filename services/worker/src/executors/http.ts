@@ -6,7 +6,10 @@
  *
  * - 2xx with `{"success":bool,"message"?,"data"?}` = the result; 202 = accepted, the business
  *   reports later (R15: the slot is freed and a result with `async: true` is sent); anything
- *   else, a redirect (never followed), or no answer by the deadline = a failed attempt.
+ *   else, a redirect (never followed), or no answer by the deadline = a failed attempt. The
+ *   answer's `data` is checked where the result item is built (`result-data.ts`, #45): a
+ *   `__proto__`/`constructor`/`prototype` key, nesting past 32 levels or more than 1 MiB of it
+ *   fails this attempt alone, never the batched message its result travels in.
  * - Only hosts of `AX_HTTP_EXECUTOR_ALLOW` are called (host-allow.ts), and with an explicit list
  *   only at addresses it admits: each connection resolves the host once, checks every address
  *   (loopback, private, link-local, metadata… refused unless listed) and dials the checked
