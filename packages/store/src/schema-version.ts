@@ -8,21 +8,25 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
 /**
- * Oldest schema version this build works with. 6: the DAG promotion writes `promoted_at` and
+ * Oldest schema version this build works with. 10: every instance insert writes
+ * `task_instance.team` and the claim reads it (migration 0010); migrate before rolling this
+ * build out (running builds of 6 to 9 keep working on 10: they never name the column, and the rows
+ * they write have a NULL team that this build's reads resolve through the task). 6: the DAG promotion writes `promoted_at` and
  * the dashboard reads `due_time` (migration 0006); the code had needed the columns of 0003–0005
  * (teams, job output, calendars) already while this still said 1, so a service on an older
  * schema failed at its first such statement instead of refusing to start.
  */
-export const SCHEMA_VERSION_MIN = 6;
+export const SCHEMA_VERSION_MIN = 10;
 /**
- * Newest schema version this build works with (= its highest migration). 9: task search's
+ * Newest schema version this build works with (= its highest migration). 10: the instance's
+ * team and team weights (migration 0010). 9: task search's
  * substring index (migration 0009); on 6 to 8 nothing writes it and a search reads the task
  * table with LIKE, as before. 8: the dashboard's
  * rolled-up past days (migration 0008); on 6 and 7 every statement on them finds no table and
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 9;
+export const SCHEMA_VERSION_MAX = 10;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;
