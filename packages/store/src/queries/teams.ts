@@ -13,6 +13,8 @@ export interface TeamRecord {
   readonly description: string;
   /** Most DISPATCHED or RUNNING instances at once; null = no limit. */
   readonly maxRunning: number | null;
+  /** Share of contended slots (R23), at least 1; default 1. */
+  readonly weight: number;
   readonly keyVersion: number;
   readonly previousKeyValidUntil: Date | null;
   readonly createdAt: Date;
@@ -39,19 +41,21 @@ type TeamRow = RowDataPacket & {
   name: string;
   description: string;
   max_running: number | null;
+  weight: number;
   key_version: number;
   previous_key_valid_until: Date | null;
   created_at: Date;
   updated_at: Date;
 };
 
-const TEAM_COLUMNS = 'name, description, max_running, key_version, previous_key_valid_until, created_at, updated_at';
+const TEAM_COLUMNS = 'name, description, max_running, weight, key_version, previous_key_valid_until, created_at, updated_at';
 
 function teamFromRow(r: TeamRow): TeamRecord {
   return {
     name: r.name,
     description: r.description,
     maxRunning: r.max_running === null ? null : Number(r.max_running),
+    weight: Number(r.weight),
     keyVersion: Number(r.key_version),
     previousKeyValidUntil: r.previous_key_valid_until,
     createdAt: r.created_at,
@@ -88,9 +92,9 @@ export async function getTeam(db: Queryable, name: string, opts: { forUpdate?: b
 }
 
 /** Creates a team at key version 1. @throws TeamExistsError */
-export async function insertTeam(db: Queryable, team: { name: string; description: string; maxRunning: number | null }): Promise<TeamRecord> {
+export async function insertTeam(db: Queryable, team: { name: string; description: string; maxRunning: number | null; weight?: number }): Promise<TeamRecord> {
   try {
-    await db.query('INSERT INTO team (name, description, max_running) VALUES (?, ?, ?)', [team.name, team.description, team.maxRunning]);
+    await db.query('INSERT INTO team (name, description, max_running, weight) VALUES (?, ?, ?, ?)', [team.name, team.description, team.maxRunning, team.weight ?? 1]);
   } catch (err) {
     if (isDuplicateKeyError(err)) throw new TeamExistsError(team.name);
     throw err;
@@ -101,7 +105,11 @@ export async function insertTeam(db: Queryable, team: { name: string; descriptio
 }
 
 /** Changes the given fields; returns the team, or null when it does not exist. */
-export async function updateTeam(db: Queryable, name: string, change: { description?: string; maxRunning?: number | null }): Promise<TeamRecord | null> {
+export async function updateTeam(
+  db: Queryable,
+  name: string,
+  change: { description?: string; maxRunning?: number | null; weight?: number },
+): Promise<TeamRecord | null> {
   const sets: string[] = ['updated_at = CURRENT_TIMESTAMP(3)'];
   const values: unknown[] = [];
   if (change.description !== undefined) {
@@ -111,6 +119,10 @@ export async function updateTeam(db: Queryable, name: string, change: { descript
   if (change.maxRunning !== undefined) {
     sets.push('max_running = ?');
     values.push(change.maxRunning);
+  }
+  if (change.weight !== undefined) {
+    sets.push('weight = ?');
+    values.push(change.weight);
   }
   await db.query<ResultSetHeader>(`UPDATE team SET ${sets.join(', ')} WHERE name = ?`, [...values, name]);
   return getTeam(db, name);

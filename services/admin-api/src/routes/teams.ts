@@ -24,10 +24,17 @@ import { writeTransaction } from '../write-transaction.js';
 
 const maxRunningSchema = z.int().min(1).max(1_000_000).nullable().describe('most DISPATCHED or RUNNING instances of the team at once; null = no limit');
 
+const weightSchema = z
+  .int()
+  .min(1)
+  .max(1_000)
+  .describe("the team's share of contended slots (DESIGN R23): slots go to teams with startable work in proportion to their weights; default 1");
+
 const teamSchema = z.object({
   name: z.string(),
   description: z.string(),
   maxRunning: z.int().nullable(),
+  weight: z.int().describe('share of contended slots (R23)'),
   keyVersion: z.int().describe('the current executor key version'),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -38,6 +45,7 @@ function teamResource(t: TeamRecord): z.infer<typeof teamSchema> {
     name: t.name,
     description: t.description,
     maxRunning: t.maxRunning,
+    weight: t.weight,
     keyVersion: t.keyVersion,
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
@@ -87,7 +95,7 @@ export const teamRoutes: RouteSpec[] = [
       return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, teamResource) };
     },
   }),
-  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null }>({
+  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; weight: number }>({
     method: 'post',
     path: '/api/v1/teams',
     access: 'admin',
@@ -98,6 +106,7 @@ export const teamRoutes: RouteSpec[] = [
         name: teamNameSchema,
         description: z.string().max(2048).default(''),
         maxRunning: maxRunningSchema.default(null),
+        weight: weightSchema.default(1),
       }),
     },
     responses: {
@@ -115,14 +124,14 @@ export const teamRoutes: RouteSpec[] = [
       return { status: 201, body: teamResource(team) };
     },
   }),
-  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null }>({
+  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; weight?: number }>({
     method: 'patch',
     path: '/api/v1/teams/{name}',
     access: 'admin',
     tag: 'teams',
-    summary: 'Change the description or maxRunning of a team; needs an admin of every team ("*")',
+    summary: 'Change the description, maxRunning or weight of a team; needs an admin of every team ("*")',
     params: nameParams,
-    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional() }) },
+    body: { schema: z.strictObject({ description: z.string().max(2048).optional(), maxRunning: maxRunningSchema.optional(), weight: weightSchema.optional() }) },
     responses: {
       200: { description: 'the team', schema: teamSchema },
       403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' },
@@ -138,7 +147,7 @@ export const teamRoutes: RouteSpec[] = [
         await audit(tx, principal, { action: 'team.update', target: `team:${params.name}`, team: params.name, before: teamResource(before), after: teamResource(after) });
         return after;
       });
-      // brokers reload their team directory on it: a changed maxRunning applies at once
+      // brokers reload their team directory on it: a changed maxRunning or weight applies at once
       await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 200, body: teamResource(team) };
     },
