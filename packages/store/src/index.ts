@@ -125,6 +125,8 @@ export {
 } from './queries/dispatch.js';
 export type { ActiveRun, ClaimOptions, ClaimedInstance, NewExecution, RerunBatchLoad, WaitingEventType } from './queries/dispatch.js';
 export { activeRunsByTeam, lockTeamLimits } from './queries/team-limits.js';
+export { claimStartable, claimUnroutable, teamsWithPending } from './queries/claim-by-team.js';
+export type { StartableClaim, WorkerCapability } from './queries/claim-by-team.js';
 export { databaseNow, deferralLoadByTask, lockDeferrable, recordDeferredOnce } from './queries/backlog-deferral.js';
 export type { TaskDeferralLoad } from './queries/backlog-deferral.js';
 export { warmTaskDefinitions } from './queries/definition-warm.js';

@@ -8,12 +8,15 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
 /**
- * Oldest schema version this build works with. 6: the DAG promotion writes `promoted_at` and
+ * Oldest schema version this build works with. 10: every instance insert writes
+ * `task_instance.team` and the claim reads it (migration 0010); migrate before rolling this
+ * build out (running builds of 6 to 9 keep working on 10: they never name the column, and the rows
+ * they write have a NULL team that this build's reads resolve through the task). 6: the DAG promotion writes `promoted_at` and
  * the dashboard reads `due_time` (migration 0006); the code had needed the columns of 0003–0005
  * (teams, job output, calendars) already while this still said 1, so a service on an older
  * schema failed at its first such statement instead of refusing to start.
  */
-export const SCHEMA_VERSION_MIN = 6;
+export const SCHEMA_VERSION_MIN = 10;
 /**
  * Newest schema version this build works with (= its highest migration). 12: team alert routes
  * and delivery per route (migration 0012); below it no team has routes and alerts go to the
@@ -22,7 +25,7 @@ export const SCHEMA_VERSION_MIN = 6;
  * `task_edge`; on 6 to 10 a team read finds no `http_allow` (no narrowing, and setting one
  * fails), a deleted team leaves no key floor (a new team of its name starts at version 1, as
  * before) and edges record no teams (every edge creates its child's instances, as before).
- * 9: task search's
+ * 10: the instance's team and team weights (migration 0010). 9: task search's
  * substring index (migration 0009); on 6 to 8 nothing writes it and a search reads the task
  * table with LIKE, as before. 8: the dashboard's
  * rolled-up past days (migration 0008); on 6 and 7 every statement on them finds no table and

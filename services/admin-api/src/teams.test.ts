@@ -221,12 +221,15 @@ describe('tokens and teams', () => {
     expect((await t.call('POST', '/api/v1/teams', { token: adminA, body: { name: 'c' } })).status).toBe(403);
     const created = await t.call('POST', '/api/v1/teams', { body: { name: 'c', maxRunning: 3 } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'c', description: '', maxRunning: 3, keyVersion: 1 });
+    expect(created.body).toMatchObject({ name: 'c', description: '', maxRunning: 3, weight: 1, keyVersion: 1 });
     expect((await t.call('POST', '/api/v1/teams', { body: { name: 'c' } })).status).toBe(409);
     expect((await t.call('POST', '/api/v1/teams', { body: { name: 'Bad.Name' } })).status).toBe(400);
     expect((await t.call('PATCH', '/api/v1/teams/c', { token: adminA, body: { description: 'x' } })).status).toBe(403);
     const patched = await t.call('PATCH', '/api/v1/teams/c', { body: { description: 'team c', maxRunning: null } });
     expect(patched.body).toMatchObject({ name: 'c', description: 'team c', maxRunning: null });
+    // R23: a team's weight (share of contended slots) is at least 1 and a whole number.
+    expect((await t.call('PATCH', '/api/v1/teams/c', { body: { weight: 3 } })).body).toMatchObject({ weight: 3 });
+    for (const weight of [0, 1.5, -1, 'heavy']) expect((await t.call('PATCH', '/api/v1/teams/c', { body: { weight } })).status).toBe(400);
     expect((await t.call('PATCH', '/api/v1/teams/zz', { body: { description: 'x' } })).status).toBe(404);
     const owns = await t.call('DELETE', '/api/v1/teams/b');
     expect(owns.status).toBe(409);

@@ -32,7 +32,6 @@ import {
   activeRunsOfTasks,
   anyDuePending,
   appendEvents,
-  claimDuePending,
   earliestWaitingSlots,
   insertExecutions,
   isDispatchPaused,
@@ -55,6 +54,7 @@ import {
   type TaskRecord,
 } from '@ax/store';
 import { recordDeferred, type PoolHold } from './backlog-deferral.js';
+import { claimFairly } from './fair-claim.js';
 import type { BrokerContext } from './context.js';
 import { inTransaction } from './transaction.js';
 import { extendAll, releaseAll } from './reservations.js';
@@ -139,9 +139,16 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
       // other teams'; this read takes no lock and only steers the claim (the decision is below).
       const limits = ctx.teams.limited();
       const skipTeams = limits.size === 0 ? [] : teamsAtLimit(limits, await activeRunsByTeam(conn, [...limits.keys()]));
-      // #22 backlog deferral: held instances of the tasks the last pass saw are not claimed at all.
-      const defer = ctx.backlogHolds.claimFilter();
-      const claimed = await claimDuePending(conn, granted, { ...(skipTeams.length === 0 ? {} : { skipTeams }), ...(defer === undefined ? {} : { defer }) });
+      // R23: per team, only what can start now, in weighted shares (fair-claim.ts); #22 backlog
+      // deferral: held instances of the tasks the last pass saw are not claimed at all.
+      const claimed = await claimFairly(conn, {
+        limit: granted,
+        workers: snapshots,
+        skipTeams,
+        defer: ctx.backlogHolds.claimFilter(),
+        weightOf: (team) => ctx.teams.get(team).weight,
+        bookkeepingLimit: MIN_CLAIM,
+      });
       if (claimed.length === 0) return { planned: [] as Planned[], outcome: EMPTY };
       const tasks = await loadTasksById(conn, claimed.map((c) => c.taskId), ctx.definitions);
       const blocking = [...tasks.values()].filter((t) => t.definition.block !== 'parallel');

@@ -85,7 +85,7 @@ export async function restartShardAckClocks(db: Queryable, executionIds: readonl
 export async function loadInstancesForDispatch(db: Queryable, ids: readonly string[]): Promise<Map<string, ClaimedInstance>> {
   if (ids.length === 0) return new Map();
   const [rows] = await db.query<Row[]>(
-    `SELECT id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
+    `SELECT id, task_id, task_name, team, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
             params, worker_id, reroute_count, rerun_batch_id, NOW(3) AS db_now
        FROM task_instance WHERE id IN (?)`,
     [[...new Set(ids)]],
@@ -97,6 +97,7 @@ export async function loadInstancesForDispatch(db: Queryable, ids: readonly stri
         id: String(r.id),
         taskId: String(r.task_id),
         taskName: String(r.task_name),
+        team: r.team == null ? null : String(r.team),
         expectedTime: r.expected_time as Date,
         runNo: Number(r.run_no),
         bizDate: r.biz_date instanceof Date ? r.biz_date.toISOString().slice(0, 10) : String(r.biz_date),

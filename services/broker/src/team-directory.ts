@@ -15,6 +15,8 @@ export interface TeamView {
   readonly maxRunning: number | null;
   /** The team's `httpAllow`, carried in its dispatch items (null = no narrowing). */
   readonly httpAllow: readonly string[] | null;
+  /** Share of contended slots (R23, fair-claim.ts). */
+  readonly weight: number;
 }
 
 /** Teams read per refresh at most: far beyond any real installation, a bound all the same. */
@@ -27,7 +29,7 @@ export class TeamDirectory {
 
   /** The team as last loaded, or a fresh team's defaults. */
   get(name: string): TeamView {
-    return this.teams.get(name) ?? { name, keyVersion: 1, previousKeyValidUntil: null, maxRunning: null, httpAllow: null };
+    return this.teams.get(name) ?? { name, keyVersion: 1, previousKeyValidUntil: null, maxRunning: null, httpAllow: null, weight: 1 };
   }
 
   /** Teams with a `maxRunning`, by name (empty when none has one: the claim then does nothing extra). */
@@ -38,7 +40,9 @@ export class TeamDirectory {
   /** Replaces the view with what is stored now. */
   async refresh(pool: StorePool): Promise<void> {
     const rows: TeamRecord[] = await listTeams(pool, { names: null, limit: TEAMS_LOADED_MAX });
-    this.teams = new Map(rows.map((t) => [t.name, { name: t.name, keyVersion: t.keyVersion, previousKeyValidUntil: t.previousKeyValidUntil, maxRunning: t.maxRunning, httpAllow: t.httpAllow }]));
+    this.teams = new Map(
+      rows.map((t) => [t.name, { name: t.name, keyVersion: t.keyVersion, previousKeyValidUntil: t.previousKeyValidUntil, maxRunning: t.maxRunning, httpAllow: t.httpAllow, weight: t.weight }]),
+    );
     const limits = new Map<string, number>();
     for (const team of this.teams.values()) if (team.maxRunning !== null) limits.set(team.name, team.maxRunning);
     this.limits = limits;

@@ -203,7 +203,11 @@ export interface BrokerHarness {
   readonly peerBus: Bus;
   readonly broker: Broker;
   task(name: string, fields?: Record<string, unknown>): Promise<TaskRecord>;
-  instance(task: TaskRecord, fields?: { trigger?: string; expectedTime?: Date; maxAttempts?: number; priority?: number; rerunBatchId?: string | number }): Promise<string>;
+  /** Inserts a PENDING instance and wakes the brokers (`quiet`: no wake-up, for a test that drives the claim rounds itself). */
+  instance(
+    task: TaskRecord,
+    fields?: { trigger?: string; expectedTime?: Date; maxAttempts?: number; priority?: number; rerunBatchId?: string | number; quiet?: boolean },
+  ): Promise<string>;
   peer(workerId: string, tags: string[], slots?: number): Promise<ProtocolPeer>;
   /** Another broker engine (own bus) on the same database, Redis and namespace. */
   extraBroker(brokerId: string): Promise<Broker>;
@@ -264,11 +268,12 @@ export async function startBrokerHarness(
       // one transaction: the running broker can claim the instance only once CREATED is written
       const result = await withTransaction(db.pool, async (tx) => {
         const [inserted] = await tx.query<ResultSetHeader>(
-          `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
-           VALUES (?, ?, ?, ?, ?, 'PENDING', 1, ?, NOW(3), '{}', ?, ?)`,
+          `INSERT INTO task_instance (task_id, task_name, team, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
+           VALUES (?, ?, ?, ?, ?, ?, 'PENDING', 1, ?, NOW(3), '{}', ?, ?)`,
           [
             task.id,
             task.definition.name,
+            task.definition.team,
             expected,
             expected.toISOString().slice(0, 10),
             fields.trigger ?? 'schedule',
@@ -280,7 +285,7 @@ export async function startBrokerHarness(
         await tx.query(`INSERT INTO event_log (instance_id, type) VALUES (?, 'CREATED')`, [inserted.insertId]);
         return inserted;
       });
-      await redis.redis.publish(keys.channels.instancesReady, '{}');
+      if (fields.quiet !== true) await redis.redis.publish(keys.channels.instancesReady, '{}');
       return String(result.insertId);
     },
     async peer(workerId, tags, slots = 4) {

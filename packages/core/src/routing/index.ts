@@ -11,3 +11,5 @@ export type { RouteContext, RouteDecision } from './route.js';
 export { TeamQuota, teamsAtLimit } from './team-quota.js';
 export { holdThresholds, isDeferrable, nextBacklogHold, poolKeyOf } from './backlog-deferral.js';
 export type { BacklogDeferralPolicy, PoolLoad, PoolRequest } from './backlog-deferral.js';
+export { fairOrder, fairSequence, fairShares } from './fair-share.js';
+export type { TeamDemand } from './fair-share.js';

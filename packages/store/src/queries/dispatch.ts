@@ -14,6 +14,8 @@ export interface ClaimedInstance {
   readonly id: string;
   readonly taskId: string;
   readonly taskName: string;
+  /** The row's team (0010); null for a row written before it (its task's team applies). */
+  readonly team: string | null;
   readonly expectedTime: Date;
   readonly runNo: number;
   readonly bizDate: string;
@@ -34,8 +36,10 @@ export interface ClaimedInstance {
   readonly dbNow: Date;
 }
 
-type ClaimRow = RowDataPacket & {
+/** A claimed row as {@link CLAIM_SELECT} reads it (claim-by-team.ts shares it). */
+export type ClaimRow = RowDataPacket & {
   id: string;
+  team: string | null;
   task_id: string;
   task_name: string;
   expected_time: Date;
@@ -92,30 +96,41 @@ export interface ClaimOptions {
 export async function claimDuePending(conn: Queryable, limit: number, opts: ClaimOptions = {}): Promise<ClaimedInstance[]> {
   const skipTeams = opts.skipTeams ?? [];
   // The subquery reads task rows without locking them (a locking clause applies to its own query block).
-  const teamFilter = skipTeams.length > 0 ? ' AND task_id NOT IN (SELECT t.id FROM task t WHERE t.team IN (?))' : '';
+  // By the row's team (0010); a row of a build before 0010 has none and goes by its task's.
+  const teamFilter =
+    skipTeams.length > 0 ? ' AND (team NOT IN (?) OR (team IS NULL AND task_id NOT IN (SELECT t.id FROM task t WHERE t.team IN (?))))' : '';
   const defer = opts.defer !== undefined && opts.defer.taskIds.length > 0 ? opts.defer : undefined;
   const deferFilter = defer !== undefined ? ' AND NOT (priority < ? AND task_id IN (?))' : '';
   const params: unknown[] = [];
-  if (skipTeams.length > 0) params.push([...new Set(skipTeams)]);
+  if (skipTeams.length > 0) params.push([...new Set(skipTeams)], [...new Set(skipTeams)]);
   if (defer !== undefined) params.push(defer.belowPriority, [...new Set(defer.taskIds)]);
   params.push(limit);
   const [rows] = await conn.query<ClaimRow[]>(
-    `SELECT id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
-            params, worker_id, reroute_count, rerun_batch_id,
-            TIMESTAMPDIFF(MICROSECOND, expected_time, NOW(3)) AS late_us,
-            TIMESTAMPDIFF(MICROSECOND, due_at, NOW(3)) AS waiting_us,
-            NOW(3) AS db_now
-       FROM task_instance
+    `${CLAIM_SELECT}
+       FROM task_instance i
       WHERE state = 'PENDING' AND due_at <= NOW(3)${teamFilter}${deferFilter}
       ORDER BY priority DESC, due_at ASC
       LIMIT ?
       FOR UPDATE SKIP LOCKED`,
     params,
   );
+  return claimRowsToInstances(rows);
+}
+
+/** The columns of a claim (`task_instance` aliased `i`), with the database clock's lateness and wait. */
+export const CLAIM_SELECT = `SELECT i.id, i.task_id, i.task_name, i.team, i.expected_time, i.run_no, i.biz_date, i.\`trigger\`, i.attempt, i.max_attempts,
+            i.priority, i.params, i.worker_id, i.reroute_count, i.rerun_batch_id,
+            TIMESTAMPDIFF(MICROSECOND, i.expected_time, NOW(3)) AS late_us,
+            TIMESTAMPDIFF(MICROSECOND, i.due_at, NOW(3)) AS waiting_us,
+            NOW(3) AS db_now`;
+
+/** Claimed rows as the broker uses them. */
+export function claimRowsToInstances(rows: readonly ClaimRow[]): ClaimedInstance[] {
   return rows.map((r) => ({
     id: String(r.id),
     taskId: String(r.task_id),
     taskName: r.task_name,
+    team: r.team === null ? null : String(r.team),
     expectedTime: r.expected_time,
     runNo: Number(r.run_no),
     bizDate: isoDate(r.biz_date),

@@ -60,7 +60,9 @@ export async function rerunInstance(db: Queryable, t: RerunTarget): Promise<bool
         SET state = ?, reason = NULL, run_no = run_no + 1, attempt = 1, max_attempts = ?, \`trigger\` = 'rerun',
             due_at = NOW(3) + INTERVAL ? MICROSECOND, worker_id = NULL, current_execution_id = NULL, dispatch_count = 0, reroute_count = 0,
             lost_count = 0, ack_deadline = NULL, lease_until = NULL, shard_total = NULL, rerun_batch_id = ?,
-            started_at = NULL, ended_at = NULL
+            started_at = NULL, ended_at = NULL,
+            -- a row of a build before 0010 has no team yet: it gets its task's with its new run (R23)
+            team = COALESCE(team, (SELECT t.team FROM task t WHERE t.id = task_instance.task_id))
       WHERE id = ? AND state = ?`,
     [t.to, t.maxAttempts, Math.round(t.dueAfterMs) * 1000, t.batchId, t.id, t.from],
   );

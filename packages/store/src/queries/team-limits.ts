@@ -10,20 +10,22 @@ import type { RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
 
 /**
- * DISPATCHED or RUNNING instances per team, for these teams (absent from the map: none). An
- * instance's team is its task's (joined by the immutable `task_id`). A plain read: before the
- * claim it is a hint (which teams to leave out of the claim); after {@link lockTeamLimits}, in a
- * READ COMMITTED transaction, it is the count the decision is made on.
+ * DISPATCHED or RUNNING instances per team, for these teams, or for every team when `teams` is
+ * absent (absent from the map: none). An instance's team is its row's (0010); a row of a build
+ * before 0010 has none and counts for its task's team. A plain read: before the claim it is a
+ * hint (which teams to leave out of the claim, the fair share); after {@link lockTeamLimits}, in
+ * a READ COMMITTED transaction, it is the count the decision is made on.
  */
-export async function activeRunsByTeam(db: Queryable, teams: readonly string[]): Promise<Map<string, number>> {
+export async function activeRunsByTeam(db: Queryable, teams?: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  if (teams.length === 0) return out;
+  if (teams !== undefined && teams.length === 0) return out;
   const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT t.team AS team, COUNT(*) AS n
-       FROM task_instance i JOIN task t ON t.id = i.task_id
-      WHERE i.state IN ('DISPATCHED', 'RUNNING') AND t.team IN (?)
-      GROUP BY t.team`,
-    [[...new Set(teams)]],
+    `SELECT team, COUNT(*) AS n
+       FROM (SELECT COALESCE(i.team, (SELECT t.team FROM task t WHERE t.id = i.task_id)) AS team
+               FROM task_instance i WHERE i.state IN ('DISPATCHED', 'RUNNING')) a
+      WHERE team IS NOT NULL${teams === undefined ? '' : ' AND team IN (?)'}
+      GROUP BY team`,
+    teams === undefined ? [] : [[...new Set(teams)]],
   );
   for (const r of rows) out.set(String(r.team), Number(r.n));
   return out;

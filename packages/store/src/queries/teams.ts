@@ -19,6 +19,8 @@ export interface TeamRecord {
    * (migration 0011); null = the global list as it is (also on a schema before 0011).
    */
   readonly httpAllow: readonly string[] | null;
+  /** Share of contended slots (R23), at least 1; default 1. */
+  readonly weight: number;
   readonly keyVersion: number;
   readonly previousKeyValidUntil: Date | null;
   readonly createdAt: Date;
@@ -47,6 +49,8 @@ type TeamRow = RowDataPacket & {
   max_running: number | null;
   /** Absent on a schema before 0011 (the reads select `*`). */
   http_allow?: unknown;
+  /** Migration 0010 (SCHEMA_VERSION_MIN). */
+  weight?: number;
   key_version: number;
   previous_key_valid_until: Date | null;
   created_at: Date;
@@ -67,6 +71,7 @@ function teamFromRow(r: TeamRow): TeamRecord {
     description: r.description,
     maxRunning: r.max_running === null ? null : Number(r.max_running),
     httpAllow: httpAllowOf(r.http_allow),
+    weight: Number(r.weight ?? 1),
     keyVersion: Number(r.key_version),
     previousKeyValidUntil: r.previous_key_valid_until,
     createdAt: r.created_at,
@@ -124,15 +129,15 @@ async function firstKeyVersion(db: Queryable, name: string): Promise<number> {
  */
 export async function insertTeam(
   db: Queryable,
-  team: { name: string; description: string; maxRunning: number | null; httpAllow?: readonly string[] | null },
+  team: { name: string; description: string; maxRunning: number | null; weight?: number; httpAllow?: readonly string[] | null },
 ): Promise<TeamRecord> {
   try {
     const keyVersion = await firstKeyVersion(db, team.name);
     // http_allow only when set: a schema before 0011 creates teams without it as before
     const withAllow = team.httpAllow !== undefined && team.httpAllow !== null;
     await db.query(
-      `INSERT INTO team (name, description, max_running, key_version${withAllow ? ', http_allow' : ''}) VALUES (?, ?, ?, ?${withAllow ? ', ?' : ''})`,
-      [team.name, team.description, team.maxRunning, keyVersion, ...(withAllow ? [encodeJsonNullable(team.httpAllow)] : [])],
+      `INSERT INTO team (name, description, max_running, weight, key_version${withAllow ? ', http_allow' : ''}) VALUES (?, ?, ?, ?, ?${withAllow ? ', ?' : ''})`,
+      [team.name, team.description, team.maxRunning, team.weight ?? 1, keyVersion, ...(withAllow ? [encodeJsonNullable(team.httpAllow)] : [])],
     );
   } catch (err) {
     if (isDuplicateKeyError(err)) throw new TeamExistsError(team.name);
@@ -147,7 +152,7 @@ export async function insertTeam(
 export async function updateTeam(
   db: Queryable,
   name: string,
-  change: { description?: string; maxRunning?: number | null; httpAllow?: readonly string[] | null },
+  change: { description?: string; maxRunning?: number | null; weight?: number; httpAllow?: readonly string[] | null },
 ): Promise<TeamRecord | null> {
   const sets: string[] = ['updated_at = CURRENT_TIMESTAMP(3)'];
   const values: unknown[] = [];
@@ -162,6 +167,10 @@ export async function updateTeam(
   if (change.httpAllow !== undefined) {
     sets.push('http_allow = ?');
     values.push(encodeJsonNullable(change.httpAllow));
+  }
+  if (change.weight !== undefined) {
+    sets.push('weight = ?');
+    values.push(change.weight);
   }
   await db.query<ResultSetHeader>(`UPDATE team SET ${sets.join(', ')} WHERE name = ?`, [...values, name]);
   return getTeam(db, name);

@@ -41,6 +41,11 @@ const shownAlertRouteSchema = z.object({
   format: z.enum(ALERT_ROUTE_FORMATS),
   kinds: z.array(z.string()).optional(),
 });
+const weightSchema = z
+  .int()
+  .min(1)
+  .max(1_000)
+  .describe("the team's share of contended slots (DESIGN R23): slots go to teams with startable work in proportion to their weights; default 1");
 
 const teamSchema = z.object({
   name: z.string(),
@@ -48,6 +53,7 @@ const teamSchema = z.object({
   maxRunning: z.int().nullable(),
   httpAllow: z.array(z.string()).nullable().describe('hosts the team\'s `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list'),
   alertRoutes: z.array(shownAlertRouteSchema).describe("extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL"),
+  weight: z.int().describe('share of contended slots (R23)'),
   keyVersion: z.int().describe('the current executor key version'),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -65,6 +71,7 @@ function teamResource(t: TeamRecord, routes: readonly AlertRoute[] = [], reveal 
     maxRunning: t.maxRunning,
     httpAllow: t.httpAllow === null ? null : [...t.httpAllow],
     alertRoutes: routes.map((r) => shownRoute(r, reveal)),
+    weight: t.weight,
     keyVersion: t.keyVersion,
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
@@ -129,7 +136,7 @@ export const teamRoutes: RouteSpec[] = [
       return { status: 200, body: pageOf(rows, query.limit, (t) => t.name, (t) => teamResource(t, routes.get(t.name), reveal)) };
     },
   }),
-  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; httpAllow: string[] | null; alertRoutes: AlertRoute[] }>({
+  defineRoute<unknown, unknown, { name: string; description: string; maxRunning: number | null; weight: number; httpAllow: string[] | null; alertRoutes: AlertRoute[] }>({
     method: 'post',
     path: '/api/v1/teams',
     access: 'admin',
@@ -140,6 +147,7 @@ export const teamRoutes: RouteSpec[] = [
         name: teamNameSchema,
         description: z.string().max(2048).default(''),
         maxRunning: maxRunningSchema.default(null),
+        weight: weightSchema.default(1),
         httpAllow: httpAllowSchema.default(null),
         alertRoutes: alertRoutesBodySchema.default([]),
       }),
@@ -162,17 +170,18 @@ export const teamRoutes: RouteSpec[] = [
       return { status: 201, body: teamResource(team, body.alertRoutes, revealsRoutes(principal)) };
     },
   }),
-  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; httpAllow?: string[] | null; alertRoutes?: AlertRoute[] }>({
+  defineRoute<{ name: string }, unknown, { description?: string; maxRunning?: number | null; weight?: number; httpAllow?: string[] | null; alertRoutes?: AlertRoute[] }>({
     method: 'patch',
     path: '/api/v1/teams/{name}',
     access: 'admin',
     tag: 'teams',
-    summary: 'Change the description, maxRunning, httpAllow or alertRoutes of a team; needs an admin of every team ("*")',
+    summary: 'Change the description, maxRunning, weight, httpAllow or alertRoutes of a team; needs an admin of every team ("*")',
     params: nameParams,
     body: {
       schema: z.strictObject({
         description: z.string().max(2048).optional(),
         maxRunning: maxRunningSchema.optional(),
+        weight: weightSchema.optional(),
         httpAllow: httpAllowSchema.optional(),
         alertRoutes: alertRoutesBodySchema.optional(),
       }),
@@ -201,7 +210,7 @@ export const teamRoutes: RouteSpec[] = [
         });
         return { team: after, routes: routesAfter };
       });
-      // brokers reload their team directory on it: a changed maxRunning or httpAllow applies at once
+      // brokers reload their team directory on it: a changed maxRunning, weight or httpAllow applies at once
       await notifyTaskChanged(deps, [`team:${team.name}`]);
       return { status: 200, body: teamResource(team, routes, revealsRoutes(principal)) };
     },
