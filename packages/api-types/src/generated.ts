@@ -1927,7 +1927,7 @@ export interface Operations {
       /** extension */
       severity?: "critical" | "warning";
       /** extension: only alerts in this delivery state */
-      delivery?: "pending" | "sent" | "failed";
+      delivery?: "pending" | "sent" | "failed" | "not_configured";
       /** raised at or after */
       from?: string;
       /** raised before */
@@ -1957,11 +1957,25 @@ export interface Operations {
           reason?: string;
           message: string;
           at: string;
-          /** sent: the webhook took it (or it was logged, without AX_ALERT_WEBHOOK_URL); failed: attempts failed, retried with backoff; pending: not tried yet */
-          delivery: "pending" | "sent" | "failed";
-          /** delivery attempts known: failed ones recorded, plus the one that succeeded */
+          /** sent: every route took it; failed: a route failed (see routes); not_configured (extension): no AX_ALERT_WEBHOOK_URL and no team route, the alert was only logged; pending: not tried yet */
+          delivery: "pending" | "sent" | "failed" | "not_configured";
+          /** delivery attempts over every route */
           attempts: number;
-          /** extension */
+          /** extension: the delivery of each route tried, the platform webhook first */
+          routes: {
+            /** platform: AX_ALERT_WEBHOOK_URL; team: one of the team's alertRoutes */
+            route: "platform" | "team";
+            /** scheme://host of the webhook (never its path, which may hold a token) */
+            target: string;
+            format: string;
+            /** failed: retried with backoff; gave_up: failed too often, not retried any more */
+            state: "sent" | "failed" | "gave_up";
+            attempts: number;
+            lastError: string | null;
+            /** time of the last attempt */
+            at: string;
+          }[];
+          /** extension: when every route was final */
           deliveredAt: string | null;
         }[];
         nextCursor: string | null;
@@ -2144,6 +2158,15 @@ export interface Operations {
           maxRunning: number | null;
           /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
           httpAllow: string[] | null;
+          /** extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL */
+          alertRoutes: {
+            /** the whole URL for an admin; scheme://host/*** for anyone else */
+            url: string;
+            format: "generic" | "slack" | "dingtalk" | "wecom";
+            kinds?: string[];
+          }[];
+          /** share of contended slots (R23) */
+          weight: number;
           /** the current executor key version */
           keyVersion: number;
           createdAt: string;
@@ -2162,8 +2185,17 @@ export interface Operations {
       description?: string;
       /** most DISPATCHED or RUNNING instances of the team at once; null = no limit */
       maxRunning?: number | null;
+      /** the team's share of contended slots (DESIGN R23): slots go to teams with startable work in proportion to their weights; default 1 */
+      weight?: number;
       /** AX_HTTP_EXECUTOR_ALLOW entries (`host`, `host:port`, `*.domain`, `internal:host`, `a.b.c.d/n`, …) the team's `http` tasks may call, within the global list; null = the global list */
       httpAllow?: string[] | null;
+      /** extension: webhooks [{url, format: generic|slack|dingtalk|wecom, kinds?}] the team's alerts go to besides AX_ALERT_WEBHOOK_URL (at most 10; [] removes them) */
+      alertRoutes?: {
+        url: string;
+        format?: "generic" | "slack" | "dingtalk" | "wecom";
+        /** only these alert kinds; absent = every kind */
+        kinds?: string[];
+      }[];
     };
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["POST /api/v1/teams"]["responses"][201];
@@ -2175,6 +2207,15 @@ export interface Operations {
         maxRunning: number | null;
         /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
         httpAllow: string[] | null;
+        /** extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL */
+        alertRoutes: {
+          /** the whole URL for an admin; scheme://host/*** for anyone else */
+          url: string;
+          format: "generic" | "slack" | "dingtalk" | "wecom";
+          kinds?: string[];
+        }[];
+        /** share of contended slots (R23) */
+        weight: number;
         /** the current executor key version */
         keyVersion: number;
         createdAt: string;
@@ -2196,7 +2237,7 @@ export interface Operations {
       204: void;
     };
   };
-  /** Change the description, maxRunning or httpAllow of a team; needs an admin of every team ("*") (admin) */
+  /** Change the description, maxRunning, weight, httpAllow or alertRoutes of a team; needs an admin of every team ("*") (admin) */
   "PATCH /api/v1/teams/{name}": {
     params: {
       name: string;
@@ -2206,8 +2247,17 @@ export interface Operations {
       description?: string;
       /** most DISPATCHED or RUNNING instances of the team at once; null = no limit */
       maxRunning?: number | null;
+      /** the team's share of contended slots (DESIGN R23): slots go to teams with startable work in proportion to their weights; default 1 */
+      weight?: number;
       /** AX_HTTP_EXECUTOR_ALLOW entries (`host`, `host:port`, `*.domain`, `internal:host`, `a.b.c.d/n`, …) the team's `http` tasks may call, within the global list; null = the global list */
       httpAllow?: string[] | null;
+      /** extension: webhooks [{url, format: generic|slack|dingtalk|wecom, kinds?}] the team's alerts go to besides AX_ALERT_WEBHOOK_URL (at most 10; [] removes them) */
+      alertRoutes?: {
+        url: string;
+        format?: "generic" | "slack" | "dingtalk" | "wecom";
+        /** only these alert kinds; absent = every kind */
+        kinds?: string[];
+      }[];
     };
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["PATCH /api/v1/teams/{name}"]["responses"][200];
@@ -2219,6 +2269,15 @@ export interface Operations {
         maxRunning: number | null;
         /** hosts the team's `http` tasks may call, within the global AX_HTTP_EXECUTOR_ALLOW; null = the global list */
         httpAllow: string[] | null;
+        /** extension: where the team's alerts go besides AX_ALERT_WEBHOOK_URL */
+        alertRoutes: {
+          /** the whole URL for an admin; scheme://host/*** for anyone else */
+          url: string;
+          format: "generic" | "slack" | "dingtalk" | "wecom";
+          kinds?: string[];
+        }[];
+        /** share of contended slots (R23) */
+        weight: number;
         /** the current executor key version */
         keyVersion: number;
         createdAt: string;
