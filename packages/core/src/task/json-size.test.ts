@@ -17,6 +17,7 @@ describe('jsonSizeExcess', () => {
       limit: 'arrayLength',
       max: 3,
       path: ['a', 'b'],
+      detail: 'an array of more than 3 items (4), the limit',
       message: 'a.b: an array of more than 3 items (4), the limit',
     });
   });
@@ -33,6 +34,7 @@ describe('jsonSizeExcess', () => {
       limit: 'nodes',
       max: 10,
       path: [],
+      detail: 'more than 10 values in all, the limit',
       message: 'the body: more than 10 values in all, the limit',
     });
   });

@@ -39,6 +39,9 @@ export interface JsonSizeExcess {
   readonly limit: keyof JsonSizeLimits;
   readonly max: number;
   readonly path: PathSegments;
+  /** What is wrong there, without the path: `an array of more than 10000 items (300000), the limit`. */
+  readonly detail: string;
+  /** The path and the detail (`the body` for the root): `exec.command: an array of …`. */
   readonly message: string;
 }
 
@@ -82,5 +85,5 @@ export function jsonSizeExcess(value: unknown, limits: JsonSizeLimits = JSON_BOD
 
 function excess(limit: keyof JsonSizeLimits, max: number, path: PathSegments, detail: string): JsonSizeExcess {
   const at = formatPath(path);
-  return { limit, max, path, message: `${at === '' ? 'the body' : at}: ${detail}, the limit` };
+  return { limit, max, path, detail: `${detail}, the limit`, message: `${at === '' ? 'the body' : at}: ${detail}, the limit` };
 }
