@@ -2,14 +2,15 @@
  * Size caps on untrusted JSON, checked in one walk of the parsed value before any schema runs
  * (#45, DESIGN §11 "Noisy neighbours"). The body limit (1 MiB) bounds the bytes, not the work:
  * 1 MiB holds 500,000 numbers, and zod spent ~18 s and 300,000 issues on `exec.command` holding
- * 300,000 of them. Past a cap the body is refused whole (an API answers 413), before validation.
+ * 300,000 of them. Past a cap the body is refused whole, before validation, with one issue
+ * naming the cap (admin-api answers it 400 `VALIDATION_FAILED`, as any invalid body).
  *
- * The caps are far above what any request of the API needs, so that nothing legitimate is
- * refused: the longest list a schema allows is a calendar's 10,000 dates
- * (`MAX_CALENDAR_DATES`); env, headers and params of a task hold dozens of keys; a task
+ * The caps are at least what any schema of the API allows, so that nothing legitimate is
+ * refused: the longest list a schema allows is a calendar's 10,000 dates, exactly the array
+ * cap (`MAX_CALENDAR_DATES`); env, headers and params of a task hold dozens of keys; a task
  * definition is a few dozen values, nested 4 deep. The depth cap is json-guard.ts's
  * `MAX_JSON_DEPTH`, checked here too so that this walk itself is bounded (its paths are copied
- * per value); an API answers it 400, as before, the other caps 413.
+ * per value).
  */
 import { MAX_JSON_DEPTH } from './json-guard.js';
 import { formatPath, type PathSegments } from './issues.js';
