@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AxError, CycleError, IllegalTransitionError, TemplateError, ValidationError, toError } from './errors.js';
+import { AxError, capIssues, CycleError, IllegalTransitionError, MAX_REPORTED_ISSUES, TemplateError, ValidationError, toError, type Issue } from './errors.js';
 
 describe('toError', () => {
   it('returns errors as they are', () => {
@@ -42,5 +42,22 @@ describe('error classes', () => {
     expect(new IllegalTransitionError('SUCCESS', 'RUNNING').message).toBe('illegal instance state transition from SUCCESS to RUNNING');
     expect(new CycleError(['a', 'b', 'a'])).toMatchObject({ code: 'CYCLE', cycle: ['a', 'b', 'a'], message: 'dependency cycle: a → b → a' });
     expect(new TemplateError('{{x}}', 'unknown')).toMatchObject({ code: 'TEMPLATE_FAILED', placeholder: '{{x}}', name: 'TemplateError' });
+  });
+});
+
+describe('capIssues', () => {
+  const issues = (n: number): Issue[] => Array.from({ length: n }, (_, i) => ({ path: `a[${i}]`, message: `a[${i}]: wrong` }));
+
+  it('keeps up to the cap as is', () => {
+    expect(capIssues(issues(MAX_REPORTED_ISSUES))).toEqual(issues(MAX_REPORTED_ISSUES));
+    expect(capIssues([])).toEqual([]);
+  });
+
+  it('past the cap keeps the first ones and says the rest were left out', () => {
+    const capped = capIssues(issues(5_000));
+    expect(capped).toHaveLength(MAX_REPORTED_ISSUES + 1);
+    expect(capped[0]).toEqual({ path: 'a[0]', message: 'a[0]: wrong' });
+    expect(capped.at(-1)).toEqual({ path: '', message: `more issues not shown: only the first ${MAX_REPORTED_ISSUES} are reported` });
+    expect(capIssues(issues(3), 2)).toHaveLength(3);
   });
 });

@@ -13,6 +13,18 @@ export interface Issue {
   message: string;
 }
 
+/**
+ * Most issues an answer reports (#45): an input can be wrong in thousands of places, and
+ * listing them all costs the server memory and the reader nothing useful. As the YAML import.
+ */
+export const MAX_REPORTED_ISSUES = 100;
+
+/** The first `max` issues, and past them one last issue saying the rest were left out. */
+export function capIssues(issues: readonly Issue[], max: number = MAX_REPORTED_ISSUES): Issue[] {
+  if (issues.length <= max) return [...issues];
+  return [...issues.slice(0, max), { path: '', message: `more issues not shown: only the first ${max} are reported` }];
+}
+
 /** Base class of every error @ax/core throws on purpose. */
 export class AxError extends Error {
   /** Stable machine-readable code, e.g. `VALIDATION_FAILED`. */

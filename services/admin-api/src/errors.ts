@@ -5,7 +5,7 @@
  * SQL text, never a 500 for bad input.
  */
 import type { ErrorRequestHandler, Response } from 'express';
-import { CycleError, ValidationError, toError, type Issue } from '@ax/core';
+import { capIssues, CycleError, ValidationError, toError, type Issue } from '@ax/core';
 import { isLockConflict, TaskExistsError, TaskVersionConflictError, TeamExistsError, TeamInUseError, TeamMissingError, TokenNameTakenError } from '@ax/store';
 import type { Logger } from '@ax/kit';
 
@@ -23,11 +23,14 @@ export class ApiError extends Error {
   }
 }
 
-/** 400 `VALIDATION_FAILED` with `details.issues`. */
+/**
+ * 400 `VALIDATION_FAILED` with `details.issues`: at most `MAX_REPORTED_ISSUES` of them, then one
+ * saying the rest were left out (#45: a body wrong in 10,000 places need not be answered 10,000 times).
+ */
 export function validationFailed(issues: readonly Issue[], subject = 'request'): ApiError {
   const shown = issues.slice(0, 3).map((i) => i.message).join('; ');
   return new ApiError(400, 'VALIDATION_FAILED', `invalid ${subject}${shown === '' ? '' : `: ${shown}`}`, {
-    issues: issues.map((i) => ({ ...i })),
+    issues: capIssues(issues).map((i) => ({ ...i })),
   });
 }
 

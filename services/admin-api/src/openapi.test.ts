@@ -141,7 +141,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('#45 documents the answers of the noisy-neighbour limits: 503 on every write, 413 on imports, 429 on log streams', () => {
+  it('#45 documents the answers of the noisy-neighbour limits: 503 on every write, 413 on imports, 400 naming the cap on oversized JSON, 429 on log streams', () => {
     type Operation = { 'x-ax-access'?: string; responses: Record<string, { description: string; headers?: Record<string, unknown> } | undefined> };
     const paths = document['paths'] as Record<string, Record<string, Operation>>;
     for (const [path, item] of Object.entries(paths)) {
@@ -152,6 +152,11 @@ describe('OpenAPI document', () => {
     }
     expect(paths['/api/v1/tasks']?.['post']?.responses['503']?.description).toMatch(/LOCK_CONFLICT/);
     expect(paths['/api/v1/tasks/import']?.['post']?.responses['413']?.description).toMatch(/2000 documents/);
+    for (const [method, path] of [['post', '/api/v1/tasks'], ['put', '/api/v1/calendars/{name}']] as const) {
+      const answers = paths[path]?.[method]?.responses;
+      expect(answers?.['400']?.description, `${method} ${path}`).toMatch(/10000 items in an array, 1000 keys in an object, 20000 values in all, or 32 levels/);
+      expect(answers?.['400']?.description, `${method} ${path}`).toMatch(/at most 100, then one saying the rest were left out/);
+    }
     const stream = paths['/api/v1/executions/{executionId}/log/stream']?.['get']?.responses['429'];
     expect(stream?.description).toMatch(/AX_LOG_STREAMS_PER_TOKEN/);
     expect(stream?.headers?.['Retry-After']).toBeDefined();

@@ -3,6 +3,7 @@
  * requests describe them here (`z.toJSONSchema`), so the document lists exactly what is served.
  */
 import { z } from 'zod';
+import { JSON_BODY_LIMITS, MAX_REPORTED_ISSUES } from '@ax/core';
 import type { RouteSpec } from './route.js';
 import { errorSchema } from './schemas.js';
 
@@ -20,7 +21,10 @@ function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
 }
 
 const STANDARD_ERRORS: Record<number, string> = {
-  400: '`VALIDATION_FAILED` with `details.issues` = `[{path, message}]`',
+  400:
+    `\`VALIDATION_FAILED\` with \`details.issues\` = \`[{path, message}]\` (at most ${MAX_REPORTED_ISSUES}, then one saying the rest were left out); ` +
+    `a JSON body over a size cap (more than ${JSON_BODY_LIMITS.arrayLength} items in an array, ${JSON_BODY_LIMITS.objectKeys} keys in an object, ` +
+    `${JSON_BODY_LIMITS.nodes} values in all, or ${JSON_BODY_LIMITS.depth} levels) is refused before validation with one issue and \`details.limit\`, \`details.max\``,
   401: 'missing or unknown token (or a bad signature on HMAC routes)',
   403: 'the token\'s role is too low',
   404: '`NOT_FOUND`',

@@ -382,6 +382,16 @@ describe('parseTaskDefinition refusals', () => {
     expect(issuesOf({ ...minimal, params: deep })[0]?.message).toContain('nested deeper than 32 levels');
   });
 
+  it('refuses a definition over a size cap with one issue naming it, before validating it (#45)', () => {
+    const started = performance.now();
+    const result = parseTaskDefinition({ ...minimal, exec: { type: 'shell', command: Array.from({ length: 300_000 }, () => 1) } });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(result).toEqual({
+      ok: false,
+      issues: [{ path: 'exec.command', message: 'exec.command: an array of more than 10000 items (300000), the limit' }],
+    });
+  });
+
   it('refuses read-only resource fields unless asked to drop them', () => {
     const resource = { ...minimal, version: 3, createdAt: '2026-01-01T00:00:00.000Z', nextFireTime: null };
     expect(issuesOf(resource).map((i) => i.path)).toEqual(['version', 'createdAt', 'nextFireTime']);

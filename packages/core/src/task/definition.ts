@@ -10,6 +10,7 @@ import { EXEC_FIELDS, execSchema } from './exec-schema.js';
 import { convertZodIssue, describeValue, issueAt, type PathSegments } from './issues.js';
 import { MAX_JITTER_SECONDS } from '../schedule/jitter.js';
 import { structureProblems } from './json-guard.js';
+import { jsonSizeExcess } from './json-size.js';
 import { SCHEDULE_FIELDS, scheduleSchema } from './schedule-schema.js';
 
 /** `^[a-z0-9][a-z0-9_.-]{0,127}$`: lower case, digits, `_ . -`, at most 128 characters. */
@@ -326,6 +327,10 @@ export function parseTaskDefinition(input: unknown, options: ParseTaskOptions = 
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, issues: [issueAt([], `a task definition must be an object, got ${describeValue(input)}`)] };
   }
+  // Sizes before anything walks the whole input (#45): a YAML import's document, like a JSON
+  // body, may hold 300,000 items in one list, and zod spent ~18 s on them.
+  const tooLarge = jsonSizeExcess(input);
+  if (tooLarge !== undefined) return { ok: false, issues: [issueAt(tooLarge.path, tooLarge.detail)] };
   const structural = structureProblems(input);
   if (structural.length > 0) {
     return { ok: false, issues: structural.map((p) => issueAt(p.path, p.detail)) };

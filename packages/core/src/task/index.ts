@@ -65,6 +65,8 @@ export type { Exec, ExecInput, HttpExec, PluginExec, PythonExec, SecretRef, Secr
 export { describeValue, formatPath } from './issues.js';
 export { MAX_JSON_DEPTH, structureProblems } from './json-guard.js';
 export type { StructureProblem } from './json-guard.js';
+export { JSON_BODY_LIMITS, jsonSizeExcess } from './json-size.js';
+export type { JsonSizeExcess, JsonSizeLimits } from './json-size.js';
 export { REDACTED, redactConfigStrings, redactTaskSecrets, redactUrlUserInfo } from './redact.js';
 export { expandExecTemplates, expandTemplate, expandTemplateValue, templateProblems } from './template.js';
 export type { TemplateContext } from './template.js';

@@ -128,6 +128,11 @@ describe('parseTaskYaml', () => {
     expect(issues.at(-1)?.message).toBe(`many.yaml: more issues not shown: only the first ${MAX_TASK_YAML_ISSUES} are reported`);
   });
 
+  it('refuses a document holding a list over the size cap with one issue, not one per item (#45)', () => {
+    const result = parseTaskYaml(`name: big\nschedule: {type: cron, expr: "0 2 * * *"}\nexec: {type: shell, command: [${Array.from({ length: 20_000 }, () => '1').join(',')}]}\n`);
+    expect(result).toEqual({ ok: false, issues: [{ path: 'exec.command', document: 1, line: 3, message: 'document 1: exec.command: an array of more than 10000 items (20000), the limit' }] });
+  });
+
   it(`refuses collections nested deeper than ${TASK_YAML_MAX_DEPTH} levels without building them; other documents keep their numbers`, () => {
     // flow brackets are counted before the YAML reader sees them (it spends seconds on 100,000)
     const flow = `${job('a')}---\n${'['.repeat(100_000)}${']'.repeat(100_000)}\n`;
