@@ -97,11 +97,24 @@ describe('deploy/k8s', () => {
       }
     });
 
-    it('runs as the image user (10001), non-root, and waits longer than AX_SHUTDOWN_GRACE_S on SIGTERM', () => {
+    it('runs as the image user (10001), non-root (the worker: root with only the capabilities R25 needs), and waits longer than AX_SHUTDOWN_GRACE_S on SIGTERM', () => {
       const spec = podSpec(workload ?? {});
       const security = obj(spec.securityContext, 'securityContext');
-      expect(security.runAsNonRoot).toBe(true);
-      expect(security.runAsUser).toBe(10001);
+      if (name === 'worker') {
+        // #44 R25: it spawns each team's jobs under the team's uid (AX_JOB_UIDS).
+        expect(security.runAsUser).toBe(0);
+        const [container] = containers(workload ?? {});
+        const cs = obj(container?.securityContext, 'container securityContext');
+        expect(cs.allowPrivilegeEscalation).toBe(false);
+        const caps = obj(cs.capabilities, 'capabilities');
+        expect(caps.drop).toEqual(['ALL']);
+        expect([...arr(caps.add, 'add')].sort()).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID']);
+        expect(String(envValue(container ?? {}, 'AX_JOB_UIDS')?.value)).toMatch(/^[a-z][a-z0-9_-]*=\d+/);
+        expect(envValue(container ?? {}, 'AX_MYSQL_URL'), 'a worker never gets MySQL').toBeUndefined();
+      } else {
+        expect(security.runAsNonRoot).toBe(true);
+        expect(security.runAsUser).toBe(10001);
+      }
       expect(Number(spec.terminationGracePeriodSeconds)).toBeGreaterThanOrEqual(shutdownGraceS + 10);
     });
 
