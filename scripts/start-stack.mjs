@@ -235,7 +235,10 @@ mkdirSync('/tmp/ax-dev/inbox', { recursive: true });
 
 start('scheduler', 'services/scheduler/dist/main.js', { AX_HTTP_PORT: String(healthPortBase) }, 36);
 start('broker', 'services/broker/dist/main.js', { AX_HTTP_PORT: String(healthPortBase + 1) }, 35);
-const workerEnv = { AX_WORKER_DATA_DIR: join(dataDir, 'workers'), AX_PLUGIN_DIR: join(root, 'examples/plugins') };
+// R25: a dev stack runs jobs as the worker (AX_JOB_ISOLATION=off, logged as a warning) unless
+// AX_JOB_UIDS is given, e.g. `AX_JOB_UIDS=default=20001 sudo -E pnpm start` (docs/teams.md).
+const jobIsolation = env.AX_JOB_UIDS ? {} : { AX_JOB_ISOLATION: env.AX_JOB_ISOLATION || 'off' };
+const workerEnv = { AX_WORKER_DATA_DIR: join(dataDir, 'workers'), AX_PLUGIN_DIR: join(root, 'examples/plugins'), ...jobIsolation };
 start('worker-1', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 2), AX_WORKER_ID: 'dev-worker-1' }, 33);
 start('worker-2/etl', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 3), AX_WORKER_ID: 'dev-worker-2', AX_WORKER_TAGS: 'etl' }, 33);
 start('admin-api', 'services/admin-api/dist/main.js', { AX_HTTP_PORT: String(adminPort) }, 32);

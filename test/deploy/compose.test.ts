@@ -184,6 +184,18 @@ describe('deploy/docker-compose.yml', () => {
       }
     });
 
+    it('#44 R25: workers get no MySQL, run as root with only the capabilities that switch to the teams\' job uids (AX_JOB_UIDS)', () => {
+      for (const name of ['worker-1', 'worker-2']) {
+        const service = services[name];
+        expect(env(name).AX_MYSQL_URL, name).toBeUndefined();
+        expect(env(name).AX_JOB_UIDS, name).toMatch(/^[a-z][a-z0-9_-]*=\d+/);
+        expect(service?.user, name).toBe('0:0');
+        expect(service?.cap_drop, name).toEqual(['ALL']);
+        expect([...arr(service?.cap_add, `${name}.cap_add`)].sort(), name).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID']);
+      }
+      for (const name of axServices.filter((n) => !n.startsWith('worker-'))) expect(env(name).AX_MYSQL_URL, name).toBeDefined();
+    });
+
     it('gives each worker a stable id and its own outbox volume', () => {
       const ids = new Set<string>();
       for (const name of ['worker-1', 'worker-2']) {

@@ -115,6 +115,8 @@ describe('the pnpm deploy folders the images copy', () => {
       'worker': {
         AX_WORKER_ID: `${namespace}-worker`,
         AX_WORKER_DATA_DIR: path.join(tmp, 'worker-data'),
+        // R25 (#44): production jobs run under their team's uid (the tests run as root).
+        AX_JOB_UIDS: 'default=47140',
         AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
       },
       'admin-api': { AX_ADMIN_TOKEN: ADMIN_TOKEN },

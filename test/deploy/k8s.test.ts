@@ -97,11 +97,32 @@ describe('deploy/k8s', () => {
       }
     });
 
-    it('runs as the image user (10001), non-root, and waits longer than AX_SHUTDOWN_GRACE_S on SIGTERM', () => {
+    it('runs as the image user (10001), non-root (the worker: root with only the capabilities R25 needs), and waits longer than AX_SHUTDOWN_GRACE_S on SIGTERM', () => {
       const spec = podSpec(workload ?? {});
       const security = obj(spec.securityContext, 'securityContext');
-      expect(security.runAsNonRoot).toBe(true);
-      expect(security.runAsUser).toBe(10001);
+      if (name === 'worker') {
+        // #44 R25: it spawns each team's jobs under the team's uid (AX_JOB_UIDS).
+        expect(security.runAsUser).toBe(0);
+        const [container] = containers(workload ?? {});
+        const cs = obj(container?.securityContext, 'container securityContext');
+        expect(cs.allowPrivilegeEscalation).toBe(false);
+        const caps = obj(cs.capabilities, 'capabilities');
+        expect(caps.drop).toEqual(['ALL']);
+        expect([...arr(caps.add, 'add')].sort()).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID']);
+        expect(String(envValue(container ?? {}, 'AX_JOB_UIDS')?.value)).toMatch(/^[a-z][a-z0-9_-]*=\d+/);
+        expect(envValue(container ?? {}, 'AX_MYSQL_URL'), 'a worker never gets MySQL').toBeUndefined();
+        expect(envValue(container ?? {}, 'AX_MYSQL_URL_FILE'), 'a worker never gets MySQL').toBeUndefined();
+        // #44: its credentials are mounted files, none is a variable.
+        for (const credential of ['AX_REDIS_URL', 'AX_AMQP_URL', 'AX_EXECUTOR_SECRET']) {
+          expect(envValue(container ?? {}, credential), credential).toBeUndefined();
+          expect(String(envValue(container ?? {}, `${credential}_FILE`)?.value), credential).toBe(`/run/ax-credentials/${credential}`);
+        }
+        const credentials = arr(spec.volumes, 'volumes').map((v) => obj(v, 'volume')).find((v) => v.name === 'credentials');
+        expect(obj(credentials?.secret, 'credentials secret').defaultMode).toBe(0o400); // 256
+      } else {
+        expect(security.runAsNonRoot).toBe(true);
+        expect(security.runAsUser).toBe(10001);
+      }
       expect(Number(spec.terminationGracePeriodSeconds)).toBeGreaterThanOrEqual(shutdownGraceS + 10);
     });
 

@@ -1,4 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { axConfigFields, axServiceFields, httpPortField } from './ax-config.js';
 import { ConfigError, loadConfig, loadConfigOrExit, maskUrlPassword, pickFields } from './config.js';
 import { intField } from './env-fields.js';
@@ -377,5 +380,43 @@ describe('maskUrlPassword', () => {
     expect(maskUrlPassword('redis://:s3cret@h:6379/0')).toBe('redis://:***@h:6379/0');
     expect(maskUrlPassword('connect to mysql://u:p@ss@db failed')).toBe('connect to mysql://u:***@db failed');
     expect(maskUrlPassword('mysql://root@127.0.0.1/ax')).toBe('mysql://root@127.0.0.1/ax');
+  });
+});
+
+describe('#44 credentials from files (<NAME>_FILE)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-config-file-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const fields = pickFields(axConfigFields, ['amqpUrl', 'executorSecret', 'workerSlots']);
+
+  it('reads AX_AMQP_URL_FILE and AX_EXECUTOR_SECRET_FILE, one trailing newline removed; the values never need the environment', () => {
+    writeFileSync(path.join(dir, 'amqp'), 'amqp://ax:from-a-file@rabbit:5672\n');
+    writeFileSync(path.join(dir, 'executor'), 'executor-secret-from-a-file-0123456789\r\n');
+    const config = loadConfig(fields, { AX_AMQP_URL_FILE: path.join(dir, 'amqp'), AX_EXECUTOR_SECRET_FILE: path.join(dir, 'executor') });
+    expect(config.amqpUrl).toEqual(['amqp://ax:from-a-file@rabbit:5672']);
+    expect(config.executorSecret).toBe('executor-secret-from-a-file-0123456789');
+  });
+
+  it('both set, or a file that cannot be read, is one line naming <NAME>_FILE and never a value', () => {
+    writeFileSync(path.join(dir, 'secret'), 'executor-secret-from-a-file-0123456789\n');
+    expect(() => loadConfig(fields, { AX_EXECUTOR_SECRET: 'x'.repeat(40), AX_EXECUTOR_SECRET_FILE: path.join(dir, 'secret') })).toThrow(
+      /^ax: AX_EXECUTOR_SECRET_FILE=".*" is invalid: set either AX_EXECUTOR_SECRET or AX_EXECUTOR_SECRET_FILE, not both$/,
+    );
+    let message = '';
+    try {
+      loadConfig(fields, { AX_AMQP_URL_FILE: path.join(dir, 'missing') });
+    } catch (error) {
+      message = (error as ConfigError).message;
+    }
+    expect(message).toMatch(/^ax: AX_AMQP_URL_FILE=".*missing" is invalid: expected a readable file holding AX_AMQP_URL \(ENOENT\)$/);
+  });
+
+  it('a bad value read from a file is reported like the variable itself, its password masked', () => {
+    writeFileSync(path.join(dir, 'bad-amqp'), 'http://ax:pw-in-file@rabbit\n');
+    expect(() => loadConfig(fields, { AX_AMQP_URL_FILE: path.join(dir, 'bad-amqp') })).toThrow(/AX_AMQP_URL="http:\/\/ax:\*\*\*@rabbit" is invalid/);
+  });
+
+  it('a public variable has no _FILE form', () => {
+    writeFileSync(path.join(dir, 'slots'), '7\n');
+    expect(loadConfig(fields, { AX_WORKER_SLOTS_FILE: path.join(dir, 'slots'), AX_WORKER_SLOTS: '3' }).workerSlots).toBe(3);
   });
 });

@@ -8,6 +8,7 @@
  * variable, the value (never a secret's, and URLs with their password masked) and what is
  * wrong, and the process exits with code 2.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { UNSET_PARAM, type Env, type EnvContext, type EnvField } from './env-fields.js';
 
@@ -60,6 +61,7 @@ export function loadConfig<F extends EnvFields>(
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && value.trim() !== '') cleaned[name] = value;
   }
+  const fileIssues = readCredentialFiles(fields, cleaned);
   const ctx: EnvContext = {
     env: cleaned,
     production: cleaned.NODE_ENV === 'production',
@@ -72,10 +74,11 @@ export function loadConfig<F extends EnvFields>(
     input[key] = cleaned[field.env];
   }
   const result = z.object(shape).safeParse(input);
-  if (result.success) return Object.freeze(result.data) as ConfigOf<F>;
+  if (result.success && fileIssues.length === 0) return Object.freeze(result.data) as ConfigOf<F>;
 
-  const issues: ConfigIssue[] = [];
-  const seen = new Set<string>();
+  const issues: ConfigIssue[] = [...fileIssues];
+  const seen = new Set<string>(fileIssues.map((i) => i.variable.replace(/_FILE$/, '')));
+  if (result.success) throw new ConfigError(issues);
   for (const issue of result.error.issues) {
     const key = issue.path[0];
     const field = typeof key === 'string' ? fields[key] : undefined;
@@ -91,6 +94,48 @@ export function loadConfig<F extends EnvFields>(
     });
   }
   throw new ConfigError(issues);
+}
+
+/** Suffix of the variable naming a file that holds a credential's value (`AX_AMQP_URL_FILE`). */
+export const FILE_SUFFIX = '_FILE';
+
+/**
+ * #44: every credential (a field that is not `public`: URLs with a password, tokens, keys) may
+ * be given as a file, `<NAME>_FILE=/run/secrets/…` (Docker and Kubernetes secrets), so it never
+ * sits in the process's environment. The file's content, one trailing newline removed, becomes
+ * the value of `<NAME>` in `cleaned` (and is then checked like any value). Setting both, or a file
+ * that cannot be read, is an issue naming `<NAME>_FILE` (never the file's content). The forms:
+ * AX_MYSQL_URL_FILE, AX_REDIS_URL_FILE, AX_AMQP_URL_FILE, AX_REDIS_SENTINEL_PASSWORD_FILE,
+ * AX_ADMIN_TOKEN_FILE, AX_EXECUTOR_SECRET_FILE, AX_ALERT_WEBHOOK_URL_FILE.
+ */
+function readCredentialFiles(fields: EnvFields, cleaned: Record<string, string>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const field of Object.values(fields)) {
+    if (field.sensitivity === 'public') continue;
+    const fileVariable = `${field.env}${FILE_SUFFIX}`;
+    const file = cleaned[fileVariable];
+    if (file === undefined) continue;
+    const shownValue = JSON.stringify(file.slice(0, MAX_SHOWN_CHARS));
+    if (cleaned[field.env] !== undefined) {
+      issues.push({ variable: fileVariable, unset: false, shownValue, problem: `set either ${field.env} or ${fileVariable}, not both` });
+      continue;
+    }
+    let text: string;
+    try {
+      text = readFileSync(file.trim(), 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      issues.push({ variable: fileVariable, unset: false, shownValue, problem: `expected a readable file holding ${field.env} (${code})` });
+      continue;
+    }
+    const value = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text;
+    if (value.trim() === '') {
+      issues.push({ variable: fileVariable, unset: false, shownValue, problem: `the file holding ${field.env} is empty` });
+      continue;
+    }
+    cleaned[field.env] = value;
+  }
+  return issues;
 }
 
 function isUnsetIssue(issue: z.core.$ZodIssue): boolean {

@@ -11,6 +11,7 @@
  * or out of range); 2 bad configuration or the server cannot be reached. Errors are one line on
  * stderr, never a stack trace; the password of the URL is never printed.
  */
+import { readFileSync } from 'node:fs';
 import type { Pool } from 'mysql2/promise';
 import { InvalidDatabaseUrlError, isConnectionError, toError } from './errors.js';
 import type { MysqlDriverError } from './errors.js';
@@ -77,6 +78,24 @@ async function runStatus(url: string): Promise<number> {
   }
 }
 
+/**
+ * AX_MYSQL_URL, or the content of the file AX_MYSQL_URL_FILE names (#44, as every service reads
+ * a credential: @ax/kit config.ts), or the default.
+ */
+function mysqlUrlOf(env: NodeJS.ProcessEnv): string {
+  const file = env['AX_MYSQL_URL_FILE']?.trim() ?? '';
+  const value = env['AX_MYSQL_URL']?.trim() ?? '';
+  if (file !== '') {
+    if (value !== '') throw new UsageError('ax-store: set either AX_MYSQL_URL or AX_MYSQL_URL_FILE, not both');
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new UsageError(`ax-store: AX_MYSQL_URL_FILE=${JSON.stringify(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return value === '' ? DEFAULT_URL : value;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -86,8 +105,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (rest.length > 0 || (command !== 'migrate' && command !== 'status')) {
     throw new UsageError(USAGE);
   }
-  const env = process.env['AX_MYSQL_URL'];
-  const url = env === undefined || env.trim() === '' ? DEFAULT_URL : env.trim();
+  const url = mysqlUrlOf(process.env);
   parseMysqlUrl(url); // a bad URL is a configuration error before anything connects
   return command === 'migrate' ? runMigrate(url) : runStatus(url);
 }
@@ -105,8 +123,7 @@ function report(command: string, thrown: unknown): number {
     return 2;
   }
   if (isConnectionError(err)) {
-    const env = process.env['AX_MYSQL_URL'];
-    const url = env === undefined || env.trim() === '' ? DEFAULT_URL : env.trim();
+    const url = mysqlUrlOf(process.env);
     process.stderr.write(`${prefix} cannot use MySQL at ${redactMysqlUrl(url)}: ${describe(err)}\n`);
     return 2;
   }

@@ -428,11 +428,14 @@ export async function startService(
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`pnpm build\` first`);
   const port = options.env?.AX_HTTP_PORT ? Number(options.env.AX_HTTP_PORT) : await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  // R25 (#44): a worker runs jobs under its teams' uids (AX_JOB_UIDS) or refuses to start; tests
+  // about other things run their jobs as the worker unless they name AX_JOB_UIDS themselves.
+  const isolation = service === 'worker' && options.env?.AX_JOB_UIDS === undefined && options.env?.AX_JOB_ISOLATION === undefined ? { AX_JOB_ISOLATION: 'off' } : {};
   const proc = await startProcess({
     name: options.name ?? service,
     command: process.execPath,
     args: [...(options.nodeArgs ?? []), entry],
-    env: { ...options.env, AX_HTTP_PORT: String(port) },
+    env: { ...isolation, ...options.env, AX_HTTP_PORT: String(port) },
     readyUrl: `${baseUrl}/healthz`,
     ...(options.readyTimeoutMs !== undefined ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
     ...(options.echo !== undefined ? { echo: options.echo } : {}),

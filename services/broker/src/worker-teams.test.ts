@@ -29,6 +29,8 @@ async function startWorker(workerId: string, env: Record<string, string>): Promi
       AX_PLUGIN_DIR: path.join(dataDir, 'plugins'),
       AX_HEARTBEAT_INTERVAL_MS: '500',
       AX_LOG_LEVEL: 'warn',
+      // Routing by team, not the jobs' uids (R25, services/worker/src/executors/job-sandbox.ts).
+      AX_JOB_ISOLATION: 'off',
       ...env,
     },
   });

@@ -2,8 +2,10 @@
  * The worker's environment: the shared ax variables it uses (DESIGN §8) plus its own, parsed
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
+import os from 'node:os';
 import path from 'node:path';
 import { axConfigFields, booleanField, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
+import { z } from 'zod';
 import { DEFAULT_LOG_MAX_BYTES, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
@@ -33,6 +35,72 @@ function httpExecutorAllowField(): EnvField<readonly string[]> {
           const problem = allowEntryProblem(entry);
           if (problem !== undefined) return void zctx.addIssue({ code: 'custom', message: `expected ${expected} (bad item ${JSON.stringify(entry)}: ${problem})` });
         }
+      }),
+  };
+}
+
+/** `AX_JOB_ISOLATION` values: `uid` (each team's jobs under its own uid) or `off` (development only). */
+export const JOB_ISOLATION_MODES = ['uid', 'off'] as const;
+
+/** `AX_JOB_ISOLATION`, `off` refused with NODE_ENV=production. */
+function jobIsolationField(): EnvField<(typeof JOB_ISOLATION_MODES)[number]> {
+  const field = enumField({ env: 'AX_JOB_ISOLATION', values: JOB_ISOLATION_MODES, default: 'uid' });
+  return {
+    ...field,
+    schema: (ctx) =>
+      field.schema(ctx).superRefine((mode, zctx) => {
+        if (mode === 'off' && ctx.production) zctx.addIssue({ code: 'custom', message: 'off is for development only and refused with NODE_ENV=production (set AX_JOB_UIDS)' });
+      }),
+  };
+}
+
+const JOB_UID_ENTRY = /^([a-z][a-z0-9_-]{0,63})=(\d{1,10})(?::(\d{1,10}))?$/;
+const MAX_ID = 4_294_967_294;
+
+/**
+ * `AX_JOB_UIDS` — `team=uid[:gid]` per team (gid defaults to the uid), e.g.
+ * `alpha=20001,beta=20002`: the OS identity of each team's shell and python jobs (R25). No uid or
+ * gid 0, no uid shared by two teams; every team of AX_WORKER_TEAMS must have one. Required unless
+ * AX_JOB_ISOLATION=off. A job of a team without one fails without running.
+ */
+function jobUidsField(): EnvField<ReadonlyMap<string, { readonly uid: number; readonly gid: number }>> {
+  const expected = 'a comma-separated list of team=uid or team=uid:gid (uid and gid 1 to 4294967294, one uid per team)';
+  const field = listField({
+    env: 'AX_JOB_UIDS',
+    expected,
+    itemPattern: JOB_UID_ENTRY,
+    default: [],
+    requiredReason: (ctx) => ((ctx.env.AX_JOB_ISOLATION ?? '').trim().toLowerCase() === 'off' ? undefined : 'required unless AX_JOB_ISOLATION=off (development only)'),
+  });
+  return {
+    ...field,
+    schema: (ctx) =>
+      field.schema(ctx).transform((entries, zctx) => {
+        const map = new Map<string, { uid: number; gid: number }>();
+        const owners = new Map<number, string>();
+        const fail = (message: string): typeof z.NEVER => {
+          zctx.addIssue({ code: 'custom', message: `expected ${expected} (${message})` });
+          return z.NEVER;
+        };
+        for (const entry of entries) {
+          const m = JOB_UID_ENTRY.exec(entry);
+          if (m === null) return fail(`bad item ${JSON.stringify(entry)}`);
+          const [, team = '', uidText = '', gidText] = m;
+          const uid = Number(uidText);
+          const gid = gidText === undefined ? uid : Number(gidText);
+          if (uid < 1 || uid > MAX_ID || gid < 1 || gid > MAX_ID) return fail(`${JSON.stringify(entry)}: uid and gid must be 1 to ${MAX_ID}, never root's 0`);
+          if (map.has(team)) return fail(`team ${team} is given twice`);
+          const other = owners.get(uid);
+          if (other !== undefined) return fail(`teams ${other} and ${team} share uid ${uid}: each team needs its own`);
+          owners.set(uid, team);
+          map.set(team, { uid, gid });
+        }
+        if (map.size > 0) {
+          const served = (ctx.env.AX_WORKER_TEAMS ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+          const missing = served.filter((team) => !map.has(team));
+          if (missing.length > 0) return fail(`no uid for team${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of AX_WORKER_TEAMS`);
+        }
+        return map;
       }),
   };
 }
@@ -89,6 +157,21 @@ export const workerEnvFields = {
    */
   secretsDir: pathField({ env: 'AX_SECRETS_DIR', optional: true }),
   /**
+   * `AX_JOB_ISOLATION` — `uid` (default): each team's shell and python jobs run under the team's
+   * uid of AX_JOB_UIDS, which the worker must be able to switch to (root, or CAP_SETUID,
+   * CAP_SETGID, CAP_KILL and CAP_CHOWN) or it does not start. `off`: jobs run as the worker, who
+   * can then read its credentials and every team's secrets — development only, refused with
+   * NODE_ENV=production (docs/teams.md "The worker machine").
+   */
+  jobIsolation: jobIsolationField(),
+  jobUids: jobUidsField(),
+  /**
+   * `AX_JOB_DIR` — where each run gets its working folder (HOME, TMPDIR under `tmp/`), made 0700
+   * for the team's uid and removed when the run ends. The folder itself is the worker's (0711).
+   * Default `<os tmpdir>/ax-jobs-<worker uid>/<AX_WORKER_ID>`.
+   */
+  jobDir: pathField({ env: 'AX_JOB_DIR', optional: true }),
+  /**
    * `AX_WORKER_RESERVED_SLOTS` — `N:P` (or `S%:P`) keeps N slots (S % of them) for instances of
    * priority ≥ P: lower priority starts here only while more than N slots are free. Default: none.
    */
@@ -124,6 +207,11 @@ export const workerEnvFields = {
 
 /** The worker's parsed environment. */
 export type WorkerEnv = ConfigOf<typeof workerEnvFields>;
+
+/** The folder of the jobs' working folders (`AX_JOB_DIR` or its default). */
+export function jobDirOf(env: Pick<WorkerEnv, 'jobDir' | 'workerId'>): string {
+  return env.jobDir ?? path.join(os.tmpdir(), `ax-jobs-${process.getuid?.() ?? 'user'}`, env.workerId);
+}
 
 /** The outbox file of a worker. */
 export function outboxFile(env: Pick<WorkerEnv, 'dataDir' | 'workerId'>): string {

@@ -9,9 +9,10 @@ import { createBus } from '@ax/bus';
 import { parseReservedSlots } from '@ax/core';
 import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, redisTargetOf, startHealthServer, toError } from '@ax/kit';
 import { createAlertWebhook } from './alert-webhook.js';
-import { outboxFile, workerEnvFields } from './env.js';
+import { jobDirOf, outboxFile, workerEnvFields } from './env.js';
 import { hostAllowList } from './executors/host-allow.js';
 import { createHttpExecutor } from './executors/http.js';
+import { createJobSandbox, identitySwitchProblem, lockSecretsDir } from './executors/job-sandbox.js';
 import { createPythonExecutor } from './executors/python.js';
 import { createShellExecutor } from './executors/shell.js';
 import { createSqlExecutor } from './executors/sql.js';
@@ -29,6 +30,17 @@ const version = (createRequire(import.meta.url)('../package.json') as { version:
 
 async function main(): Promise<void> {
   const env = loadConfigOrExit(workerEnvFields);
+  // R25: jobs run under their team's uid; a worker that could not switch to it does not start.
+  if (env.jobIsolation === 'uid') {
+    const problem = identitySwitchProblem();
+    const ownUid = process.geteuid?.();
+    const shared = [...env.jobUids].find(([, id]) => id.uid === ownUid)?.[0];
+    if (problem !== undefined || shared !== undefined) {
+      const why = shared !== undefined ? `team ${shared} is given the worker's own uid ${ownUid}` : `${problem}: run it as root or grant those capabilities`;
+      process.stderr.write(`ax: AX_JOB_UIDS cannot be applied: ${why} (docs/teams.md "The worker machine"; AX_JOB_ISOLATION=off for development only)\n`);
+      process.exit(2);
+    }
+  }
   const logger = createLogger({ service: 'worker', level: env.logLevel, base: { workerId: env.workerId } });
   // #23: an error nobody handled is one log line, a bounded flush of results, exit 1 (restart).
   const held: { worker?: Worker } = {};
@@ -69,6 +81,14 @@ async function main(): Promise<void> {
   const outputTailBytes = Math.min(env.outputTailBytes, 65_536);
   // secretRefs are read from <AX_SECRETS_DIR>/<team>/<NAME> only (executors/secrets.ts).
   if (env.secretsDir === undefined) logger.info('AX_SECRETS_DIR is not set: tasks using {"secretRef":…} will fail with SECRET_MISSING');
+  else {
+    // R25: the secrets folder and every team folder 0700, the worker's: no job lists or enters one.
+    for (const { folder, problem } of await lockSecretsDir(env.secretsDir)) {
+      logger.warn({ folder, problem }, 'secrets folder could not be made 0700: its files must be readable by the worker only (docs/teams.md)');
+    }
+  }
+  const sandbox = await createJobSandbox({ root: jobDirOf(env), identities: env.jobIsolation === 'uid' ? env.jobUids : undefined });
+  if (!sandbox.isolated) logger.warn('AX_JOB_ISOLATION=off: jobs run as the worker and can read its credentials and every team\'s secrets (development only)');
   const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, allow: hostAllowList(env.httpExecutorAllow), outputTailBytes, secretsDir: env.secretsDir });
   shutdown.register('http executor', () => http.close());
   const reserve = env.reservedSlots === undefined ? undefined : parseReservedSlots(env.reservedSlots, env.workerSlots);
@@ -100,10 +120,10 @@ async function main(): Promise<void> {
     keys: redisKeys(env.namespace),
     outbox,
     executors: {
-      shell: createShellExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
+      shell: createShellExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir, sandbox }),
       http,
       plugin: createPluginExecutor({ plugins, outputTailBytes, killGraceMs: env.killGraceMs }),
-      python: createPythonExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
+      python: createPythonExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir, sandbox }),
       sql: createSqlExecutor({ outputTailBytes, killGraceMs: env.killGraceMs, secretsDir: env.secretsDir }),
     },
     logger,
@@ -116,7 +136,7 @@ async function main(): Promise<void> {
   await worker.start();
   shutdown.register('worker', () => worker.stop());
   shutdown.register('drain', () => health.setDraining());
-  logger.info({ port: health.port, namespace: env.namespace, outbox: outboxFile(env), plugins: [...plugins.plugins.keys()] }, 'worker started');
+  logger.info({ port: health.port, namespace: env.namespace, outbox: outboxFile(env), jobDir: jobDirOf(env), jobIsolation: env.jobIsolation, plugins: [...plugins.plugins.keys()] }, 'worker started');
 }
 
 main().catch((error: unknown) => {

@@ -20,7 +20,7 @@
  * for, so a job's rows pass through each index once and every periodic query (prune, heartbeat,
  * recovery) reads what it returns, not the day of history the file keeps.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { DispatchItem } from '@ax/core';
@@ -84,8 +84,19 @@ export const HELD_IN_MEMORY = Number.MAX_SAFE_INTEGER;
 
 /** Options of `openOutbox`. */
 export interface OutboxOptions {
-  /** The SQLite file; its directory is created. `:memory:` for tests. */
+  /**
+   * The SQLite file; its directory is created. `:memory:` for tests. R25: the folder is made mode
+   * 0700 and the file, its WAL and shared-memory file 0600: the worker's, never a job's.
+   */
   readonly file: string;
+}
+
+/** R25: the outbox folder 0700, the database and SQLite's side files 0600 (also those of older workers). */
+function lockOutboxFiles(file: string): void {
+  chmodSync(path.dirname(file), 0o700);
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (existsSync(f)) chmodSync(f, 0o600);
+  }
 }
 
 /** The layout this build writes (`PRAGMA user_version`). Files written before layouts were numbered read 0. */
@@ -262,9 +273,15 @@ export class Outbox {
   private readonly inTransaction: (fn: () => unknown) => unknown;
 
   constructor(options: OutboxOptions) {
-    if (options.file !== ':memory:') mkdirSync(path.dirname(options.file), { recursive: true });
+    if (options.file !== ':memory:') {
+      mkdirSync(path.dirname(options.file), { recursive: true, mode: 0o700 });
+      // Created 0600 before SQLite opens it: SQLite gives the WAL and -shm files the same mode.
+      closeSync(openSync(options.file, 'a', 0o600));
+      lockOutboxFiles(options.file);
+    }
     this.db = new Database(options.file);
     this.db.pragma('journal_mode = WAL');
+    if (options.file !== ':memory:') lockOutboxFiles(options.file);
     // NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash may lose
     // the last transactions, which the broker then handles as a lost worker.
     this.db.pragma('synchronous = NORMAL');

@@ -1,6 +1,6 @@
 // Real worker processes (`services/worker/dist/main.js`: run `pnpm build` first).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +47,8 @@ async function startWorker(name: string, workerId: string, options: { faketime?:
     AX_WORKER_SLOTS: '4',
     AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
     AX_LOG_LEVEL: 'info',
+    // The tests here that are not about R25 let jobs write into this root-only test folder.
+    AX_JOB_ISOLATION: 'off',
     ...options.env,
   };
   const command = options.faketime === undefined ? process.execPath : 'faketime';
@@ -133,10 +135,94 @@ describe('worker processes', () => {
   });
 
   it('a bad variable is one clear line and exit code 2', async () => {
-    const bad = await startProcess({ name: 'worker-bad-env', command: process.execPath, args: [mainJs], env: { AX_WORKER_SLOTS: 'many', AX_NAMESPACE: namespace }, cwd: tmp });
+    const bad = await startProcess({ name: 'worker-bad-env', command: process.execPath, args: [mainJs], env: { AX_WORKER_SLOTS: 'many', AX_NAMESPACE: namespace, AX_JOB_ISOLATION: 'off' }, cwd: tmp });
     expect(await bad.waitExit(10_000)).toEqual({ code: 2, signal: null });
     const lines = bad.lines().filter((l) => l.stream === 'stderr');
     expect(lines).toHaveLength(1);
     expect(lines[0]?.text).toContain('AX_WORKER_SLOTS');
+  });
+
+  describe('R25 jobs never run as the worker (#44)', () => {
+    const ALPHA_UID = 47111;
+    const BETA_UID = 47112;
+    const canary = 'executor-secret-canary-0c9d41e7';
+    // Traversable by every uid: only the modes the worker sets may protect what is inside.
+    const open = mkdtempSync(path.join(os.tmpdir(), 'ax-worker-r25-'));
+    const secretsDir = path.join(open, 'secrets');
+    afterAll(() => rmSync(open, { recursive: true, force: true }));
+
+    const uidsEnv = (): Record<string, string> => ({
+      AX_JOB_ISOLATION: 'uid',
+      AX_JOB_UIDS: `default=${ALPHA_UID},beta=${BETA_UID}`,
+      AX_JOB_DIR: path.join(open, 'jobs'),
+      AX_WORKER_DATA_DIR: path.join(open, 'data'),
+      AX_SECRETS_DIR: secretsDir,
+      AX_EXECUTOR_SECRET: canary,
+    });
+
+    it("a shell job of one team dumping /proc/*/environ, the secrets folders and the outbox finds no credential of the worker and no other team's secret", async () => {
+      chmodSync(open, 0o755);
+      for (const team of ['default', 'beta']) {
+        mkdirSync(path.join(secretsDir, team), { recursive: true });
+        writeFileSync(path.join(secretsDir, team, 'DB_PASSWORD'), `${team}-team-secret-4b1f\n`, { mode: 0o644 });
+        chmodSync(path.join(secretsDir, team), 0o755);
+      }
+      const proc = await startWorker('worker-r25', 'w-r25', { env: uidsEnv() });
+      const outbox = path.join(open, 'data', 'w-r25', 'outbox.db');
+      const script = [
+        'echo "uid=$(id -u)"',
+        'tr "\\0" "\\n" < /proc/$PPID/environ',
+        'for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done',
+        `for f in ${secretsDir}/*/*; do cat "$f"; done`,
+        `cat ${outbox} ${outbox}-wal`,
+        'env',
+        'echo end-of-dump',
+      ].join('; ');
+      const item = dispatchItem({ exec: shell(script), timeoutSeconds: 60 });
+      await driver.dispatch('w-r25', [item]);
+      const result = await waitFor(() => driver.resultOf(item.executionId), { description: 'the dump job result', timeoutMs: 30_000 });
+      const output = result.outputTail ?? '';
+      expect(output).toContain('end-of-dump');
+      expect(output).toContain(`uid=${ALPHA_UID}`);
+      expect(output).not.toContain(canary);
+      expect(output).not.toContain('team-secret-4b1f');
+      expect(output).not.toContain('SQLite format');
+      // Nothing of the worker's own environment but what every job gets anyway.
+      const workerEnv = readFileSync(`/proc/${proc.pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((line) => line.includes('=') && !/^(PATH|HOME|LANG|LC_ALL|TZ|SHELL|TMPDIR|USER|LOGNAME|AX_SECRETS_DIR)=/.test(line));
+      expect(workerEnv.length).toBeGreaterThan(5);
+      for (const line of workerEnv) expect(output, 'a variable of the worker leaked').not.toContain(line);
+      await proc.stop({ graceMs: 10_000 });
+    });
+
+    it('without AX_JOB_UIDS (and no AX_JOB_ISOLATION=off), or with a shared uid, the worker does not start: one line, exit 2', async () => {
+      for (const [env, expected] of [
+        [{ AX_JOB_ISOLATION: 'uid' }, /^ax: AX_JOB_UIDS is not set: required unless AX_JOB_ISOLATION=off/],
+        [{ AX_JOB_UIDS: 'alpha=47120,beta=47120' }, /^ax: AX_JOB_UIDS="alpha=47120,beta=47120" is invalid: .*teams alpha and beta share uid 47120/],
+        [{ AX_JOB_UIDS: 'alpha=0' }, /^ax: AX_JOB_UIDS="alpha=0" is invalid: .*never root's 0/],
+        [{ AX_JOB_ISOLATION: 'off', NODE_ENV: 'production', AX_HTTP_EXECUTOR_ALLOW: 'x.internal' }, /^ax: AX_JOB_ISOLATION="off" is invalid: off is for development only/],
+      ] as const) {
+        const bad = await startProcess({ name: 'worker-r25-bad', command: process.execPath, args: [mainJs], env: { AX_NAMESPACE: namespace, AX_JOB_ISOLATION: undefined, ...env }, cwd: tmp });
+        expect(await bad.waitExit(10_000)).toEqual({ code: 2, signal: null });
+        const lines = bad.lines().filter((l) => l.stream === 'stderr');
+        expect(lines, JSON.stringify(env)).toHaveLength(1);
+        expect(lines[0]?.text).toMatch(expected);
+      }
+    });
+
+    it('a worker that cannot switch to the job uids (not root, no capability) refuses to start: one line, exit 2', async () => {
+      const bad = await startProcess({
+        name: 'worker-r25-nocap',
+        command: 'setpriv',
+        args: ['--reuid=47130', '--regid=47130', '--clear-groups', process.execPath, mainJs],
+        env: { AX_NAMESPACE: namespace, AX_JOB_UIDS: `default=${ALPHA_UID}` },
+        cwd: '/',
+      });
+      expect(await bad.waitExit(10_000)).toEqual({ code: 2, signal: null });
+      const lines = bad.lines().filter((l) => l.stream === 'stderr');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.text).toMatch(/^ax: AX_JOB_UIDS cannot be applied: the worker \(uid 47130\) lacks CAP_CHOWN, CAP_KILL, CAP_SETGID, CAP_SETUID/);
+    });
   });
 });

@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { terminateGroup } from '../process-group.js';
+import type { JobIdentity } from './job-sandbox.js';
 import { OutputTail } from './output-tail.js';
 import { maskOutcome, type SecretMask } from './secret-mask.js';
 import { recordGroupAndArm } from './spawn-gate.js';
@@ -26,6 +27,8 @@ export interface ProcessJob {
   readonly env: Readonly<Record<string, string>>;
   /** Working directory; default the worker's. */
   readonly cwd?: string | undefined;
+  /** R25: the team's uid and gid the whole group runs under (no supplementary group); default the worker's. */
+  readonly identity?: JobIdentity | undefined;
   /** The run's secret values, masked in the tail and the outcome (the log masks on its own). */
   readonly mask: SecretMask;
 }
@@ -57,6 +60,8 @@ export function runProcessJob(request: ExecutionRequest, job: ProcessJob, option
     const child = spawn('/bin/sh', ['-c', GATE, 'ax-job', ...argv], {
       cwd: job.cwd,
       env: job.env,
+      // libuv drops the supplementary groups (setgroups(0)) before setgid and setuid.
+      ...(job.identity !== undefined ? { uid: job.identity.uid, gid: job.identity.gid } : {}),
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -13,6 +13,7 @@
  */
 import path from 'node:path';
 import { expandExecTemplates, type DispatchItem, type PythonExec } from '@ax/core';
+import { openWorkspace, type JobSandbox, type JobWorkspace } from './job-sandbox.js';
 import { runProcessJob } from './process-job.js';
 import { NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
@@ -35,6 +36,8 @@ export interface PythonExecutorOptions {
   readonly secretsDir?: string | undefined;
   /** The worker variables jobs inherit (PATH, HOME, …; never a secret); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /** R25: each run's OS identity and working folder (job-sandbox.ts), as for shell jobs. Default none. */
+  readonly sandbox?: JobSandbox | undefined;
 }
 
 /** The program that runs the task: the venv's python, the named interpreter or `python3`. */
@@ -54,8 +57,14 @@ export function pythonArgv(exec: PythonExec): string[] {
  * env), then the virtualenv's `VIRTUAL_ENV` and PATH (its `bin` before the PATH the job would
  * otherwise get; `PYTHONHOME` dropped, as `activate` does) and `PYTHONUNBUFFERED=1`.
  */
-export function pythonEnv(item: DispatchItem, exec: PythonExec, taskEnv: Readonly<Record<string, string>>, source: NodeJS.ProcessEnv): Record<string, string> {
-  const env = jobEnv(item, taskEnv, source);
+export function pythonEnv(
+  item: DispatchItem,
+  exec: PythonExec,
+  taskEnv: Readonly<Record<string, string>>,
+  source: NodeJS.ProcessEnv,
+  workspace?: Pick<JobWorkspace, 'dir' | 'tmp' | 'identity'>,
+): Record<string, string> {
+  const env = jobEnv(item, taskEnv, source, workspace);
   if (exec.venv !== undefined) {
     env.VIRTUAL_ENV = exec.venv;
     const bin = path.join(exec.venv, 'bin');
@@ -71,36 +80,50 @@ export function createPythonExecutor(options: PythonExecutorOptions): Executor {
   const killGraceMs = options.killGraceMs ?? 5_000;
   const source = options.env ?? process.env;
 
+  const runIn = async (request: ExecutionRequest, workspace: JobWorkspace | undefined): Promise<ExecutionOutcome> => {
+    const { item } = request;
+    let exec: PythonExec;
+    let env: Record<string, string>;
+    let mask: SecretMask = NO_SECRETS;
+    try {
+      exec = expandExecTemplates(item.exec, { bizDate: item.bizDate, expectedTime: item.expectedTime, params: item.params }) as PythonExec;
+      let taskEnv = (exec.env ?? {}) as Record<string, string>;
+      // No secretRef, no filesystem access.
+      if (hasSecretRef(exec.env)) {
+        const resolved = await resolveSecretables(exec.env ?? {}, { dir: options.secretsDir, team: item.team });
+        taskEnv = resolved.values;
+        mask = secretMask(resolved.secrets);
+      }
+      env = pythonEnv(item, exec, taskEnv, source, workspace);
+      request.output?.useMask(mask);
+    } catch (error) {
+      const message = error instanceof SecretMissingError ? error.message : `cannot prepare the python job: ${(error as Error).message}`;
+      return { outcome: 'FAILED', exitCode: null, error: message };
+    }
+    const cwd = exec.cwd ?? workspace?.dir;
+    const job = { argv: pythonArgv(exec), env, cwd, mask, identity: workspace?.identity };
+    const outcome = await runProcessJob(request, job, { outputTailBytes: options.outputTailBytes, killGraceMs });
+    // 127 from the gate: the interpreter itself is missing; say which and where it came from.
+    if (outcome.exitCode === 127 && outcome.outcome === 'FAILED') {
+      const program = pythonProgram(exec);
+      const where = exec.venv !== undefined ? ` (exec.venv ${JSON.stringify(exec.venv)} has no bin/python)` : '';
+      return { ...outcome, error: mask.text(`python interpreter not found: ${program}${where}`) };
+    }
+    return outcome;
+  };
+
   return {
     async run(request: ExecutionRequest): Promise<ExecutionOutcome> {
       const { item } = request;
       if (item.exec.type !== 'python') throw new Error(`python executor got a ${item.exec.type} exec`);
-      let exec: PythonExec;
-      let env: Record<string, string>;
-      let mask: SecretMask = NO_SECRETS;
+      // R25: the team's uid and a folder of the run's own, removed once the group is gone.
+      const opened = await openWorkspace(options.sandbox, item);
+      if (!opened.ok) return opened.outcome;
       try {
-        exec = expandExecTemplates(item.exec, { bizDate: item.bizDate, expectedTime: item.expectedTime, params: item.params }) as PythonExec;
-        let taskEnv = (exec.env ?? {}) as Record<string, string>;
-        // No secretRef, no filesystem access.
-        if (hasSecretRef(exec.env)) {
-          const resolved = await resolveSecretables(exec.env ?? {}, { dir: options.secretsDir, team: item.team });
-          taskEnv = resolved.values;
-          mask = secretMask(resolved.secrets);
-        }
-        env = pythonEnv(item, exec, taskEnv, source);
-        request.output?.useMask(mask);
-      } catch (error) {
-        const message = error instanceof SecretMissingError ? error.message : `cannot prepare the python job: ${(error as Error).message}`;
-        return { outcome: 'FAILED', exitCode: null, error: message };
+        return await runIn(request, opened.workspace);
+      } finally {
+        await opened.workspace?.dispose();
       }
-      const outcome = await runProcessJob(request, { argv: pythonArgv(exec), env, cwd: exec.cwd, mask }, { outputTailBytes: options.outputTailBytes, killGraceMs });
-      // 127 from the gate: the interpreter itself is missing; say which and where it came from.
-      if (outcome.exitCode === 127 && outcome.outcome === 'FAILED') {
-        const program = pythonProgram(exec);
-        const where = exec.venv !== undefined ? ` (exec.venv ${JSON.stringify(exec.venv)} has no bin/python)` : '';
-        return { ...outcome, error: mask.text(`python interpreter not found: ${program}${where}`) };
-      }
-      return outcome;
     },
   };
 }

@@ -12,6 +12,7 @@
  * the group exists, is recorded by `onSpawn`, and only then is told to go.
  */
 import { expandExecTemplates, type DispatchItem, type ShellExec } from '@ax/core';
+import { openWorkspace, type JobSandbox, type JobWorkspace } from './job-sandbox.js';
 import { runProcessJob } from './process-job.js';
 import { NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
@@ -30,6 +31,11 @@ export interface ShellExecutorOptions {
   readonly secretsDir?: string | undefined;
   /** The worker variables jobs inherit (PATH, HOME, …; never a secret); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * R25: each run's OS identity and working folder (job-sandbox.ts). Default none: the job runs
+   * as the worker in the worker's working directory (tests of other concerns only).
+   */
+  readonly sandbox?: JobSandbox | undefined;
 }
 
 /** Variables of the worker passed on to jobs (never the worker's secrets). */
@@ -37,13 +43,28 @@ const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME'
 
 /**
  * The job's environment: a minimal base, the `AX_*` description of the run, then the task's env
- * with its secretRefs already resolved (`taskEnv`).
+ * with its secretRefs already resolved (`taskEnv`). In a workspace (R25) HOME is the run's folder
+ * and TMPDIR its `tmp/` (unless the task sets them); under a team's uid USER and LOGNAME, which
+ * would name the worker's user, are not passed on.
  */
-export function jobEnv(item: DispatchItem, taskEnv: Readonly<Record<string, string>>, source: NodeJS.ProcessEnv): Record<string, string> {
+export function jobEnv(
+  item: DispatchItem,
+  taskEnv: Readonly<Record<string, string>>,
+  source: NodeJS.ProcessEnv,
+  workspace?: Pick<JobWorkspace, 'dir' | 'tmp' | 'identity'>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of INHERITED_ENV) {
     const value = source[name];
     if (value !== undefined) env[name] = value;
+  }
+  if (workspace !== undefined) {
+    env.HOME = workspace.dir;
+    env.TMPDIR = workspace.tmp;
+    if (workspace.identity !== undefined) {
+      delete env.USER;
+      delete env.LOGNAME;
+    }
   }
   Object.assign(env, {
     AX_EXECUTION_ID: item.executionId,
@@ -70,30 +91,43 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
   const killGraceMs = options.killGraceMs ?? 5_000;
   const source = options.env ?? process.env;
 
+  const runIn = async (request: ExecutionRequest, workspace: JobWorkspace | undefined): Promise<ExecutionOutcome> => {
+    const { item } = request;
+    let exec: ShellExec;
+    let env: Record<string, string>;
+    let mask: SecretMask = NO_SECRETS;
+    try {
+      exec = expandExecTemplates(item.exec, { bizDate: item.bizDate, expectedTime: item.expectedTime, params: item.params }) as ShellExec;
+      let taskEnv = (exec.env ?? {}) as Record<string, string>;
+      // No secretRef, no filesystem access (and no await).
+      if (hasSecretRef(exec.env)) {
+        const resolved = await resolveSecretables(exec.env ?? {}, { dir: options.secretsDir, team: item.team });
+        taskEnv = resolved.values;
+        mask = secretMask(resolved.secrets);
+      }
+      env = jobEnv(item, taskEnv, source, workspace);
+      request.output?.useMask(mask);
+    } catch (error) {
+      const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;
+      return { outcome: 'FAILED', exitCode: null, error: message };
+    }
+    const argv = exec.shell ? ['/bin/sh', '-c', exec.command.join(' ')] : exec.command; // join: see the file comment
+    const cwd = exec.cwd ?? workspace?.dir;
+    return runProcessJob(request, { argv, env, cwd, mask, identity: workspace?.identity }, { outputTailBytes: options.outputTailBytes, killGraceMs });
+  };
+
   return {
     async run(request: ExecutionRequest): Promise<ExecutionOutcome> {
       const { item } = request;
       if (item.exec.type !== 'shell') throw new Error(`shell executor got a ${item.exec.type} exec`);
-      let exec: ShellExec;
-      let env: Record<string, string>;
-      let mask: SecretMask = NO_SECRETS;
+      // R25: the team's uid and a folder of the run's own, removed once the group is gone.
+      const opened = await openWorkspace(options.sandbox, item);
+      if (!opened.ok) return opened.outcome;
       try {
-        exec = expandExecTemplates(item.exec, { bizDate: item.bizDate, expectedTime: item.expectedTime, params: item.params }) as ShellExec;
-        let taskEnv = (exec.env ?? {}) as Record<string, string>;
-        // No secretRef, no filesystem access (and no await).
-        if (hasSecretRef(exec.env)) {
-          const resolved = await resolveSecretables(exec.env ?? {}, { dir: options.secretsDir, team: item.team });
-          taskEnv = resolved.values;
-          mask = secretMask(resolved.secrets);
-        }
-        env = jobEnv(item, taskEnv, source);
-        request.output?.useMask(mask);
-      } catch (error) {
-        const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;
-        return { outcome: 'FAILED', exitCode: null, error: message };
+        return await runIn(request, opened.workspace);
+      } finally {
+        await opened.workspace?.dispose();
       }
-      const argv = exec.shell ? ['/bin/sh', '-c', exec.command.join(' ')] : exec.command; // join: see the file comment
-      return runProcessJob(request, { argv, env, cwd: exec.cwd, mask }, { outputTailBytes: options.outputTailBytes, killGraceMs });
     },
   };
 }
