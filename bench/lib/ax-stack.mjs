@@ -101,7 +101,15 @@ export async function createAxRound(label, { database, serverUrl } = {}) {
             ? Object.fromEntries(Object.keys({ ...AX_BENCH_ENV.common, ...(AX_BENCH_ENV[service] ?? {}) }).map((k) => [k, process.env[k]]))
             : fromEnv(AX_BENCH_ENV[service] ?? {});
           const env = { ...round.env, ...settings, ...extraEnv };
-          if (service === 'worker') env.AX_WORKER_ID = extraEnv.AX_WORKER_ID ?? `bench-w${i + 1}`;
+          if (service === 'worker') {
+            env.AX_WORKER_ID = extraEnv.AX_WORKER_ID ?? `bench-w${i + 1}`;
+            // R25: as root (this machine, CI) the bench runs each job under its team's uid, as
+            // production does; elsewhere a worker cannot switch uids, and jobs run as the worker.
+            if (env.AX_JOB_UIDS === undefined && env.AX_JOB_ISOLATION === undefined) {
+              if (process.getuid?.() === 0) env.AX_JOB_UIDS = 'default=20001';
+              else env.AX_JOB_ISOLATION = 'off';
+            }
+          }
           const nodeArgs = [...extraNodeArgs];
           if (profileDir) {
             // Node 20 refuses --cpu-prof in NODE_OPTIONS: pass it as an argument.
