@@ -205,7 +205,7 @@ describe('OpenAPI document (#20 additions)', () => {
     const alerts = doc.paths['/api/v1/alerts'].get;
     expect(alerts.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['kind', 'task', 'from', 'to', 'limit', 'cursor']));
     const alert = alerts.responses['200'].content['application/json'].schema.properties.items.items;
-    expect(alert.properties.delivery.enum).toEqual(['pending', 'sent', 'failed']);
+    expect(alert.properties.delivery.enum).toEqual(['pending', 'sent', 'failed', 'not_configured']);
     expect(alert.required).toEqual(expect.arrayContaining(['kind', 'severity', 'message', 'at', 'delivery', 'attempts']));
     const instance = doc.paths['/api/v1/instances/{id}'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(instance.properties)).toEqual(expect.arrayContaining(['startedAt', 'endedAt', 'durationMs']));

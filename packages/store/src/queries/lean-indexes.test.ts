@@ -91,8 +91,10 @@ describe('migration 0002: task_instance indexes', () => {
     expect(columns.get('idx_instance_rerun_batch')).toEqual(['rerun_batch_id']);
     expect(columns.get('idx_instance_ended')).toEqual(['ended_at']);
     // What a state change still rewrites: the indexes holding `state` (no index has updated_at).
+    // idx_instance_team_claim (migration 0010) is R23's per-team claim; idx_instance_claim stays
+    // while the RETRY_WAIT and timer scans read it (one more index per state change, #46 weighs it).
     const withState = [...columns].filter(([, cols]) => cols.includes('state')).map(([name]) => name);
-    expect(withState.sort()).toEqual(['idx_instance_ack_deadline', 'idx_instance_claim', 'idx_instance_lease', 'idx_instance_task_state']);
+    expect(withState.sort()).toEqual(['idx_instance_ack_deadline', 'idx_instance_claim', 'idx_instance_lease', 'idx_instance_task_state', 'idx_instance_team_claim']);
     expect([...columns.values()].some((cols) => cols.includes('updated_at'))).toBe(false);
     const [events] = await db.pool.query<RowDataPacket[]>('SHOW INDEX FROM event_log');
     expect([...new Set(events.map((r) => String(r['Key_name'])))].sort()).toEqual(['PRIMARY', 'idx_event_instance']);
