@@ -111,7 +111,9 @@ describe('AX_HTTP_EXECUTOR_ALLOW: entries', () => {
   });
 
   it('the worker config takes the same syntax, and a bad entry is one line naming it (exit code 2), not a failure at the first job', () => {
-    const allow = (value: string) => loadConfig(workerEnvFields, { AX_HTTP_EXECUTOR_ALLOW: value }).httpExecutorAllow;
+    // R25 requires a job identity; this test is about the allowlist alone.
+    const jobs = { AX_JOB_ISOLATION: 'off' };
+    const allow = (value: string) => loadConfig(workerEnvFields, { ...jobs, AX_HTTP_EXECUTOR_ALLOW: value }).httpExecutorAllow;
     expect(allow('API.example.com, 10.1.2.0/24:8443,[::1],internal:payments.internal:8080,127.0.0.1')).toEqual([
       'api.example.com',
       '10.1.2.0/24:8443',
@@ -119,9 +121,9 @@ describe('AX_HTTP_EXECUTOR_ALLOW: entries', () => {
       'internal:payments.internal:8080',
       '127.0.0.1',
     ]);
-    expect(loadConfig(workerEnvFields, {}).httpExecutorAllow).toEqual(['*']);
+    expect(loadConfig(workerEnvFields, jobs).httpExecutorAllow).toEqual(['*']);
     expect(() => allow('a.example,10.1.2.3/24')).toThrow(ConfigError);
     expect(() => allow('a.example,10.1.2.3/24')).toThrow(/AX_HTTP_EXECUTOR_ALLOW=.*bad item "10\.1\.2\.3\/24": host bits are set/);
-    expect(() => loadConfig(workerEnvFields, { NODE_ENV: 'production' })).toThrow(/AX_HTTP_EXECUTOR_ALLOW is not set: required when NODE_ENV=production/);
+    expect(() => loadConfig(workerEnvFields, { NODE_ENV: 'production', AX_JOB_UIDS: 'default=20001' })).toThrow(/AX_HTTP_EXECUTOR_ALLOW is not set: required when NODE_ENV=production/);
   });
 });
