@@ -151,6 +151,16 @@ export { assemblePage, contiguousEnd, mergeSpans, storedBytes, streamComplete } 
 export type { AssembledPage, LogPiece, LogRun, LogSpan } from './queries/log-spans.js';
 export { listAlertDeliveries, listUndeliveredAlerts, markAlertDelivered, recordAlertDelivery } from './queries/alerts-delivery.js';
 export { getTeamsAlertRoutes, setTeamAlertRoutes } from './queries/team-alert-routes.js';
+export {
+  EnrollmentNameTakenError,
+  getEnrollment,
+  getLiveEnrollmentByCredentialHash,
+  insertEnrollment,
+  listEnrollments,
+  liveEnrollmentTeams,
+  revokeEnrollment,
+} from './queries/enrollments.js';
+export type { EnrollmentRecord, NewEnrollment } from './queries/enrollments.js';
 export { PAUSED_BY_FAILURES, pauseTaskAfterFailures } from './queries/task-pause.js';
 export { earliestWaitingSlots } from './queries/block-queue.js';
 export {

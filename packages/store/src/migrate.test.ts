@@ -101,6 +101,7 @@ describe('the shipped migrations', () => {
       'team',
       'team_key_floor',
       'trigger_idempotency',
+      'worker_enrollment',
     ]);
     expect(snapshot['task_instance']).toContain('UNIQUE KEY `uk_instance_slot` (`task_name`,`expected_time`)');
     expect(snapshot['task_instance']).toMatch(/KEY `idx_instance_claim` \(`state`,`priority` DESC,`due_at`\)/);
