@@ -31,4 +31,14 @@ export type {
 } from './bus.js';
 export { BusClosedError, PublishFailedError } from './errors.js';
 export { requestCancel } from './cancel.js';
+export {
+  BusAdminError,
+  busAdminReachable,
+  closeConnectionsOf,
+  defaultManagementUrl,
+  deleteEnrollmentBusUser,
+  putEnrollmentBusUser,
+  vhostOfAmqpUrl,
+} from './bus-users.js';
+export type { BusAdminOptions } from './bus-users.js';
 export type { CancelRequest } from './cancel.js';

@@ -190,8 +190,15 @@ export function redisKeys(namespace: string) {
     worker: (workerId: string): string => `${ns}:worker:${workerId}`,
     /** An operator's drain mark on a worker (no new work routed to it): `<ns>:drain:<id>`. */
     drain: (workerId: string): string => `${ns}:drain:${workerId}`,
-    /** Set of registered worker ids: `<ns>:workers`. */
+    /** Set of registered ids of workers of no enrollment: `<ns>:workers`. */
     workers: `${ns}:workers`,
+    /**
+     * Set of registered ids of one enrollment's workers: `<ns>:workers:<enrollment id>`. Apart
+     * from `workers` because an enrollment's Redis user may write only its own keys (R24).
+     */
+    enrollmentWorkers: (enrollmentId: string): string => `${ns}:workers:${enrollmentId}`,
+    /** Set of live enrollment ids (written by admin-api): `<ns>:enrollments`. */
+    enrollments: `${ns}:enrollments`,
     /** A worker's slot reservation counter (R9): `<ns>:slots:<id>`. */
     slots: (workerId: string): string => `${ns}:slots:${workerId}`,
     /** A scheduler's liveness entry: `<ns>:scheduler:<id>`. */

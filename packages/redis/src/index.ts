@@ -6,5 +6,7 @@ export {
   readRegistry,
   removeRegistration,
   setDrained,
+  workerSetOf,
 } from './registry.js';
+export { deleteEnrollmentRedisUser, enrollmentAclRules, putEnrollmentRedisUser } from './acl-users.js';
 export type { WorkerRegistration } from './registry.js';

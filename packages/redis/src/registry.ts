@@ -5,11 +5,14 @@
  * longer lists it. Workers write their own entry; brokers and admin-api read.
  *
  * Layout: `<ns>:worker:<id>` holds the JSON of {@link WorkerRegistration} with a PX TTL;
- * `<ns>:workers` is the set of ids (pruned by readers when an entry has expired);
+ * `<ns>:workers` is the set of ids of workers of no enrollment, `<ns>:workers:<enrollment id>`
+ * the set of one enrollment's worker ids (its Redis user may write only that set and its own
+ * workers' entries, R24), and `<ns>:enrollments` the set of live enrollment ids, which admin-api
+ * keeps (sets are pruned by readers when an entry has expired);
  * `<ns>:drain:<id>` marks a worker drained by an operator (the worker reports it back as
  * `draining`, and routers treat either as "no new work").
  */
-import type { HeartbeatMessage } from '@ax/core';
+import { enrollmentOfWorkerId, type HeartbeatMessage } from '@ax/core';
 import type { Redis, RedisKeys } from '@ax/kit';
 
 /**
@@ -32,13 +35,19 @@ export async function publishRegistration(
   await redis
     .multi()
     .set(keys.worker(registration.workerId), JSON.stringify(registration), 'PX', ttlMs)
-    .sadd(keys.workers, registration.workerId)
+    .sadd(workerSetOf(keys, registration.workerId), registration.workerId)
     .exec();
+}
+
+/** The set that lists a worker: its enrollment's, or the one of unenrolled workers. */
+export function workerSetOf(keys: RedisKeys, workerId: string): string {
+  const enrollment = enrollmentOfWorkerId(workerId);
+  return enrollment === null ? keys.workers : keys.enrollmentWorkers(enrollment);
 }
 
 /** Removes a worker's entry at once (deregistration on SIGTERM, or leaving on clock skew). */
 export async function removeRegistration(redis: Redis, keys: RedisKeys, workerId: string): Promise<void> {
-  await redis.multi().del(keys.worker(workerId)).srem(keys.workers, workerId).exec();
+  await redis.multi().del(keys.worker(workerId)).srem(workerSetOf(keys, workerId), workerId).exec();
 }
 
 /** One worker's entry, or null when it has expired or never existed. */
@@ -53,25 +62,38 @@ export async function readRegistration(redis: Redis, keys: RedisKeys, workerId: 
  * never a shape we cannot read without changing the protocol version).
  */
 export async function readRegistry(redis: Redis, keys: RedisKeys): Promise<WorkerRegistration[]> {
-  const ids = (await redis.smembers(keys.workers)).sort();
-  if (ids.length === 0) return [];
+  const enrollments = (await redis.smembers(keys.enrollments)).sort();
+  const sets = [keys.workers, ...enrollments.map((e) => keys.enrollmentWorkers(e))];
+  const listed = sets.length === 1 ? [[null, await redis.smembers(keys.workers)]] : ((await sets.reduce((p, set) => p.smembers(set), redis.pipeline()).exec()) ?? []);
+  const members: Array<{ id: string; set: string }> = [];
+  listed.forEach((reply, i) => {
+    for (const id of (reply?.[1] ?? []) as string[]) members.push({ id, set: sets[i] as string });
+  });
+  members.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  if (members.length === 0) return [];
   const pipeline = redis.pipeline();
-  pipeline.mget(ids.map((id) => keys.worker(id)));
-  for (const id of ids) pipeline.exists(keys.drain(id));
+  pipeline.mget(members.map((m) => keys.worker(m.id)));
+  for (const m of members) pipeline.exists(keys.drain(m.id));
   const replies = (await pipeline.exec()) ?? [];
   const raws = (replies[0]?.[1] ?? []) as Array<string | null>;
   const live: WorkerRegistration[] = [];
-  const gone: string[] = [];
-  ids.forEach((id, i) => {
+  const gone = redis.pipeline();
+  let pruned = 0;
+  members.forEach((m, i) => {
     const raw = raws[i];
     if (raw == null) {
-      gone.push(id);
+      gone.srem(m.set, m.id);
+      pruned++;
       return;
     }
     const registration = parseRegistration(raw);
-    if (registration) live.push(withDrain(registration, replies[i + 1]?.[1] === 1) as WorkerRegistration);
+    // An entry is believed only from the set its id belongs in: an enrolled worker id listed in
+    // the set of unenrolled workers (or of another enrollment) was not written by its enrollment.
+    if (registration && registration.workerId === m.id && workerSetOf(keys, m.id) === m.set) {
+      live.push(withDrain(registration, replies[i + 1]?.[1] === 1) as WorkerRegistration);
+    }
   });
-  if (gone.length > 0) await redis.srem(keys.workers, ...gone);
+  if (pruned > 0) await gone.exec();
   return live;
 }
 
