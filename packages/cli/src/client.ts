@@ -146,6 +146,11 @@ export class ApiClient {
     return this.request<T>('POST', path, opts);
   }
 
+  /** PATCH, answering the decoded JSON body. */
+  patch<T = unknown>(path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    return this.request<T>('PATCH', path, opts);
+  }
+
   /** GET raw bytes (a log page): 2xx → the body as it came, else the errors of {@link request}. */
   async getBytes(path: string, query?: RequestOptions['query']): Promise<ApiResponse<Buffer>> {
     const { response, bytes } = await this.send('GET', path, { ...(query === undefined ? {} : { query }), headers: { accept: 'text/plain, */*' } });

@@ -48,7 +48,7 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['instances', 'runs of tasks: list, get, cancel'],
   ['rerun', 'run again: instance, dag, failed, backfill'],
   ['workers', 'the worker registry; drain a worker'],
-  ['teams', 'the teams the token covers: list, show, create'],
+  ['teams', 'the teams the token covers: list, show, create, update'],
   ['tail', 'follow instance events as they happen'],
   ['logs', "print (and follow) a run's output"],
   ['completion', 'shell completion script: bash or zsh'],

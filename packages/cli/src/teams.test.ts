@@ -48,19 +48,21 @@ afterAll(async () => {
 describe('#18 axctl: teams', () => {
   it('#18 axctl: teams create NAME --description --max-running, then list and show', async () => {
     const created = ok(await axctlIn(t, ['teams', 'create', 'payments', '--description', 'the payments team', '--max-running', '3'], { token: t.tokens.admin }));
-    expect(created.lines).toEqual(['team payments created (max running 3, key version 1)']);
+    expect(created.lines).toEqual(['team payments created (max running 3, weight 1, key version 1)']);
     expect(json<any>(ok(await axctlIn(t, ['teams', 'create', 'orders', '--json'], { token: t.tokens.admin })))).toMatchObject({ name: 'orders', description: '', maxRunning: null, keyVersion: 1 });
     const list = ok(await axctlIn(t, ['teams', 'list']));
-    expect(list.lines[0]).toMatch(/^NAME\s+MAX RUNNING\s+KEY VERSION\s+DESCRIPTION$/);
+    expect(list.lines[0]).toMatch(/^NAME\s+MAX RUNNING\s+WEIGHT\s+KEY VERSION\s+DESCRIPTION$/);
     expect(list.lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['default', 'orders', 'payments']);
-    expect(list.lines.find((l) => l.startsWith('payments'))).toMatch(/^payments\s+3\s+1\s+the payments team$/);
-    expect(list.lines.find((l) => l.startsWith('orders'))).toMatch(/^orders\s+no limit\s+1\s+-$/);
+    expect(list.lines.find((l) => l.startsWith('payments'))).toMatch(/^payments\s+3\s+1\s+1\s+the payments team$/);
+    expect(list.lines.find((l) => l.startsWith('orders'))).toMatch(/^orders\s+no limit\s+1\s+1\s+-$/);
     // A token of one team lists only that team.
     expect(json<any>(ok(await axctlIn(t, ['teams', 'list', '--json'], { token: opPay }))).items.map((x: any) => x.name)).toEqual(['payments']);
     const show = ok(await axctlIn(t, ['teams', 'show', 'payments'], { token: opPay }));
     expect(show.lines).toContain('name:         payments');
     expect(show.lines).toContain('max running:  3');
     expect(show.lines).toContain('tasks:        0');
+    expect(show.lines).toContain('weight:       1');
+    expect(show.lines).toContain('http allow:   the global list');
     expect(json<any>(ok(await axctlIn(t, ['teams', 'show', 'orders', '--json'])))).toMatchObject({ name: 'orders', keyVersion: 1 });
   });
 
@@ -75,6 +77,32 @@ describe('#18 axctl: teams', () => {
     expect(await axctlIn(t, ['teams', 'create', 'Bad Team'], { token: t.tokens.admin })).toMatchObject({ code: 2, errLines: [expect.stringMatching(/^axctl: <name>: expected a team name .*"Bad Team"$/)] });
     expect(await axctlIn(t, ['teams', 'create', 'x', '--max-running', '0'], { token: t.tokens.admin })).toMatchObject({ code: 2, errLines: ['axctl: --max-running: expected an integer from 1 to 1000000, got "0"'] });
     expect(await axctlIn(t, ['tasks', 'list', '--team', 'NOPE'])).toMatchObject({ code: 2 });
+  });
+});
+
+describe('#45 axctl: a team\'s weight and #44 its HTTP allowlist', () => {
+  it('#45 axctl: teams create --weight --http-allow, teams update changes and resets them', async () => {
+    const created = ok(await axctlIn(t, ['teams', 'create', 'ledger', '--weight', '3', '--http-allow', 'ledger.internal:8443', '--http-allow', 'ledger-b.internal'], { token: t.tokens.admin }));
+    expect(created.lines).toEqual(['team ledger created (max running no limit, weight 3, key version 1)']);
+    expect((await t.call('GET', '/api/v1/teams')).body.items.find((x: any) => x.name === 'ledger')).toMatchObject({ weight: 3, httpAllow: ['ledger.internal:8443', 'ledger-b.internal'] });
+    const show = ok(await axctlIn(t, ['teams', 'show', 'ledger']));
+    expect(show.lines).toContain('weight:       3');
+    expect(show.lines).toContain('http allow:   ledger.internal:8443, ledger-b.internal');
+
+    const updated = ok(await axctlIn(t, ['teams', 'update', 'ledger', '--weight', '5', '--max-running', '4'], { token: t.tokens.admin }));
+    expect(updated.lines).toEqual(['team ledger updated (max running 4, weight 5, http allow ledger.internal:8443, ledger-b.internal)']);
+    const reset = ok(await axctlIn(t, ['teams', 'update', 'ledger', '--global-http-allow', '--no-max-running', '--json'], { token: t.tokens.admin }));
+    expect(json<any>(reset)).toMatchObject({ name: 'ledger', weight: 5, maxRunning: null, httpAllow: null });
+  });
+
+  it('#45 axctl: teams update refuses what the API would, with a line naming the option', async () => {
+    expect(await axctlIn(t, ['teams', 'update', 'ledger', '--weight', '0'], { token: t.tokens.admin })).toMatchObject({ code: 2, errLines: ['axctl: --weight: expected an integer from 1 to 1000, got "0"'] });
+    expect(await axctlIn(t, ['teams', 'update', 'ledger'], { token: t.tokens.admin })).toMatchObject({ code: 2, errLines: [expect.stringMatching(/nothing to change/)] });
+    expect(await axctlIn(t, ['teams', 'update', 'ledger', '--max-running', '2', '--no-max-running'], { token: t.tokens.admin })).toMatchObject({ code: 2 });
+    const notAdmin = await axctlIn(t, ['teams', 'update', 'payments', '--weight', '2'], { token: adminPay });
+    expect([notAdmin.code, notAdmin.errLines[0]]).toEqual([1, expect.stringMatching(/\(403 FORBIDDEN\)/)]);
+    const badHost = await axctlIn(t, ['teams', 'update', 'ledger', '--http-allow', 'http://x/y'], { token: t.tokens.admin });
+    expect([badHost.code, badHost.errLines[0]]).toEqual([1, expect.stringMatching(/httpAllow.*\(400 /)]);
   });
 });
 

@@ -1,6 +1,6 @@
-/** `axctl teams list|show|create`: the teams the token covers (ADMIN-API.md "Teams"). */
+/** `axctl teams list|show|create|update`: the teams the token covers (ADMIN-API.md "Teams"). */
 import type { TaskPage, Team, TeamPage } from '@ax/api-types';
-import { integer, positionals, stringOption, UsageError } from '../args.js';
+import { flag, integer, listOption, positionals, stringOption, UsageError, type ParsedArgs } from '../args.js';
 import { ApiRequestError } from '../client.js';
 import { printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
 import { formatKeyValues, formatTable } from '../table.js';
@@ -15,6 +15,37 @@ export function teamName(where: string, value: string): string {
 }
 
 const maxRunningText = (t: Team): string => (t.maxRunning === null ? 'no limit' : String(t.maxRunning));
+const httpAllowText = (t: Team): string => (t.httpAllow === null ? 'the global list' : t.httpAllow.length === 0 ? 'none' : t.httpAllow.join(', '));
+
+/** Most weight a team may have (the API's bound). */
+const MAX_WEIGHT = 1000;
+
+/** Options shared by `teams create` and `teams update`. */
+const settingOptions = {
+  description: { type: 'string', value: 'TEXT', help: 'what the team is' },
+  'max-running': { type: 'string', value: 'N', help: 'most DISPATCHED or RUNNING instances of the team at once (default: no limit)' },
+  weight: { type: 'string', value: 'N', help: "the team's share of contended worker slots against other teams' (DESIGN R23; default 1)" },
+  'http-allow': {
+    type: 'string',
+    value: 'HOST',
+    multiple: true,
+    help: "a host the team's http tasks may call (repeat it); narrows the global AX_HTTP_EXECUTOR_ALLOW, never widens it",
+  },
+} as const;
+
+/** The body fields of the options of {@link settingOptions} that were given. */
+function settingsBody(args: ParsedArgs): Record<string, unknown> {
+  const description = stringOption(args, 'description');
+  const maxRunning = stringOption(args, 'max-running');
+  const weight = stringOption(args, 'weight');
+  const httpAllow = listOption(args, 'http-allow');
+  return {
+    ...(description === undefined ? {} : { description }),
+    ...(maxRunning === undefined ? {} : { maxRunning: integer('max-running', maxRunning, 1, 1_000_000) }),
+    ...(weight === undefined ? {} : { weight: integer('weight', weight, 1, MAX_WEIGHT) }),
+    ...(httpAllow.length === 0 ? {} : { httpAllow }),
+  };
+}
 
 const list: CommandSpec = {
   name: 'teams list',
@@ -36,6 +67,7 @@ const list: CommandSpec = {
       [
         { header: 'name', value: (t) => t.name },
         { header: 'max running', value: maxRunningText, align: 'right' },
+        { header: 'weight', value: (t) => t.weight, align: 'right' },
         { header: 'key version', value: (t) => t.keyVersion, align: 'right' },
         { header: 'description', value: (t) => t.description, maxWidth: 60 },
       ],
@@ -73,6 +105,9 @@ const show: CommandSpec = {
       ['name', team.name],
       ['description', team.description],
       ['max running', maxRunningText(team)],
+      ['weight', team.weight],
+      ['http allow', httpAllowText(team)],
+      ['alert hooks', team.alertRoutes.length],
       ['key version', team.keyVersion],
       ['tasks', tasks.nextCursor === null ? tasks.items.length : `${tasks.items.length}+`],
       ['created', team.createdAt],
@@ -83,28 +118,46 @@ const show: CommandSpec = {
 
 const create: CommandSpec = {
   name: 'teams create',
-  synopsis: '<name> [--description TEXT] [--max-running N]',
+  synopsis: '<name> [--description TEXT] [--max-running N] [--weight N] [--http-allow HOST]...',
   summary: 'Create a team (executor key version 1); needs an admin token of every team ("*").',
-  options: {
-    description: { type: 'string', value: 'TEXT', help: 'what the team is' },
-    'max-running': { type: 'string', value: 'N', help: 'most DISPATCHED or RUNNING instances of the team at once (default: no limit)' },
-  },
+  options: settingOptions,
   notes: ["Then: tokens for its people (POST /api/v1/tokens with \"teams\"), its executor key (GET /api/v1/teams/<name>/executor-key); see docs/teams.md."],
   run: async (ctx, args) => {
     const [raw] = positionals(args, ['name'], ctx.command) as [string];
     const name = teamName('<name>', raw);
-    const description = stringOption(args, 'description');
-    const maxRunning = stringOption(args, 'max-running');
-    const { body } = await ctx.client.post<Team>('/api/v1/teams', {
-      json: {
-        name,
-        ...(description === undefined ? {} : { description }),
-        ...(maxRunning === undefined ? {} : { maxRunning: integer('max-running', maxRunning, 1, 1_000_000) }),
-      },
-    });
+    const { body } = await ctx.client.post<Team>('/api/v1/teams', { json: { name, ...settingsBody(args) } });
     if (ctx.json) return printJson(ctx, body);
-    ctx.io.out(`team ${body.name} created (max running ${maxRunningText(body)}, key version ${body.keyVersion})`);
+    ctx.io.out(`team ${body.name} created (max running ${maxRunningText(body)}, weight ${body.weight}, key version ${body.keyVersion})`);
   },
 };
 
-export const teamCommands: readonly CommandSpec[] = [list, show, create];
+const update: CommandSpec = {
+  name: 'teams update',
+  synopsis: '<name> [--description TEXT] [--max-running N | --no-max-running] [--weight N] [--http-allow HOST]... [--global-http-allow]',
+  summary: 'Change a team\'s description, run limit, weight or HTTP allowlist; needs an admin token of every team ("*").',
+  options: {
+    ...settingOptions,
+    'no-max-running': { type: 'boolean', help: 'remove the run limit' },
+    'global-http-allow': { type: 'boolean', help: "drop the team's own allowlist: its http tasks may call what AX_HTTP_EXECUTOR_ALLOW allows" },
+  },
+  notes: ['A changed weight, run limit or allowlist applies to the next claim round of every broker.'],
+  run: async (ctx, args) => {
+    const [raw] = positionals(args, ['name'], ctx.command) as [string];
+    const name = teamName('<name>', raw);
+    const body = settingsBody(args);
+    if (flag(args, 'no-max-running')) {
+      if ('maxRunning' in body) throw new UsageError('--max-running and --no-max-running: give one of them');
+      body['maxRunning'] = null;
+    }
+    if (flag(args, 'global-http-allow')) {
+      if ('httpAllow' in body) throw new UsageError('--http-allow and --global-http-allow: give one of them');
+      body['httpAllow'] = null;
+    }
+    if (Object.keys(body).length === 0) throw new UsageError('teams update: nothing to change (give --description, --max-running, --weight or --http-allow)');
+    const { body: team } = await ctx.client.patch<Team>(`/api/v1/teams/${encodeURIComponent(name)}`, { json: body });
+    if (ctx.json) return printJson(ctx, team);
+    ctx.io.out(`team ${team.name} updated (max running ${maxRunningText(team)}, weight ${team.weight}, http allow ${httpAllowText(team)})`);
+  },
+};
+
+export const teamCommands: readonly CommandSpec[] = [list, show, create, update];
