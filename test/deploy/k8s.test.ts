@@ -122,6 +122,19 @@ describe('deploy/k8s', () => {
       } else {
         expect(security.runAsNonRoot).toBe(true);
         expect(security.runAsUser).toBe(10001);
+        // #44: credentials are mounted files (readable by the pod's group), never variables.
+        const [container] = containers(workload ?? {});
+        const env = arr(container?.env ?? [], 'env').map((e) => obj(e, 'env entry'));
+        for (const e of env) {
+          const ref = obj(obj(e.valueFrom ?? {}, 'valueFrom').secretKeyRef ?? {}, 'secretKeyRef');
+          if (ref.key !== undefined) expect([e.name, ref.optional], `${name} takes ${String(e.name)} from a variable`).toEqual(['AX_ALERT_WEBHOOK_URL', true]);
+        }
+        for (const credential of ['AX_MYSQL_URL', 'AX_REDIS_URL']) {
+          expect(String(envValue(container ?? {}, `${credential}_FILE`)?.value), `${name} ${credential}`).toBe(`/run/ax-credentials/${credential}`);
+        }
+        expect(security.fsGroup).toBe(10001);
+        const credentials = arr(spec.volumes, 'volumes').map((v) => obj(v, 'volume')).find((v) => v.name === 'credentials');
+        expect(obj(credentials?.secret, 'credentials secret').defaultMode).toBe(0o440);
       }
       expect(Number(spec.terminationGracePeriodSeconds)).toBeGreaterThanOrEqual(shutdownGraceS + 10);
     });
