@@ -11,3 +11,4 @@ export * from './messages/index.js';
 export * from './signature/index.js';
 export * from './alerts/index.js';
 export * from './net/index.js';
+export * from './waiting/index.js';
