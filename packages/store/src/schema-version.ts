@@ -18,7 +18,10 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  */
 export const SCHEMA_VERSION_MIN = 10;
 /**
- * Newest schema version this build works with (= its highest migration). 12: team alert routes
+ * Newest schema version this build works with (= its highest migration). 13: why a due
+ * instance waits (migration 0013, `task_instance.waiting_*`); on 10 to 12 the backlog scan still
+ * counts the backlog (metrics, BACKLOG alert) but stores no reason, and the API shows
+ * `waiting: null` (queries/instance-waiting.ts). 12: team alert routes
  * and delivery per route (migration 0012); below it no team has routes and alerts go to the
  * platform webhook alone, as before. 11: team isolation
  * (#44, migration 0011): `team.http_allow`, `team_key_floor` and the teams recorded on
@@ -32,7 +35,7 @@ export const SCHEMA_VERSION_MIN = 10;
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 12;
+export const SCHEMA_VERSION_MAX = 13;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;
