@@ -53,6 +53,7 @@ describe('loadConfig', () => {
       workerSkewLimitMs: 2000,
       schedulerSkewLimitMs: 2000,
       noWorkerAlertMs: 60000,
+      backlogAlertInstances: 1000,
       backoffCapMs: 3600000,
       dependencyTimeoutSeconds: 86400,
       hmacWindowMs: 300000,
