@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access -- --json output is untyped JSON here */
 /**
  * `axctl instances get` and `list` say why a due instance waits (ADMIN-API.md "Waiting
  * instances", #45), against the real admin API; the reason is written by the store's own write
@@ -31,7 +30,7 @@ describe('axctl and waiting', () => {
     expect(r.lines).toContain(`waiting:   NO_WORKER since 2026-11-01T02:00:00.000Z: ${MESSAGE}`);
     const other = await axctlIn(t, ['instances', 'get', free]);
     expect(other.lines).toContain('waiting:   -');
-    const j = json<any>(await axctlIn(t, ['instances', 'get', held, '--json']));
+    const j = json<{ waiting: unknown }>(await axctlIn(t, ['instances', 'get', held, '--json']));
     expect(j.waiting).toEqual({ reason: 'NO_WORKER', since: '2026-11-01T02:00:00.000Z', message: MESSAGE });
   });
 

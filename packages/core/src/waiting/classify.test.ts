@@ -31,10 +31,9 @@ describe('classifyWaiting', () => {
   });
 
   it('DISPATCH_PAUSED: the global pause holds everything that is due', () => {
-    expect(classifyWaiting(facts({ dispatchPaused: true, running: [{ id: '9', state: 'RUNNING', workerId: 'w1' }] }))).toEqual({
-      reason: 'DISPATCH_PAUSED',
-      message: expect.stringContaining('paused'),
-    });
+    const v = classifyWaiting(facts({ dispatchPaused: true, running: [{ id: '9', state: 'RUNNING', workerId: 'w1' }] }));
+    expect(v?.reason).toBe('DISPATCH_PAUSED');
+    expect(v?.message).toContain('paused');
   });
 
   it('a deleted task is not held (the claim cancels it)', () => {

@@ -201,7 +201,7 @@ export async function clearStaleWaiting(db: Queryable, limit: number): Promise<n
   const [result] = await db.query<ResultSetHeader>(
     `UPDATE task_instance SET waiting_reason = NULL, waiting_since = NULL, waiting_message = NULL, updated_at = updated_at
       WHERE id IN (?) AND state NOT IN ('WAITING', 'PENDING')`,
-    [rows.map((r) => r.id)],
+    [rows.map((r) => String(r.id))],
   );
   return result.affectedRows;
 }
