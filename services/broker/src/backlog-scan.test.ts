@@ -5,8 +5,11 @@
  * The test drives the passes itself (the dispatch poll and the scan loop are off), so nothing
  * here depends on timing.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { insertTeam, listAlerts, setDispatchPaused, type TaskRecord } from '@ax/store';
+import { insertTeam, listAlerts, setDispatchPaused, setTeamAlertRoutes, type TaskRecord } from '@ax/store';
+import { waitFor } from '@ax/testing';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { scanBacklogOnce } from './backlog-scan.js';
 import type { Broker } from './broker.js';
@@ -15,12 +18,25 @@ import { startBrokerHarness, type BrokerHarness } from './test-support.js';
 let h: BrokerHarness;
 let second: Broker;
 
+/** The flood team's own alert webhook: what it is sent. */
+const floodHook: Array<Record<string, unknown>> = [];
+const hookServer = createServer((req, res) => {
+  let body = '';
+  req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+  req.on('end', () => {
+    floodHook.push(JSON.parse(body) as Record<string, unknown>);
+    res.writeHead(200).end('{}');
+  });
+});
+
 beforeAll(async () => {
   h = await startBrokerHarness({ dispatchPollMs: 600_000, backlogAlertInstances: 3 });
   (h.broker.context as { wakeDispatch: () => void }).wakeDispatch = () => undefined;
   await insertTeam(h.db.pool, { name: 'capped', description: 'maxRunning 1', maxRunning: 1 });
   await insertTeam(h.db.pool, { name: 'flood', description: 'the noisy one', maxRunning: null });
   await insertTeam(h.db.pool, { name: 'small', description: 'a few held', maxRunning: null });
+  await new Promise<void>((resolve) => hookServer.listen(0, '127.0.0.1', resolve));
+  await setTeamAlertRoutes(h.db.pool, 'flood', [{ url: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`, format: 'generic', kinds: ['BACKLOG'] }]);
   await h.broker.context.teams.refresh(h.db.pool);
   // one worker of every team with tag etl and free slots: only what is held waits
   await h.peer('w-scan', ['etl'], 4);
@@ -31,6 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
+  await new Promise<void>((resolve) => hookServer.close(() => resolve()));
 });
 
 beforeEach(async () => {
@@ -192,6 +209,9 @@ describe('#45 the backlog metric and the BACKLOG alert', () => {
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatchObject({ team: 'flood', instanceId: floodIds[0], reason: 'NO_WORKER', severity: 'warning' });
     expect(alerts[0]?.message).toContain('team flood has 4 due instances not dispatched');
+    // delivered to the flood team's own route (the broker's alert loop), carrying its team
+    const sent = await waitFor(() => floodHook.find((b) => b.kind === 'BACKLOG') ?? null, { description: "the BACKLOG alert at the flood team's webhook" });
+    expect(sent).toMatchObject({ kind: 'BACKLOG', team: 'flood', instanceId: floodIds[0], severity: 'warning' });
 
     // deduplicated: another pass raises nothing new
     expect((await scanBacklogOnce(h.broker.context)).alerted).toEqual([]);
@@ -212,5 +232,20 @@ describe('#45 the backlog metric and the BACKLOG alert', () => {
     const outcome = await scanBacklogOnce(h.broker.context);
     expect(outcome.backlog.get('small')?.get('UPSTREAM')?.count).toBe(5);
     expect(outcome.alerted).toEqual([]);
+  });
+});
+
+describe('#45 the scan runs on its own in every broker', () => {
+  it('a running broker stores the reason by its own scan loop', async () => {
+    const own = await startBrokerHarness({ backlogScanMs: 200 });
+    try {
+      const t = await own.task('loop_gpu', { block: 'parallel', tags: ['gpu'] });
+      const id = await own.instance(t);
+      const row = await waitFor(async () => ((await own.row(id)).waiting_reason === 'NO_WORKER' ? own.row(id) : null), { description: 'NO_WORKER stored by the loop', timeoutMs: 15_000 });
+      expect(row.state).toBe('PENDING');
+      expect(row.waiting_message).toBe('no live worker serves team default');
+    } finally {
+      await own.close();
+    }
   });
 });
