@@ -1304,6 +1304,14 @@ export interface Operations {
           rerunBatchId: string | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
           team: string | null;
+          /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
+          waiting: {
+            reason: "SERIAL_BUSY" | "QUEUE_POSITION" | "BATCH_CONCURRENCY" | "TEAM_LIMIT" | "NO_WORKER" | "BACKLOG_HOLD" | "RATE_LIMIT" | "DISPATCH_PAUSED" | "UPSTREAM";
+            /** since when it waits for this reason (its due time for its first reason) */
+            since: string;
+            /** one sentence naming the concrete cause: the running instance of a serial task, the tags no worker offers, the team limit n/m, … */
+            message: string;
+          } | null;
         }[];
         nextCursor: string | null;
       };
@@ -1381,6 +1389,14 @@ export interface Operations {
         rerunBatchId: string | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
+        /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
+        waiting: {
+          reason: "SERIAL_BUSY" | "QUEUE_POSITION" | "BATCH_CONCURRENCY" | "TEAM_LIMIT" | "NO_WORKER" | "BACKLOG_HOLD" | "RATE_LIMIT" | "DISPATCH_PAUSED" | "UPSTREAM";
+          /** since when it waits for this reason (its due time for its first reason) */
+          since: string;
+          /** one sentence naming the concrete cause: the running instance of a serial task, the tags no worker offers, the team limit n/m, … */
+          message: string;
+        } | null;
         executions: {
           executionId: string;
           attempt: number;
@@ -1454,6 +1470,14 @@ export interface Operations {
         rerunBatchId: string | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
+        /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
+        waiting: {
+          reason: "SERIAL_BUSY" | "QUEUE_POSITION" | "BATCH_CONCURRENCY" | "TEAM_LIMIT" | "NO_WORKER" | "BACKLOG_HOLD" | "RATE_LIMIT" | "DISPATCH_PAUSED" | "UPSTREAM";
+          /** since when it waits for this reason (its due time for its first reason) */
+          since: string;
+          /** one sentence naming the concrete cause: the running instance of a serial task, the tags no worker offers, the team limit n/m, … */
+          message: string;
+        } | null;
       };
     };
   };
@@ -1498,6 +1522,14 @@ export interface Operations {
         rerunBatchId: string | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
+        /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
+        waiting: {
+          reason: "SERIAL_BUSY" | "QUEUE_POSITION" | "BATCH_CONCURRENCY" | "TEAM_LIMIT" | "NO_WORKER" | "BACKLOG_HOLD" | "RATE_LIMIT" | "DISPATCH_PAUSED" | "UPSTREAM";
+          /** since when it waits for this reason (its due time for its first reason) */
+          since: string;
+          /** one sentence naming the concrete cause: the running instance of a serial task, the tags no worker offers, the team limit n/m, … */
+          message: string;
+        } | null;
       };
     };
   };
@@ -1716,6 +1748,14 @@ export interface Operations {
           rerunBatchId: string | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
           team: string | null;
+          /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
+          waiting: {
+            reason: "SERIAL_BUSY" | "QUEUE_POSITION" | "BATCH_CONCURRENCY" | "TEAM_LIMIT" | "NO_WORKER" | "BACKLOG_HOLD" | "RATE_LIMIT" | "DISPATCH_PAUSED" | "UPSTREAM";
+            /** since when it waits for this reason (its due time for its first reason) */
+            since: string;
+            /** one sentence naming the concrete cause: the running instance of a serial task, the tags no worker offers, the team limit n/m, … */
+            message: string;
+          } | null;
         }[];
         nextCursor: string | null;
       };

@@ -151,9 +151,9 @@ describe('tasks', () => {
 describe('instances', () => {
   it('list: a table, filters, --json, a refused filter', async () => {
     const r = ok(await axctlIn(t, ['instances', 'list', '--task', 'cli_shell']));
-    expect(r.lines[0]).toMatch(/^\s*ID\s+TASK\s+TEAM\s+BIZ DATE\s+EXPECTED\s+STATE\s+ATTEMPT\s+RUN\s+TRIGGER\s+WORKER\s+DURATION\s+REASON$/);
+    expect(r.lines[0]).toMatch(/^\s*ID\s+TASK\s+TEAM\s+BIZ DATE\s+EXPECTED\s+STATE\s+WAITING\s+ATTEMPT\s+RUN\s+TRIGGER\s+WORKER\s+DURATION\s+REASON$/);
     expect(r.lines.slice(1).map((l) => l.trim().split(/\s+/)[0])).toEqual([ids['trig2'], ids['trig']]);
-    expect(r.lines[2]).toMatch(/cli_shell\s+default\s+2026-11-05\s+\S+Z\s+PENDING\s+\d\/1\s+1\s+manual\s+-\s+-\s+-$/);
+    expect(r.lines[2]).toMatch(/cli_shell\s+default\s+2026-11-05\s+\S+Z\s+PENDING\s+-\s+\d\/1\s+1\s+manual\s+-\s+-\s+-$/);
     const j = json<any>(ok(await axctlIn(t, ['instances', 'list', '--state', 'failed', '--biz-date', D2, '--json'])));
     expect(j.items.map((i: any) => i.id)).toEqual([ids['b2']]);
     const ranged = json<any>(ok(await axctlIn(t, ['instances', 'list', '--task', 'r_a', '--from', D1, '--to', `${D2}T00:00:00Z`, '--json'])));

@@ -12,3 +12,4 @@ export * from './signature/index.js';
 export * from './alerts/index.js';
 export * from './net/index.js';
 export * from './identity/index.js';
+export * from './waiting/index.js';

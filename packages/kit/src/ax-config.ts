@@ -64,6 +64,12 @@ function defaultWorkerId(): string {
 
 const ms = (env: string, defaultMs: number): EnvField<number> => intField({ env, unit: 'ms', default: defaultMs });
 
+/**
+ * Default of `AX_BACKLOG_ALERT_INSTANCES`: about what a busy team's fleet clears in a few minutes;
+ * held work beyond it (a worker pool gone, a serial task stuck) is worth a person's look.
+ */
+export const DEFAULT_BACKLOG_ALERT_INSTANCES = 1_000;
+
 /** Default of `AX_AMQP_URL`: the local RabbitMQ. */
 export const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 
@@ -262,6 +268,12 @@ export const axConfigFields = {
   schedulerSkewLimitMs: ms('AX_SCHEDULER_SKEW_LIMIT_MS', 2_000),
   /** `AX_NO_WORKER_ALERT_MS` — how long an instance waits without an eligible worker before an alert. Default 60000 ms. */
   noWorkerAlertMs: ms('AX_NO_WORKER_ALERT_MS', 60_000),
+  /**
+   * `AX_BACKLOG_ALERT_INSTANCES` — a team's `BACKLOG` alert fires when more than this many of its
+   * instances are due and held for a reason other than `UPSTREAM` (brokers' backlog scan; one alert
+   * per team and hour). Default 1000.
+   */
+  backlogAlertInstances: intField({ env: 'AX_BACKLOG_ALERT_INSTANCES', unit: 'count', min: 1, default: DEFAULT_BACKLOG_ALERT_INSTANCES }),
   /** `AX_BACKOFF_CAP_MS` — upper bound of a retry backoff. Default 3600000 ms (1 h). */
   backoffCapMs: ms('AX_BACKOFF_CAP_MS', 3_600_000),
   /** `AX_DEPENDENCY_TIMEOUT_S` — default time a `WAITING` instance waits for its parents. Default 86400 s (24 h). */

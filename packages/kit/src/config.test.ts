@@ -53,6 +53,7 @@ describe('loadConfig', () => {
       workerSkewLimitMs: 2000,
       schedulerSkewLimitMs: 2000,
       noWorkerAlertMs: 60000,
+      backlogAlertInstances: 1000,
       backoffCapMs: 3600000,
       dependencyTimeoutSeconds: 86400,
       hmacWindowMs: 300000,
@@ -209,6 +210,8 @@ describe('loadConfigOrExit', () => {
     ['AX_DISPATCH_RATE', '-3', 'expected a positive number (per second)'],
     ['AX_RETENTION_DAYS', 'forever', 'expected a positive integer (days)'],
     ['AX_SHUTDOWN_GRACE_S', '0', 'expected a positive number (seconds)'],
+    ['AX_BACKLOG_ALERT_INSTANCES', '0', 'expected a positive integer'],
+    ['AX_BACKLOG_ALERT_INSTANCES', 'lots', 'expected a positive integer'],
   ];
 
   it.each(bad)('%s=%j gives one line naming it and exit code 2', (variable, value, problem) => {

@@ -196,6 +196,11 @@ export function isNoSuchColumnError(err: unknown): boolean {
   return driverError(err)?.errno === 1054;
 }
 
+/** True when a statement forces an index that does not exist (errno 1176): a schema before its migration (R22). */
+export function isNoSuchIndexError(err: unknown): boolean {
+  return driverError(err)?.errno === 1176;
+}
+
 /**
  * `work()`, or `withoutTable` when a table it reads is not there: R22, a build runs on a range
  * of schemas, and on those before a table's migration the feature it serves answers as it did

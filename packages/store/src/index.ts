@@ -58,6 +58,7 @@ export {
   isLockConflict,
   isNoSuchTableError,
   isNoSuchColumnError,
+  isNoSuchIndexError,
   isRetryableMysqlError,
   toError,
 } from './errors.js';
@@ -213,6 +214,8 @@ export {
   listInstances,
 } from './queries/instances-read.js';
 export type { EventRecord, ExecutionRecord, GridCellRecord, InstanceRecord, ListInstancesOptions } from './queries/instances-read.js';
+export { backlogGroups, batchLoadsUnlocked, clearStaleWaiting, readBacklog, waitingOfInstances, writeWaitingChanges } from './queries/instance-waiting.js';
+export type { BacklogGroup, BacklogRow, HeldState, InstanceWaiting, WaitingChange } from './queries/instance-waiting.js';
 export {
   TRIGGER_IDEMPOTENCY_WINDOW_HOURS,
   bindIdempotencyKey,

@@ -19,8 +19,10 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 export const SCHEMA_VERSION_MIN = 10;
 /**
  * Newest schema version this build works with (= its highest migration). 14: worker
- * enrollments (migration 0014); below it there are none and workers run unenrolled. 13: the
- * waiting state of held instances (migration 0013). 12: team alert routes
+ * enrollments (migration 0014); below it there are none and workers run unenrolled. 13: why a due
+ * instance waits (migration 0013, `task_instance.waiting_*`); on 10 to 12 the backlog scan still
+ * counts the backlog (metrics, BACKLOG alert) but stores no reason, and the API shows
+ * `waiting: null` (queries/instance-waiting.ts). 12: team alert routes
  * and delivery per route (migration 0012); below it no team has routes and alerts go to the
  * platform webhook alone, as before. 11: team isolation
  * (#44, migration 0011): `team.http_allow`, `team_key_floor` and the teams recorded on

@@ -1,6 +1,6 @@
 /** Resource shapes of the API (ADMIN-API.md): tasks, instances, executions, events. */
 import { isFinal, redactTaskSecrets } from '@ax/core';
-import { runDurationMs, type EventRecord, type ExecutionRecord, type InstanceRecord, type RunTimes, type TaskRecord } from '@ax/store';
+import { runDurationMs, type EventRecord, type ExecutionRecord, type InstanceRecord, type InstanceWaiting, type RunTimes, type TaskRecord } from '@ax/store';
 import type { Role } from './auth.js';
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
@@ -32,9 +32,10 @@ export function redactFor(role: Role | undefined): boolean {
  * The instance resource. Its times are those of its current execution (`run`, from
  * `currentRunTimes`; undefined: none yet): `startedAt` when that started running, `endedAt`
  * when it ended once the instance is final (else when the instance became final, e.g. canceled
- * before it ran), `durationMs` between the two.
+ * before it ran), `durationMs` between the two. `waiting` (from `waitingOfInstances`; undefined:
+ * none stored) is shown only while the instance is WAITING or PENDING.
  */
-export function instanceResource(i: InstanceRecord, run: RunTimes | undefined): Record<string, unknown> {
+export function instanceResource(i: InstanceRecord, run: RunTimes | undefined, waiting?: InstanceWaiting): Record<string, unknown> {
   const startedAt = run?.startedAt ?? null;
   const endedAt = isFinal(i.state) ? (run?.endedAt ?? i.endedAt) : i.endedAt;
   return {
@@ -58,6 +59,10 @@ export function instanceResource(i: InstanceRecord, run: RunTimes | undefined): 
     durationMs: run === undefined || run.endedAt === null ? null : run.durationMs,
     rerunBatchId: i.rerunBatchId,
     team: i.team,
+    waiting:
+      waiting === undefined || (i.state !== 'WAITING' && i.state !== 'PENDING')
+        ? null
+        : { reason: waiting.reason, since: waiting.since.toISOString(), message: waiting.message },
   };
 }
 

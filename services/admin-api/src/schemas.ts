@@ -1,6 +1,6 @@
 /** zod schemas shared by the routes (validation and the OpenAPI document). */
 import { z } from 'zod';
-import { INSTANCE_STATES, TASK_NAME_PATTERN, taskDefinitionSchema } from '@ax/core';
+import { INSTANCE_STATES, TASK_NAME_PATTERN, WAITING_REASONS, taskDefinitionSchema } from '@ax/core';
 
 /** A task name (path or body). */
 export const taskNameSchema = z
@@ -54,6 +54,13 @@ export const taskResourceSchema = z.object({
 export const taskReplaceSchema = z.object({ ...taskDefinitionSchema.shape, version: z.int().min(1) });
 
 /** The instance resource. */
+/** Why a due instance waits (ADMIN-API.md "Waiting instances"). */
+export const waitingSchema = z.object({
+  reason: z.enum(WAITING_REASONS),
+  since: z.string().describe('since when it waits for this reason (its due time for its first reason)'),
+  message: z.string().describe('one sentence naming the concrete cause: the running instance of a serial task, the tags no worker offers, the team limit n/m, …'),
+});
+
 export const instanceSchema = z.object({
   id: z.string(),
   taskName: z.string(),
@@ -75,6 +82,9 @@ export const instanceSchema = z.object({
   durationMs: z.number().nullable().describe("extension: its current execution's run, started → ended, ms; null until it ended"),
   rerunBatchId: z.string().nullable().describe('extension: the rerun or backfill batch that last re-ran or created it'),
   team: z.string().nullable().describe("the team of the instance's task (null once the task is deleted: only tokens of every team see it then)"),
+  waiting: waitingSchema
+    .nullable()
+    .describe("why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held"),
 });
 
 /** An event. */

@@ -6,7 +6,8 @@ import type { Bus, Consumer } from '@ax/bus';
 import { closeRedis, isRetryableError, redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Logger, type Metrics, type Redis } from '@ax/kit';
 import { TaskDefinitionCache, type StorePool } from '@ax/store';
 import { AckClocks } from './ack-clocks.js';
-import { checkBacklogOnce } from './backlog.js';
+import { readQueueDepthsOnce } from './backlog.js';
+import { scanBacklogOnce } from './backlog-scan.js';
 import { BacklogHolds, deferBacklogOnce } from './backlog-deferral.js';
 import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
@@ -171,7 +172,9 @@ export function createBroker(deps: BrokerDeps): Broker {
       retriesLoop = startBackgroundLoop({ name: 'retries', intervalMs: 3_600_000, logger, run: guarded('retries', () => runRetriesOnce(context)) });
       loops.push(retriesLoop);
       loops.push(startBackgroundLoop({ name: 'alerts', intervalMs: config.alertPollMs, logger, run: guarded('alerts', () => deliverAlertsOnce(context)) }));
-      loops.push(startBackgroundLoop({ name: 'backlog', intervalMs: config.backlogPollMs, logger, run: guarded('backlog', () => checkBacklogOnce(context)) }));
+      loops.push(startBackgroundLoop({ name: 'queue-depth', intervalMs: config.backlogPollMs, logger, run: guarded('queue-depth', () => readQueueDepthsOnce(context)) }));
+      // #45: why each due instance waits, the backlog by team and reason, the BACKLOG alert.
+      loops.push(startBackgroundLoop({ name: 'backlog-scan', intervalMs: config.backlogScanMs, initialDelayMs: config.backlogScanMs, logger, run: guarded('backlog-scan', () => scanBacklogOnce(context)) }));
       if (context.backlogHolds.enabled) loops.push(startBackgroundLoop({ name: 'backlog-deferral', intervalMs: config.backlogDeferPollMs, logger, run: guarded('backlog-deferral', () => deferBacklogOnce(context)) }));
       const warmState = { overCapacity: false };
       definitionsLoop = startBackgroundLoop({ name: 'definitions', intervalMs: DEFINITIONS_WARM_MS, logger, run: guarded('definitions', () => warmDefinitionsOnce(context, warmState)) });

@@ -3,6 +3,7 @@
  * it with {@link resolveBrokerConfig} and a few overrides. Every field is an operating
  * parameter with a production default (DESIGN §8), none is a test switch.
  */
+import { DEFAULT_BACKLOG_ALERT_INSTANCES } from '@ax/kit';
 
 /** Body format of alert webhooks (`AX_ALERT_WEBHOOK_FORMAT`). */
 export type AlertWebhookFormat = 'generic' | 'dingtalk' | 'wecom' | 'slack';
@@ -63,10 +64,17 @@ export interface BrokerConfig {
   readonly alertPollMs: number;
   /** Timeout of one webhook POST. Default 5000. */
   readonly alertTimeoutMs: number;
-  /** Period of the queue depth / backlog check. Default 10000. */
+  /** Period of the worker queue depth metric (`ax_worker_queue_depth`). Default 10000. */
   readonly backlogPollMs: number;
-  /** BACKLOG alert when a worker queue holds more than this many times its slots. Default 100. */
-  readonly backlogFactor: number;
+  /**
+   * `AX_BACKLOG_SCAN_MS`: period of the backlog scan (backlog-scan.ts): why each due instance
+   * waits, the backlog metrics and the BACKLOG alert. Default 5000.
+   */
+  readonly backlogScanMs: number;
+  /** Due rows the backlog scan reads at most per (state, team) and pass; beyond it counts are floors. Default 2000. */
+  readonly backlogScanLimit: number;
+  /** `AX_BACKLOG_ALERT_INSTANCES` (@ax/kit): a team's BACKLOG alert above this many held instances. Default 1000. */
+  readonly backlogAlertInstances: number;
   /**
    * `AX_BACKLOG_DEFER_BELOW_PRIORITY`: while a worker pool's backlog holds, its instances of a
    * lower priority are held PENDING (backlog-deferral.ts). 0 = off (nothing is below 0). Default 0.
@@ -114,7 +122,9 @@ export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'>
   alertPollMs: 2_000,
   alertTimeoutMs: 5_000,
   backlogPollMs: 10_000,
-  backlogFactor: 100,
+  backlogScanMs: 5_000,
+  backlogScanLimit: 2_000,
+  backlogAlertInstances: DEFAULT_BACKLOG_ALERT_INSTANCES,
   backlogDeferBelowPriority: 0,
   backlogDeferHoldPercent: 100,
   backlogDeferPollMs: 2_000,

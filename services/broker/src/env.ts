@@ -25,6 +25,7 @@ export const brokerEnvFields = {
     'heartbeatIntervalMs',
     'maxLostRedispatches',
     'noWorkerAlertMs',
+    'backlogAlertInstances',
     'backoffCapMs',
   ]),
   httpPort: httpPortField('broker'),
@@ -60,6 +61,8 @@ export const brokerEnvFields = {
    * priority exceed this % of its slots; it clears at half. Default 100.
    */
   backlogDeferHoldPercent: intField({ env: 'AX_BACKLOG_DEFER_HOLD_PERCENT', unit: 'count', min: 1, max: 10_000, default: 100 }),
+  /** `AX_BACKLOG_SCAN_MS` — period of the backlog scan (why each due instance waits, backlog metrics, BACKLOG alert). Default 5000. */
+  backlogScanMs: intField({ env: 'AX_BACKLOG_SCAN_MS', unit: 'ms', min: 100, default: 5_000 }),
   /** `AX_DB_TRANSACTION_TIMEOUT_MS` — most time one MySQL transaction may take. Default 30000. */
   transactionTimeoutMs: intField({ env: 'AX_DB_TRANSACTION_TIMEOUT_MS', unit: 'ms', min: 100, default: 30_000 }),
 };
@@ -88,6 +91,8 @@ export function toBrokerConfig(env: BrokerEnv): BrokerConfig {
       transactionTimeoutMs: env.transactionTimeoutMs,
       backlogDeferBelowPriority: env.backlogDeferBelowPriority,
       backlogDeferHoldPercent: env.backlogDeferHoldPercent,
+      backlogScanMs: env.backlogScanMs,
+      backlogAlertInstances: env.backlogAlertInstances,
       alertWebhookUrl: env.alertWebhookUrl,
       alertWebhookFormat: env.alertWebhookFormat,
     },

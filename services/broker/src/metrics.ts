@@ -22,6 +22,10 @@ export interface BrokerMetrics {
    */
   readonly refusedItems: Counter<'kind' | 'reason'>;
   readonly queueDepth: Gauge<'worker'>;
+  /** The real backlog (#45): due instances not dispatched, by team and reason (backlog-scan.ts). */
+  readonly backlogInstances: Gauge<'team' | 'reason'>;
+  /** How long the oldest of them has been due, by team and reason. */
+  readonly backlogOldestSeconds: Gauge<'team' | 'reason'>;
   readonly alertsDelivered: Counter<'outcome'>;
   /** SLA_MISSED alerts raised by this broker, by the limit missed (`START` | `FINISH`). */
   readonly slaMissed: Counter<'miss'>;
@@ -56,6 +60,16 @@ export function createBrokerMetrics(metrics: Metrics): BrokerMetrics {
       labelNames: ['kind', 'reason'],
     }),
     queueDepth: metrics.gauge({ name: 'ax_worker_queue_depth', help: 'Ready messages in a worker queue', labelNames: ['worker'] }),
+    backlogInstances: metrics.gauge({
+      name: 'ax_backlog_instances',
+      help: 'Due instances not dispatched, by team and waiting reason (the backlog scan; every broker exports the same reading)',
+      labelNames: ['team', 'reason'],
+    }),
+    backlogOldestSeconds: metrics.gauge({
+      name: 'ax_backlog_oldest_seconds',
+      help: 'How long the oldest due instance not dispatched has been due, by team and waiting reason',
+      labelNames: ['team', 'reason'],
+    }),
     alertsDelivered: metrics.counter({ name: 'ax_alert_deliveries_total', help: 'Alert webhook deliveries', labelNames: ['outcome'] }),
     slaMissed: metrics.counter({ name: 'ax_sla_missed_total', help: "Instances past their task's sla (SLA_MISSED alerts raised)", labelNames: ['miss'] }),
     timersSuspended: metrics.gauge({ name: 'ax_broker_expiry_suspended', help: '1 while ACK and lease expiry are suspended (R14)' }),

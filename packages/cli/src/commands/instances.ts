@@ -18,6 +18,8 @@ export function instanceFields(i: Instance): Array<readonly [string, unknown]> {
     ['task', i.taskName],
     ['team', i.team],
     ['state', i.reason === null ? i.state : `${i.state} (${i.reason})`],
+    // Why a due instance is not dispatched (the brokers' backlog scan; ADMIN-API "Waiting instances").
+    ['waiting', i.waiting == null ? undefined : `${i.waiting.reason} since ${i.waiting.since}: ${i.waiting.message}`],
     ['biz date', i.bizDate],
     ['expected', i.expectedTime],
     ['trigger', i.trigger],
@@ -114,6 +116,7 @@ function printInstances(ctx: Ctx, body: InstancePage): void {
         { header: 'biz date', value: (i) => i.bizDate },
         { header: 'expected', value: (i) => i.expectedTime },
         { header: 'state', value: (i) => i.state },
+        { header: 'waiting', value: (i) => i.waiting?.reason },
         { header: 'attempt', value: (i) => `${i.attempt}/${i.maxAttempts}`, align: 'right' },
         { header: 'run', value: (i) => i.runNo, align: 'right' },
         { header: 'trigger', value: (i) => i.trigger },

@@ -2,6 +2,7 @@
 import { Link } from 'wouter';
 import { between, duration, localTime, utc } from '../format';
 import type { Instance } from '../types';
+import { waitingTitle } from '../waiting';
 import { StateBadge } from './StateBadge';
 import '../styles/ops.css';
 
@@ -63,6 +64,11 @@ export function InstanceTable({ instances, showTask = true, selection }: { insta
               <td>
                 <StateBadge state={i.state} />
                 {i.reason !== null && <small className="muted block">{i.reason}</small>}
+                {i.waiting != null && (
+                  <small className="muted block" data-column="waiting" title={waitingTitle(i.waiting)}>
+                    waiting: {i.waiting.reason}
+                  </small>
+                )}
               </td>
               <td data-column="slot">
                 {utc(i.expectedTime)}

@@ -13,6 +13,7 @@ import { Loading } from '../components/Loading';
 import { Notice } from '../components/Notice';
 import { batchHref, RerunDialog } from '../components/RerunDialog';
 import { StateBadge } from '../components/StateBadge';
+import { WAITING_HINTS } from '../waiting';
 import { between, duration, utc, utcTimeMs } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
@@ -92,6 +93,18 @@ export function InstanceDetailPage() {
     ['ended', utc(i.endedAt)],
     ['duration', duration(between(i.startedAt, i.endedAt))],
     ['reason', i.reason ?? '—'],
+    // Why a due instance is not dispatched (#45); the hint says what to do about it.
+    [
+      'waiting',
+      i.waiting == null ? (
+        '—'
+      ) : (
+        <span data-testid="instance-waiting">
+          <strong>{i.waiting.reason}</strong> since {utc(i.waiting.since)}: {i.waiting.message}
+          <small className="muted block">{WAITING_HINTS[i.waiting.reason]}</small>
+        </span>
+      ),
+    ],
   ];
 
   return (

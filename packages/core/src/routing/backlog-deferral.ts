@@ -29,7 +29,7 @@
  * slots for their whole duration and the next important burst would wait behind them. Until
  * the load falls to half, the freed slots stay open for it.
  *
- * Why not the per-worker BACKLOG alert (queue depth over `backlogFactor` × slots): R9 never
+ * Why not the old per-worker BACKLOG alert (queue depth over 100 × slots): R9 never
  * publishes beyond a worker's free slots, so a deep queue means one worker stopped consuming,
  * not that the pool has more work than slots; holding other teams' work would not help it.
  * A pool without workers is not backlogged either (that is R11's NO_WORKER: nothing runs).

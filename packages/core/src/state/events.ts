@@ -23,6 +23,8 @@ export const EVENT_TYPE_DESCRIPTIONS = {
   NO_WORKER: 'no eligible worker; the instance keeps waiting (R11)',
   TEAM_LIMIT: "its team's maxRunning instances are DISPATCHED or RUNNING; the instance keeps waiting (DESIGN §11)",
   DEFERRED: "held back below AX_BACKLOG_DEFER_BELOW_PRIORITY while its worker pool's backlog holds; keeps waiting PENDING (one per instance per hold; data.pool, data.since)",
+  WAITING:
+    "a due instance that is not dispatched is held for a new reason (one per change of reason, written by the brokers' backlog scan; data.reason, data.message; ADMIN-API \"Waiting instances\")",
   CANCEL_REQUESTED: 'a cancel was sent to the worker running it',
   CANCELED: 'the instance was canceled',
   RERUN_REQUESTED: 'a final instance was moved back for a rerun',

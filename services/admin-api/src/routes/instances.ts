@@ -12,6 +12,7 @@ import {
   listInstances,
   logSizesOfExecutions,
   reserveIdempotencyKey,
+  waitingOfInstances,
   type TaskEdgeRow,
 } from '@ax/store';
 import { audit } from '../audit.js';
@@ -118,8 +119,9 @@ export const instanceRoutes: RouteSpec[] = [
         teams: listedTeams(principal, query.team),
         limit: query.limit + 1,
       });
-      const runs = await currentRunTimes(deps.pool, rows.slice(0, query.limit).map((i) => i.id));
-      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id))) };
+      const shown = rows.slice(0, query.limit).map((i) => i.id);
+      const [runs, waits] = await Promise.all([currentRunTimes(deps.pool, shown), waitingOfInstances(deps.pool, shown)]);
+      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id), waits.get(i.id))) };
     },
   }),
   defineRoute<unknown, { root?: string; days: number; to?: string }>({
@@ -204,13 +206,18 @@ export const instanceRoutes: RouteSpec[] = [
     },
     handler: async ({ params, deps, principal }) => {
       const inst = await mustSeeInstance(deps.pool, principal, params.id);
-      const [executions, events, runs] = await Promise.all([listExecutions(deps.pool, inst.id), listInstanceEvents(deps.pool, inst.id), currentRunTimes(deps.pool, [inst.id])]);
+      const [executions, events, runs, waits] = await Promise.all([
+        listExecutions(deps.pool, inst.id),
+        listInstanceEvents(deps.pool, inst.id),
+        currentRunTimes(deps.pool, [inst.id]),
+        waitingOfInstances(deps.pool, [inst.id]),
+      ]);
       const logSizes = await logSizesOfExecutions(deps.pool, executions.map((e) => e.executionId));
       const last = executions[executions.length - 1];
       return {
         status: 200,
         body: {
-          ...instanceResource(inst, runs.get(inst.id)),
+          ...instanceResource(inst, runs.get(inst.id), waits.get(inst.id)),
           executions: executions.map((e) => ({ ...executionResource(e), logSize: logSizes.get(e.executionId) ?? 0 })),
           events: events.map(eventResource),
           outputTail: last?.outputTail ?? null,

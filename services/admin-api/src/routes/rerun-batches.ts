@@ -19,6 +19,7 @@ import {
   rerunBatchCounts,
   rerunBatchTarget,
   rerunBatchTeams,
+  waitingOfInstances,
   type Queryable,
   type RerunBatchRecord,
 } from '@ax/store';
@@ -159,8 +160,9 @@ export const rerunBatchRoutes: RouteSpec[] = [
       // A batch is at most MAX_BACKFILL_SLOTS instances (idx_instance_rerun_batch): paged here.
       const all = await instancesOfRerunBatch(deps.pool, id, { states: INSTANCE_STATES });
       const rows = (after === undefined ? all : all.filter((i) => BigInt(i.id) > BigInt(after))).slice(0, query.limit + 1);
-      const runs = await currentRunTimes(deps.pool, rows.slice(0, query.limit).map((i) => i.id));
-      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id))) };
+      const shown = rows.slice(0, query.limit).map((i) => i.id);
+      const [runs, waits] = await Promise.all([currentRunTimes(deps.pool, shown), waitingOfInstances(deps.pool, shown)]);
+      return { status: 200, body: pageOf(rows, query.limit, (i) => i.id, (i) => instanceResource(i, runs.get(i.id), waits.get(i.id))) };
     },
   }),
   defineRoute<{ batchId: string }, unknown, { reason?: string }>({
