@@ -15,7 +15,6 @@ import { join } from 'node:path';
 import express from 'express';
 import { AxApiError, createAxClient, signV2, type TeamKeys } from 'ax-scheduler-sdk';
 // The adapter's own entry point, as an app imports it (not a deep import into the sources).
-// eslint-disable-next-line no-restricted-imports
 import { axExecutor, type ExecutionContext } from 'ax-scheduler-sdk/express';
 import {
   assertNoLeftoverProcesses,
