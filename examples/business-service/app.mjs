@@ -2,12 +2,12 @@
 // success, a synchronous failure and an asynchronous job (202, then a signed report).
 //
 // `axExecutorApp` is a plain node:http request listener (no web framework needed); in an app of
-// your own use the adapter of its framework: @ax/sdk/express, /fastify, /koa or /nest.
+// your own use the adapter of its framework: ax-scheduler-sdk/express, /fastify, /koa or /nest.
 //
 // Tasks point at them, e.g.
 //   {"name":"order_stat_daily","schedule":{"type":"cron","expr":"0 2 * * *"},
 //    "exec":{"type":"http","url":"http://orders.internal:8080/ax/order-stat"}}
-import { axExecutorApp, createAxClient } from '@ax/sdk';
+import { axExecutorApp, createAxClient } from 'ax-scheduler-sdk';
 
 /**
  * @param {{ keys: { team: string, keys: Record<number, string> }, adminApiUrl: string, log?: (line: string) => void }} options

@@ -8,7 +8,7 @@ import { readRepoFile } from './support.js';
 
 const shipped: Array<[file: string, value: string]> = [
   ['deploy/docker-compose.yml', /AX_HTTP_EXECUTOR_ALLOW:\s*"?([^"\n]+)"?/.exec(readRepoFile('deploy/docker-compose.yml'))?.[1] ?? ''],
-  ['deploy/k8s/configmap.yaml', /AX_HTTP_EXECUTOR_ALLOW:\s*"?([^"\n]+)"?/.exec(readRepoFile('deploy/k8s/configmap.yaml'))?.[1] ?? ''],
+  ['deploy/k8s/base/configmap.yaml', /AX_HTTP_EXECUTOR_ALLOW:\s*"?([^"\n]+)"?/.exec(readRepoFile('deploy/k8s/base/configmap.yaml'))?.[1] ?? ''],
 ];
 
 describe('the allow-lists of deploy/', () => {

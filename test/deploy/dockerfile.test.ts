@@ -128,6 +128,22 @@ describe('deploy/Dockerfile', () => {
     expect(chown).toBeLessThan(user);
   });
 
+  it('#48 installs python3 (the Debian package) in the worker stage itself, as root, so `python` tasks find /usr/bin/python3', () => {
+    // in the worker's own stage: the build stage's python3 (for node-gyp) never reaches an image
+    const own = stageChain(file, 'worker')[0]?.instructions ?? [];
+    const install = own.findIndex((i) => i.keyword === 'RUN' && /apt-get install\b[^&]*\bpython3\b/.test(i.args));
+    expect(install, 'RUN apt-get install … python3 in the worker stage').toBeGreaterThanOrEqual(0);
+    expect(own[install]?.args).toMatch(/apt-get update/);
+    expect(own[install]?.args, 'no apt lists left in the layer').toMatch(/rm -rf \/var\/lib\/apt\/lists/);
+    const user = own.findIndex((i) => i.keyword === 'USER');
+    expect(install).toBeLessThan(user);
+    // and not in the shared runtime stage: the other images stay without it
+    for (const target of IMAGE_TARGETS.filter((t) => t !== 'worker')) {
+      const installs = stageChain(file, target).flatMap((stage) => stage.instructions).filter((i) => i.keyword === 'RUN' && /\bpython3\b/.test(i.args));
+      expect(installs, target).toEqual([]);
+    }
+  });
+
   it('keeps local installs, builds and secrets out of the build context (Dockerfile.dockerignore)', () => {
     const ignore = readRepoFile('deploy/Dockerfile.dockerignore').split('\n').map((l) => l.trim());
     for (const pattern of ['**/node_modules', '**/dist', '.git', 'deploy/.env']) expect(ignore, pattern).toContain(pattern);

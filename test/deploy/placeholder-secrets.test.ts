@@ -1,4 +1,4 @@
-// The placeholders shipped in deploy/ (.env.example, k8s/secret.yaml) must be refused by the
+// The placeholders shipped in deploy/ (.env.example, k8s/base/secret.yaml) must be refused by the
 // production configuration check (@ax/kit, NODE_ENV=production): whoever copies a file and forgets
 // a value gets a service that stops with one line naming the variable, not a stack running on a
 // password published in this repository. Every secret-looking value is tried wherever it can
@@ -50,7 +50,7 @@ function envExampleSecrets(): Map<string, string> {
 
 /** The non-empty `stringData` of the ax-secrets Secret. */
 function k8sSecrets(): Map<string, string> {
-  const docs = parseYamlDocuments(readRepoFile('deploy/k8s/secret.yaml'), 'deploy/k8s/secret.yaml').map((d) => obj(d, 'secret.yaml'));
+  const docs = parseYamlDocuments(readRepoFile('deploy/k8s/base/secret.yaml'), 'deploy/k8s/base/secret.yaml').map((d) => obj(d, 'secret.yaml'));
   const secret = docs.find((d) => d.kind === 'Secret');
   const data = obj(secret?.stringData, 'ax-secrets stringData');
   return new Map(Object.entries(data).map(([k, v]) => [k, String(v)] as const).filter(([, v]) => v !== ''));
@@ -74,7 +74,7 @@ describe('placeholders shipped in deploy/', () => {
     }
   });
 
-  it('every value of deploy/k8s/secret.yaml is refused with NODE_ENV=production under its own name', () => {
+  it('every value of deploy/k8s/base/secret.yaml is refused with NODE_ENV=production under its own name', () => {
     const secrets = k8sSecrets();
     expect([...secrets.keys()]).toEqual(expect.arrayContaining(['AX_MYSQL_URL', 'AX_REDIS_URL', 'AX_AMQP_URL', 'AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET']));
     const known = new Set(Object.values(fields).map((f) => f.env));

@@ -197,3 +197,11 @@ export function knownAxVariables(): Set<string> {
   for (const top of ['packages', 'services', 'examples']) visit(path.join(repo, top));
   return names;
 }
+
+// ---- kustomize --------------------------------------------------------------------------------
+
+/** Every resource `kubectl kustomize <dir>` renders (kubectl must be on the PATH), as plain data. */
+export function renderKustomize(dir: string): unknown[] {
+  const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+  return parseYamlDocuments(out, `kubectl kustomize ${path.relative(repo, dir)}`);
+}

@@ -1,7 +1,7 @@
 // The Python SDK (packages/sdk-python, standard library only) against the Node SDK and a real
 // stack. (1) Its unittest suite passes. (2) Signatures agree both ways: tests/vectors.json (read
-// by the Python tests) is recomputed here with @ax/sdk's signV2, and headers signed by Python
-// verify with @ax/sdk's verifySignature. (3) End to end with real processes, as
+// by the Python tests) is recomputed here with ax-scheduler-sdk's signV2, and headers signed by Python
+// verify with ax-scheduler-sdk's verifySignature. (3) End to end with real processes, as
 // team-http-executor.test.ts: admin-api → broker → worker → (signed v2 POST) →
 // examples/executor.py (a child python3 process) → 202 → signed report → admin-api → broker →
 // MySQL: the instance ends SUCCESS; a call with a bad signature sent to the example directly
@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { signedHeaders, signV2, verifySignature, type TeamKeys } from '@ax/sdk';
+import { signedHeaders, signV2, verifySignature, type TeamKeys } from 'ax-scheduler-sdk';
 import {
   assertNoLeftoverProcesses,
   createTestAmqp,

@@ -1,22 +1,21 @@
 // One team's HTTP task through the whole system, with real processes: admin-api → MySQL →
 // broker → RabbitMQ → worker → (signed v2 POST) → the team's business service (in this
-// process, @ax/sdk) → 202 → signed report → admin-api → RabbitMQ → broker → MySQL. What a team
+// process, ax-scheduler-sdk) → 202 → signed report → admin-api → RabbitMQ → broker → MySQL. What a team
 // relies on (ADMIN-API.md "Teams", "HTTP executors"; docs/http-executors.md): its endpoint is
 // called signed with its own executor key, only its own key reports for its executions, and a
 // key rotation does not break a service that still holds only the old key during the grace.
 // A second service is an ordinary express app (a plain `express.json()` mounted first, keeping no
-// raw bytes: the SDK verifies the parsed body re-serialized) serving a task through `@ax/sdk/express`. Needs
-// `pnpm build` (the services run their dist/, and `@ax/sdk/express` is the package's entry).
+// raw bytes: the SDK verifies the parsed body re-serialized) serving a task through `ax-scheduler-sdk/express`. Needs
+// `pnpm build` (the services run their dist/, and `ax-scheduler-sdk/express` is the package's entry).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { AxApiError, createAxClient, signV2, type TeamKeys } from '@ax/sdk';
+import { AxApiError, createAxClient, signV2, type TeamKeys } from 'ax-scheduler-sdk';
 // The adapter's own entry point, as an app imports it (not a deep import into the sources).
-// eslint-disable-next-line no-restricted-imports
-import { axExecutor, type ExecutionContext } from '@ax/sdk/express';
+import { axExecutor, type ExecutionContext } from 'ax-scheduler-sdk/express';
 import {
   assertNoLeftoverProcesses,
   createTestAmqp,
@@ -44,7 +43,7 @@ let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 let redis: Awaited<ReturnType<typeof createTestRedis>> | undefined;
 let amqp: Awaited<ReturnType<typeof createTestAmqp>> | undefined;
 let service: Server | undefined;
-/** The ordinary express app (express.json() first) of the `@ax/sdk/express` test. */
+/** The ordinary express app (express.json() first) of the `ax-scheduler-sdk/express` test. */
 let expressService: Server | undefined;
 const EXPRESS_ROUTE = '/ax/express-settle';
 const EXPRESS_TASK = 'pay_settle_express';
@@ -315,7 +314,7 @@ describe("a team's HTTP executor end to end", () => {
     expect(final.events.map((e) => e.type)).toEqual(expect.arrayContaining(['CREATED', 'DISPATCHED', 'SUCCEEDED']));
   });
 
-  it('#21 e2e: an ordinary express app with express.json() mounted first serves a task through @ax/sdk/express: sync SUCCESS, and 202 then report', async () => {
+  it('#21 e2e: an ordinary express app with express.json() mounted first serves a task through ax-scheduler-sdk/express: sync SUCCESS, and 202 then report', async () => {
     onTestFailed(() => dumpAllProcessOutput());
     const syncId = await trigger({ mode: 'sync' }, EXPRESS_TASK);
     const asyncId = await trigger({ mode: 'async' }, EXPRESS_TASK);

@@ -1,6 +1,6 @@
 """ax SDK for Python: receive ax HTTP executions and report asynchronous results.
 
-The Python twin of ``@ax/sdk`` (packages/sdk), standard library only. See README.md.
+The Python twin of ``ax-scheduler-sdk`` (packages/sdk), standard library only. See README.md.
 """
 
 from .client import AxApiError, AxClient, ReportAnswer

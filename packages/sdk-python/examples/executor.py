@@ -14,8 +14,8 @@ Environment:
 
 The task: {"exec": {"type": "http", "url": "http://<host>:<port>/ax/report-later"}}. A call with
 params {"fail": "why"} reports a failure instead. A call with a bad signature is refused with
-401 by the SDK before this code sees it. Run it from packages/sdk-python (or put that directory
-on PYTHONPATH) so `ax_sdk` is importable.
+401 by the SDK before this code sees it. `ax_sdk` must be importable: install the
+ax-scheduler-sdk wheel (README "Build and install"), or run it from packages/sdk-python.
 """
 
 from __future__ import annotations

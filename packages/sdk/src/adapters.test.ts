@@ -76,7 +76,7 @@ async function expectRawBodyUnavailable(base: string, fix: RegExp): Promise<void
   expect(handled.length).toBe(count);
 }
 
-describe('@ax/sdk/express', () => {
+describe('ax-scheduler-sdk/express', () => {
   for (const [major, factory] of [
     ['5', express],
     ['4', express4],
@@ -155,7 +155,7 @@ describe('@ax/sdk/express', () => {
   }
 });
 
-describe('@ax/sdk/fastify', () => {
+describe('ax-scheduler-sdk/fastify', () => {
   it('a plugin scoped to its route: sync SUCCESS, 202 + report, 401; the app keeps parsing JSON elsewhere', async () => {
     const app = Fastify();
     await app.register(axFastify({ ...options, path: ROUTE }));
@@ -172,7 +172,7 @@ describe('@ax/sdk/fastify', () => {
   });
 });
 
-describe('@ax/sdk/koa', () => {
+describe('ax-scheduler-sdk/koa', () => {
   it('after koa-bodyparser (ctx.request.rawBody) and without a body parser: sync SUCCESS, 202 + report, 401', async () => {
     for (const [tag, parser] of [
       ['koa-bodyparser', true],
@@ -220,7 +220,7 @@ describe('@ax/sdk/koa', () => {
   }
 });
 
-describe('@ax/sdk/nest', () => {
+describe('ax-scheduler-sdk/nest', () => {
   /** An app with one controller; Nest's decorators applied as functions (no decorator syntax here). */
   async function nestApp(rawBody: boolean): Promise<{ url: string; close: () => Promise<void> }> {
     const orderStat = axNest(options);

@@ -1,9 +1,9 @@
 /**
- * `@ax/sdk/express`: the executor as express middleware (express 4 and 5; express itself is
+ * `ax-scheduler-sdk/express`: the executor as express middleware (express 4 and 5; express itself is
  * not imported). Mount it at the path the task's `exec.url` names:
  *
  * ```ts
- * import { axExecutor, captureRawBody } from '@ax/sdk/express';
+ * import { axExecutor, captureRawBody } from 'ax-scheduler-sdk/express';
  * app.use(express.json({ verify: captureRawBody })); // if the app parses JSON: keep the raw bytes
  * app.post('/ax/order-stat', axExecutor({ keys, handler: async (ctx) => ({ success: true }) }));
  * ```
@@ -31,7 +31,7 @@ export type ExpressLikeRequest = IncomingMessage & { rawBody?: unknown; body?: u
 export type AxExpressMiddleware = (req: ExpressLikeRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
 
 const FIX =
-  "Fix: keep the raw bytes with `app.use(express.json({ verify: captureRawBody }))` (import { captureRawBody } from '@ax/sdk/express'), or mount the ax route before express.json().";
+  "Fix: keep the raw bytes with `app.use(express.json({ verify: captureRawBody }))` (import { captureRawBody } from 'ax-scheduler-sdk/express'), or mount the ax route before express.json().";
 
 /**
  * `verify` for `express.json()` / `express.raw()` / `express.text()` (body-parser): keeps the
@@ -43,7 +43,7 @@ export function captureRawBody(req: IncomingMessage, _res: ServerResponse, buffe
 
 /** The executor as express middleware; a request of another method than POST goes to `next()`. */
 export function axExecutor(options: AxExecutorOptions): AxExpressMiddleware {
-  const executor = createExecutorHandler(options, 'axExecutor (@ax/sdk/express)');
+  const executor = createExecutorHandler(options, 'axExecutor (ax-scheduler-sdk/express)');
   const warned = { warned: false };
   return (req, res, next) => {
     if (req.method !== 'POST') {

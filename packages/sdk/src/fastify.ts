@@ -1,11 +1,11 @@
 /**
- * `@ax/sdk/fastify`: the executor as a fastify plugin (fastify 4 and 5). The plugin is
+ * `ax-scheduler-sdk/fastify`: the executor as a fastify plugin (fastify 4 and 5). The plugin is
  * encapsulated (not wrapped with fastify-plugin): inside it the content type parsers are
  * replaced by one that keeps the body as a Buffer, so only the executor's route receives raw
  * bytes and the rest of the app keeps fastify's JSON parsing.
  *
  * ```ts
- * import { axFastify } from '@ax/sdk/fastify';
+ * import { axFastify } from 'ax-scheduler-sdk/fastify';
  * await app.register(axFastify({ path: '/ax/order-stat', keys, handler: async (ctx) => ({ success: true }) }));
  * ```
  */
@@ -26,7 +26,7 @@ export interface AxFastifyOptions extends AxExecutorOptions {
 
 /** A fastify plugin serving one executor at `POST <path>`. */
 export function axFastify(options: AxFastifyOptions): FastifyPluginCallback {
-  const executor = createExecutorHandler(options, 'axFastify (@ax/sdk/fastify)');
+  const executor = createExecutorHandler(options, 'axFastify (ax-scheduler-sdk/fastify)');
   if (typeof options.path !== 'string' || !options.path.startsWith('/')) throw new Error(`axFastify: \`path\` must start with '/', got ${JSON.stringify(options.path)}`);
   const bodyLimit = executor.options.bodyLimitBytes;
   return (instance, _pluginOptions, done) => {

@@ -10,7 +10,7 @@ import { ExecutorCallError, verifyResolvedCall, type ExecutionCall, type HeaderS
 import { AxConfigError, resolveKeys, type ExecutorKeys } from './keys.js';
 import { DEFAULT_MAX_SKEW_MS, type TeamKeys } from './signature.js';
 
-const ACCEPTED = Symbol.for('@ax/sdk.accepted');
+const ACCEPTED = Symbol.for('ax-scheduler-sdk.accepted');
 /** Returned by a handler (through `ctx.accepted()`) to answer 202. */
 export interface Accepted {
   readonly [ACCEPTED]: true;

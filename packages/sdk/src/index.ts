@@ -1,6 +1,6 @@
-// @ax/sdk: what business teams use to receive ax HTTP executions and report async results.
-// Framework-neutral; the adapters have their own entry points: @ax/sdk/express, @ax/sdk/fastify,
-// @ax/sdk/koa, @ax/sdk/nest.
+// ax-scheduler-sdk: what business teams use to receive ax HTTP executions and report async results.
+// Framework-neutral; the adapters have their own entry points: ax-scheduler-sdk/express, ax-scheduler-sdk/fastify,
+// ax-scheduler-sdk/koa, ax-scheduler-sdk/nest.
 export { executionRequestSchema, ExecutorCallError, headerValue, verifyExecutorCall } from './execution.js';
 export type { ExecutionCall, ExecutionRequestBody, ExecutorCallErrorCode, HeaderSource, VerifyExecutorCallInput, VerifyExecutorCallResult } from './execution.js';
 export { acceptedAnswer, errorAnswer, syncAnswer } from './answer.js';

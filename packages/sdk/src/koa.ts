@@ -1,8 +1,8 @@
 /**
- * `@ax/sdk/koa`: the executor as koa middleware (koa 2 and 3; koa itself is not imported).
+ * `ax-scheduler-sdk/koa`: the executor as koa middleware (koa 2 and 3; koa itself is not imported).
  *
  * ```ts
- * import { axKoa } from '@ax/sdk/koa';
+ * import { axKoa } from 'ax-scheduler-sdk/koa';
  * app.use(bodyParser());                                   // optional: koa-bodyparser keeps ctx.request.rawBody
  * app.use(axKoa({ path: '/ax/order-stat', keys, handler })); // or router.post('/ax/order-stat', axKoa({ keys, handler }))
  * ```
@@ -52,7 +52,7 @@ const FIX = 'Fix: mount axKoa before the body parser, or use one that keeps the 
 
 /** Koa middleware serving one executor. */
 export function axKoa(options: AxKoaOptions): (ctx: KoaLikeContext, next: () => Promise<unknown>) => Promise<void> {
-  const executor = createExecutorHandler(options, 'axKoa (@ax/sdk/koa)');
+  const executor = createExecutorHandler(options, 'axKoa (ax-scheduler-sdk/koa)');
   const warned = { warned: false };
   const only = options.path === undefined ? undefined : options.path.replace(/(.)\/+$/, '$1');
   return async (ctx, next) => {

@@ -1,5 +1,5 @@
 /**
- * `@ax/sdk/nest`: executors in a NestJS controller (Nest 9–11, express or fastify platform).
+ * `ax-scheduler-sdk/nest`: executors in a NestJS controller (Nest 9–11, express or fastify platform).
  * Nest parses JSON bodies before a controller runs; create the app with `rawBody: true` so the
  * exact bytes the signature covers stay on `req.rawBody`:
  *
@@ -92,7 +92,7 @@ export interface AxNestExecutor {
 
 /** Creates an executor to call from a controller method (see the module comment). */
 export function axNest(options: AxExecutorOptions): AxNestExecutor {
-  const executor = createExecutorHandler(options, 'axNest (@ax/sdk/nest)');
+  const executor = createExecutorHandler(options, 'axNest (ax-scheduler-sdk/nest)');
   const warned = { warned: false };
   return {
     async handle(req, res) {
@@ -118,7 +118,7 @@ export interface AxExecutorGuardOptions {
   readonly bodyLimitBytes?: number;
 }
 
-const CALL = Symbol.for('@ax/sdk.nest.call');
+const CALL = Symbol.for('ax-scheduler-sdk.nest.call');
 
 /**
  * A Nest guard that lets through only a verified ax call (else throws an `HttpException`
@@ -130,7 +130,7 @@ export class AxExecutorGuard implements CanActivate {
   private readonly bodyLimitBytes: number;
 
   constructor(options: AxExecutorGuardOptions) {
-    this.keys = resolveKeys(options.keys, 'AxExecutorGuard (@ax/sdk/nest)');
+    this.keys = resolveKeys(options.keys, 'AxExecutorGuard (ax-scheduler-sdk/nest)');
     this.maxSkewMs = options.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
     this.bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   }

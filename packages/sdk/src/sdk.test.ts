@@ -35,7 +35,7 @@ function body(overrides: Record<string, unknown> = {}): string {
   });
 }
 
-describe('@ax/sdk signature v2', () => {
+describe('ax-scheduler-sdk signature v2', () => {
   const request = { method: 'POST', path: '/job', body: '{"a":1}' };
   const received = (h: Record<string, string>) => ({ team: h['x-ax-team'], keyVersion: h['x-ax-key-version'], timestamp: h['x-ax-timestamp'], signature: h['x-ax-signature'] });
 
@@ -73,7 +73,7 @@ describe('@ax/sdk signature v2', () => {
   });
 });
 
-describe('@ax/sdk/express axExecutor', () => {
+describe('ax-scheduler-sdk/express axExecutor', () => {
   let server: Server;
   let url: string;
   const seen: ExecutionContext[] = [];
@@ -133,7 +133,7 @@ describe('@ax/sdk/express axExecutor', () => {
   });
 });
 
-describe('@ax/sdk createAxClient', () => {
+describe('ax-scheduler-sdk createAxClient', () => {
   let server: Server;
   let url: string;
   const received: Array<{ path: string; problem: string | null; body: unknown }> = [];

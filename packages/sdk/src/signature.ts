@@ -46,7 +46,7 @@ export function signV2(key: string, request: SignedRequest): string {
 /** The newest version of `keys` (the one a service signs with). */
 export function currentVersion(keys: TeamKeys): { version: number; key: string } {
   const versions = Object.keys(keys.keys).map(Number).filter((v) => Number.isInteger(v) && v > 0);
-  if (versions.length === 0) throw new Error('@ax/sdk: `keys` holds no key (version → key, from GET /api/v1/teams/{team}/executor-key)');
+  if (versions.length === 0) throw new Error('ax-scheduler-sdk: `keys` holds no key (version → key, from GET /api/v1/teams/{team}/executor-key)');
   const version = Math.max(...versions);
   return { version, key: keys.keys[version] as string };
 }

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deriveExecutorKey } from '@ax/core';
 import { redisKeys } from '@ax/kit';
 import { readRegistration, setDrained } from '@ax/redis';
-import { axExecutorApp } from '@ax/sdk';
+import { axExecutorApp } from 'ax-scheduler-sdk';
 import { uniqueNamespace, waitFor } from '@ax/testing';
 import { liveGroupMembers } from './process-group.js';
 import { dispatchItem } from './testing/fixtures.js';

@@ -6,7 +6,7 @@
  * execution's `/report` does not verify at another's. v1 (`sha256=` over "<ts>.<body>") is
  * refused.
  *
- * `@ax/sdk` implements the same scheme for business code (it does not depend on this package);
+ * `ax-scheduler-sdk` implements the same scheme for business code (it does not depend on this package);
  * `packages/sdk/src/signature.test.ts` checks both against the same vectors.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveExecutorKey } from '@ax/core';
-import { axExecutorApp, type ExecutionContext } from '@ax/sdk';
+import { axExecutorApp, type ExecutionContext } from 'ax-scheduler-sdk';
 import { dispatchItem } from '../testing/fixtures.js';
 import { hostAllowList } from './host-allow.js';
 import type { HostLookup } from './checked-connect.js';
