@@ -8,7 +8,7 @@
  * Passwords are derived (`enrollmentLoginPassword`), never stored, and never put in an error or
  * a log line: errors carry the server and the engine's reason only.
  */
-import { enrollmentLoginPassword, toError } from '@ax/core';
+import { enrollmentLoginPassword, redisUserOf, toError } from '@ax/core';
 import { deleteEnrollmentBusUser, putEnrollmentBusUser, type BusAdminOptions } from '@ax/bus';
 import { deleteEnrollmentRedisUser, putEnrollmentRedisUser } from '@ax/redis';
 import type { AppDeps } from './deps.js';
@@ -102,4 +102,23 @@ export async function deleteEnrollmentLogins(deps: AppDeps, id: string): Promise
   for (const r of results) if (r.status === 'rejected') throw r.reason as LoginServerError;
   const removed = results[1];
   return removed.status === 'fulfilled' ? removed.value : [];
+}
+
+/**
+ * Makes the Redis user of live enrollment `id` again when the server admin-api is connected to
+ * does not have it: Redis keeps ACL users in memory, per server (not in RDB/AOF, not replicated),
+ * so a restart or a failover to a replica loses them. Called by the bootstrap, which workers poll,
+ * so their login is back within a poll. Answers whether it made the user. Never throws: a failure
+ * is logged (without any password) and the bootstrap answers anyway.
+ */
+export async function restoreEnrollmentRedisUser(deps: AppDeps, masterSecret: string, id: string): Promise<boolean> {
+  try {
+    if ((await deps.redis.call('ACL', 'GETUSER', redisUserOf(deps.keys.namespace, id))) !== null) return false;
+    await putEnrollmentRedisUser(deps.redis, deps.keys, id, enrollmentLoginPassword(masterSecret, 'redis', deps.keys.namespace, id));
+    deps.logger.warn({ enrollmentId: id }, 'the Redis ACL user of a live worker enrollment was missing (a Redis restart or failover); made it again');
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err: toError(err), enrollmentId: id, server: 'redis' }, 'could not check or restore the Redis ACL user of a worker enrollment');
+    return false;
+  }
 }

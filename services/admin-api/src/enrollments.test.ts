@@ -117,7 +117,7 @@ describe('creating an enrollment', () => {
 
   it('shows the credential once: only its hash is stored, and no list, row or audit entry holds it', async () => {
     const created = await enroll({ name: 'once', teams: ['beta'] }, adminBeta);
-    const secretPart = created.credential.split('_').at(-1) ?? created.credential;
+    const secretPart = created.credential.slice(`axw_${created.id}_`.length); // the secret may hold '_' itself
     const list = await t.call('GET', '/api/v1/workers/enrollments', { token: adminBeta });
     const item = list.body.items.find((e: any) => e.id === created.id);
     expect(item).toEqual({ id: created.id, name: 'once', teams: ['beta'], tags: [], createdAt: created.createdAt, createdBy: 'admin-beta', revokedAt: null, workers: [] });
@@ -168,6 +168,26 @@ describe('who sees an enrollment', () => {
     expect(byId.get('plain-host-1')).toBeNull();
     const listed = (await t.call('GET', '/api/v1/workers/enrollments')).body.items.find((x: any) => x.id === e.id);
     expect(listed.workers).toEqual([`${e.id}.host-1`]);
+  });
+});
+
+describe('a Redis that lost its ACL users', () => {
+  it('gets the enrollment\'s Redis user back from the next bootstrap (a restart or failover loses it: ACL users are per server, in memory)', async () => {
+    const e = await enroll({ name: 'lost-acl', teams: ['alpha'] });
+    const user = redisUserOf(t.namespace, e.id);
+    const password = enrollmentLoginPassword(EXECUTOR_SECRET, 'redis', t.namespace, e.id);
+    await t.redis.redis.call('ACL', 'DELUSER', user); // what a restart without an aclfile does
+    const probe = new IORedis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 0 });
+    opened.push(probe);
+    await probe.connect();
+    await expect(probe.call('AUTH', user, password)).rejects.toThrow(/WRONGPASS/);
+    expect((await t.call('GET', '/api/v1/workers/self', { token: e.credential })).status).toBe(200);
+    expect(await probe.call('AUTH', user, password)).toBe('OK');
+    // an existing user is left alone: a connected worker stays connected through the polls
+    const worker = redisAs(user, password);
+    await worker.connect();
+    expect((await t.call('GET', '/api/v1/workers/self', { token: e.credential })).status).toBe(200);
+    expect(await worker.ping()).toBe('PONG');
   });
 });
 
