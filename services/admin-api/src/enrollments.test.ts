@@ -171,6 +171,29 @@ describe('who sees an enrollment', () => {
   });
 });
 
+describe('a team deleted and created again', () => {
+  it('attack: is not served by the old team\'s enrollments, which lose it and never get the new team\'s key', async () => {
+    expect((await t.call('POST', '/api/v1/teams', { body: { name: 'phoenix' } })).status).toBe(201);
+    const both = await enroll({ name: 'phoenix-and-alpha', teams: ['alpha', 'phoenix'] });
+    const only = await enroll({ name: 'phoenix-only', teams: ['phoenix'] });
+    expect((await t.call('DELETE', '/api/v1/teams/phoenix')).status).toBe(204);
+    expect((await t.call('POST', '/api/v1/teams', { body: { name: 'phoenix' } })).status).toBe(201);
+    const selfBoth = await t.call('GET', '/api/v1/workers/self', { token: both.credential });
+    expect(selfBoth.body.enrollment.teams).toEqual(['alpha']);
+    expect(selfBoth.body.keys.map((k: any) => k.team)).toEqual(['alpha']);
+    const selfOnly = await t.call('GET', '/api/v1/workers/self', { token: only.credential });
+    expect(selfOnly.status).toBe(200);
+    expect(selfOnly.body.enrollment.teams).toEqual([]);
+    expect(selfOnly.body.keys).toEqual([]);
+    const listed = (await t.call('GET', '/api/v1/workers/enrollments', { token: adminAlpha })).body.items.map((x: any) => x.id);
+    expect(listed).toContain(both.id);
+    expect(listed).not.toContain(only.id); // no team left: a "*" admin's only
+    const audit = await t.call('GET', '/api/v1/audit');
+    const entry = audit.body.items.find((x: any) => x.action === 'team.delete' && x.target === 'team:phoenix');
+    expect([...entry.after.enrollmentsNarrowed].sort()).toEqual([both.id, only.id].sort());
+  });
+});
+
 describe('a Redis that lost its ACL users', () => {
   it('gets the enrollment\'s Redis user back from the next bootstrap (a restart or failover loses it: ACL users are per server, in memory)', async () => {
     const e = await enroll({ name: 'lost-acl', teams: ['alpha'] });
