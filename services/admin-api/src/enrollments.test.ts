@@ -10,9 +10,10 @@
 import { connect, type ChannelModel } from 'amqplib';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WORKER_CREDENTIAL_PATTERN, busUserOf, credentialHash, enrollmentLoginPassword, redisUserOf } from '@ax/core';
+import { WORKER_CREDENTIAL_PATTERN, busUserOf, credentialHash, enrollmentLoginPassword, newEnrollmentId, newWorkerCredential, redisUserOf } from '@ax/core';
 import { redisKeys } from '@ax/kit';
-import { publishRegistration, readRegistration, type WorkerRegistration } from '@ax/redis';
+import { publishRegistration, putEnrollmentRedisUser, readRegistration, type WorkerRegistration } from '@ax/redis';
+import { insertEnrollment } from '@ax/store';
 import { testAmqpUrl, testRedisUrl, waitFor } from '@ax/testing';
 import { EXECUTOR_SECRET, addToken, enrollmentUsersOf, startTestApp, testBusAdmin, type TestApp } from './harness.test-helper.js';
 
@@ -308,6 +309,24 @@ describe('a login server that fails', () => {
       expect(Number(rows[0].n)).toBe(0);
       expect(await enrollmentUsersOf(broken.namespace, broken.redis.redis, testBusAdmin())).toEqual({ rabbitmq: [], redis: [] });
       expect((await broken.call('GET', '/api/v1/audit')).body.items.filter((x: any) => x.action === 'worker.enrollment.create')).toEqual([]);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('RabbitMQ unreachable during a revoke → 503 naming RabbitMQ; the enrollment is revoked (its credential refused) and its Redis user gone all the same', async () => {
+    const broken = await startTestApp({ busAdmin: { managementUrl: 'http://guest:guest@127.0.0.1:1', vhost: '/', timeoutMs: 2_000 } });
+    try {
+      const id = newEnrollmentId();
+      const credential = newWorkerCredential(id);
+      await insertEnrollment(broken.pool, { id, name: 'half', teams: ['default'], tags: [], credentialHash: credentialHash(credential), createdBy: 'test' });
+      await putEnrollmentRedisUser(broken.redis.redis, redisKeys(broken.namespace), id, enrollmentLoginPassword(EXECUTOR_SECRET, 'redis', broken.namespace, id));
+      const res = await broken.call('DELETE', `/api/v1/workers/enrollments/${id}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'UNAVAILABLE', details: { server: 'rabbitmq' } });
+      expect(res.body.error.message).toMatch(/send the DELETE again/);
+      expect((await broken.call('GET', '/api/v1/workers/self', { token: credential })).status).toBe(401);
+      expect((await enrollmentUsersOf(broken.namespace, broken.redis.redis, testBusAdmin())).redis).toEqual([]);
     } finally {
       await broken.close();
     }
