@@ -233,10 +233,10 @@ describe('revoking an enrollment', () => {
     const res = await t.call('DELETE', `/api/v1/workers/enrollments/${e.id}`, { token: adminAlpha });
     expect(res.status, JSON.stringify(res.body)).toBe(204);
 
-    await waitFor(() => closed, { timeoutMs: 10_000 });
+    await waitFor(() => closed, { description: 'the revoked enrollment\'s RabbitMQ connection closed by the server', timeoutMs: 10_000 });
     await expect(connect(amqpUrlAs(amqpUser, amqpPassword))).rejects.toThrow(/ACCESS_REFUSED|403|auth/i);
     expect(await busUserStatus(amqpUser)).toBe(404);
-    await waitFor(() => worker.status === 'end' || worker.status === 'close', { timeoutMs: 5_000 });
+    await waitFor(() => worker.status === 'end' || worker.status === 'close', { description: 'the revoked enrollment\'s Redis client disconnected by the server', timeoutMs: 5_000 });
     // AUTH as the enrollment's user on a fresh connection: the user is gone
     const probe = new IORedis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 0 });
     opened.push(probe);
