@@ -1796,7 +1796,7 @@ export interface Operations {
           avgDurationMs: number;
           lastHeartbeat: string;
           state: "active" | "draining";
-          /** the teams it serves (AX_WORKER_TEAMS); ["*"] = every team */
+          /** the teams it serves: those of its enrollment (the server's record), narrowed by AX_WORKER_TEAMS; an unenrolled worker's AX_WORKER_TEAMS; ["*"] = every team; [] = none (its enrollment is revoked or has no team left) */
           teams: string[];
           /** the id of the worker enrollment it runs under (the prefix of its id); null = an unenrolled worker */
           enrollment: string | null;

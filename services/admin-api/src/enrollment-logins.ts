@@ -31,9 +31,12 @@ export class LoginServerError extends Error {
   }
 }
 
-/** 503 `UNAVAILABLE` naming the server (`details.server`) and what became of the request. */
+/** Seconds a caller is asked to wait before sending a request again after a login server failed. */
+export const LOGIN_SERVER_RETRY_AFTER_SECONDS = 5;
+
+/** 503 `UNAVAILABLE` naming the server (`details.server`) and what became of the request, with `Retry-After`. */
 export function loginServerUnavailable(err: LoginServerError, outcome: string): ApiError {
-  return new ApiError(503, 'UNAVAILABLE', `${err.message}; ${outcome}`, { server: err.server, reason: 'LOGIN_SERVER' });
+  return new ApiError(503, 'UNAVAILABLE', `${err.message}; ${outcome}`, { server: err.server, reason: 'LOGIN_SERVER' }, { 'retry-after': String(LOGIN_SERVER_RETRY_AFTER_SECONDS) });
 }
 
 /** The management API of RabbitMQ admin-api uses, or 503 when it has none. */

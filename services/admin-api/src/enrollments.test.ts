@@ -15,6 +15,7 @@ import { redisKeys } from '@ax/kit';
 import { publishRegistration, putEnrollmentRedisUser, readRegistration, type WorkerRegistration } from '@ax/redis';
 import { insertEnrollment } from '@ax/store';
 import { testAmqpUrl, testRedisUrl, waitFor } from '@ax/testing';
+import { servedTeams } from './routes/ops.js';
 import { EXECUTOR_SECRET, addToken, enrollmentUsersOf, startTestApp, testBusAdmin, type TestApp } from './harness.test-helper.js';
 
 let t: TestApp;
@@ -170,6 +171,33 @@ describe('who sees an enrollment', () => {
     const listed = (await t.call('GET', '/api/v1/workers/enrollments')).body.items.find((x: any) => x.id === e.id);
     expect(listed.workers).toEqual([`${e.id}.host-1`]);
   });
+
+  it('attack: a worker serves the teams of its enrollment, whatever its registry entry claims; other teams\' tokens do not see it', async () => {
+    const e = await enroll({ name: 'alpha-machines', teams: ['alpha'] }, adminAlpha);
+    const worker = redisAs(redisUserOf(t.namespace, e.id), enrollmentLoginPassword(EXECUTOR_SECRET, 'redis', t.namespace, e.id));
+    await worker.connect();
+    await publishRegistration(worker, redisKeys(t.namespace), registration(`${e.id}.quiet`), 15_000); // claims nothing: every team of its enrollment
+    await publishRegistration(worker, redisKeys(t.namespace), { ...registration(`${e.id}.greedy`), teams: ['alpha', 'beta'] }, 15_000); // claims beta too
+    const seen = async (token: string): Promise<Map<string, string[]>> =>
+      new Map((await t.call('GET', '/api/v1/workers', { token })).body.items.filter((w: any) => w.enrollment === e.id).map((w: any) => [w.id, w.teams]));
+    expect(await seen(adminAlpha)).toEqual(new Map([[`${e.id}.quiet`, ['alpha']], [`${e.id}.greedy`, ['alpha']]]));
+    expect((await seen(adminBeta)).size).toBe(0);
+    expect((await seen(t.tokens.admin)).size).toBe(2);
+  });
+});
+
+describe('servedTeams (the teams GET /workers shows)', () => {
+  const live = new Map<string, readonly string[]>([['enr-aaaaaaaaaaaa', ['alpha']], ['enr-ssssssssssss', ['*']]]);
+  it('is the enrollment\'s record narrowed by what the worker advertises; none for an enrollment not live; the advertised list for an unenrolled worker', () => {
+    expect(servedTeams(undefined, 'enr-aaaaaaaaaaaa', live)).toEqual(['alpha']);
+    expect(servedTeams(['alpha', 'beta'], 'enr-aaaaaaaaaaaa', live)).toEqual(['alpha']);
+    expect(servedTeams(['beta'], 'enr-aaaaaaaaaaaa', live)).toEqual([]);
+    expect(servedTeams([], 'enr-ssssssssssss', live)).toEqual(['*']);
+    expect(servedTeams(['beta'], 'enr-ssssssssssss', live)).toEqual(['beta']);
+    expect(servedTeams(['alpha'], 'enr-revoked00000', live)).toEqual([]);
+    expect(servedTeams(undefined, null, live)).toEqual(['*']);
+    expect(servedTeams(['beta'], null, live)).toEqual(['beta']);
+  });
 });
 
 describe('a team deleted and created again', () => {
@@ -305,6 +333,7 @@ describe('a login server that fails', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(503);
       expect(res.body.error).toMatchObject({ code: 'UNAVAILABLE', details: { server: 'rabbitmq' } });
       expect(res.body.error.message).toMatch(/^RabbitMQ could not create/);
+      expect(res.headers.get('retry-after')).toBe('5');
       const [rows] = await broken.pool.query<any[]>('SELECT COUNT(*) AS n FROM worker_enrollment');
       expect(Number(rows[0].n)).toBe(0);
       expect(await enrollmentUsersOf(broken.namespace, broken.redis.redis, testBusAdmin())).toEqual({ rabbitmq: [], redis: [] });
