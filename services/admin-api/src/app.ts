@@ -9,6 +9,7 @@ import { formatPath, jsonSizeExcess, structureProblems, toError, type Issue } fr
 import { AuthFailureLimiter, authenticate, type Principal } from './auth.js';
 import { mountConsole } from './console.js';
 import { verifySignedRequest } from './hmac-verify.js';
+import { authenticateWorker } from './worker-auth.js';
 import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
@@ -16,6 +17,7 @@ import { adminRoutes } from './routes/admin.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
 import { edgeRoutes } from './routes/edges.js';
+import { enrollmentRoutes } from './routes/enrollments.js';
 import { executionRoutes } from './routes/executions.js';
 import { instanceRoutes } from './routes/instances.js';
 import { logRoutes } from './routes/logs.js';
@@ -26,7 +28,9 @@ import { statsRoutes } from './routes/stats.js';
 import { systemRoutes } from './routes/system.js';
 import { taskRoutes } from './routes/tasks.js';
 import { teamRoutes } from './routes/teams.js';
+import { workerBootstrapRoutes } from './routes/worker-bootstrap.js';
 import type { AppDeps, AppDepsInput } from './deps.js';
+import type { EnrollmentRecord } from '@ax/store';
 import { createStatsCache } from './stats-cache.js';
 import { LogStreamRegistry } from './log-stream-registry.js';
 
@@ -38,6 +42,8 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...instanceRoutes,
   ...rerunRoutes,
   ...opsRoutes,
+  ...workerBootstrapRoutes,
+  ...enrollmentRoutes,
   ...alertRoutes,
   ...statsRoutes,
   ...sessionRoutes,
@@ -122,10 +128,13 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     });
     let principal: Principal | null = null;
     let signedTeam: string | null = null;
+    let enrollment: EnrollmentRecord | null = null;
     let raw: Buffer = Buffer.alloc(0);
     try {
       if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
         principal = await authenticate(deps.pool, limiter, req, route.access);
+      } else if (route.access === 'worker') {
+        enrollment = await authenticateWorker(deps.pool, limiter, req);
       }
       if (route.body !== undefined || route.access === 'hmac') {
         if (hasBody(req)) {
@@ -176,7 +185,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     }
     if (issues.length > 0) throw validationFailed(issues);
 
-    const reply = await route.handler({ params, query, body, principal, signedTeam, deps, req, res, rawBody: raw });
+    const reply = await route.handler({ params, query, body, principal, signedTeam, enrollment, deps, req, res, rawBody: raw });
     if (reply.sent === true) return;
     if (reply.body === undefined || reply.status === 204) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);

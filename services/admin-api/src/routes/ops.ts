@@ -1,14 +1,15 @@
 /** Operations: workers and drain, global dispatch pause, today's figures, dead letters. */
 import { z } from 'zod';
+import { enrollmentOfWorkerId } from '@ax/core';
 import { readRegistry, setDrained, readRegistration } from '@ax/redis';
-import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, setSystemFlag } from '@ax/store';
+import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, liveEnrollmentTeams, setSystemFlag } from '@ax/store';
 import { audit } from '../audit.js';
 import { notFound, validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { idParams, listOf } from '../schemas.js';
 import { statsKey } from '../stats-cache.js';
-import { assertAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
+import { assertAllTeams, coversAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
 import { writeTransaction } from '../write-transaction.js';
 
 const workerSchema = z.object({
@@ -21,10 +22,28 @@ const workerSchema = z.object({
   avgDurationMs: z.number(),
   lastHeartbeat: z.string(),
   state: z.enum(['active', 'draining']),
-  teams: z.array(z.string()).describe('the teams it serves (AX_WORKER_TEAMS); ["*"] = every team'),
+  teams: z
+    .array(z.string())
+    .describe('the teams it serves: those of its enrollment (the server\'s record), narrowed by AX_WORKER_TEAMS; an unenrolled worker\'s AX_WORKER_TEAMS; ["*"] = every team; [] = none (its enrollment is revoked or has no team left)'),
+  enrollment: z.string().nullable().describe('the id of the worker enrollment it runs under (the prefix of its id); null = an unenrolled worker'),
 });
 
 const pausedSchema = z.object({ paused: z.boolean() });
+
+/**
+ * The teams a worker serves (the enrollment contract's decision 5): an enrolled worker's are its
+ * live enrollment's (`["*"]`: every team), narrowed by what its registry entry advertises
+ * (AX_WORKER_TEAMS), and none when its enrollment is not live; an unenrolled worker's are what
+ * it advertises, every team when nothing.
+ */
+export function servedTeams(advertised: readonly string[] | undefined, enrollmentId: string | null, liveEnrollments: ReadonlyMap<string, readonly string[]>): string[] {
+  const own = advertised === undefined || advertised.length === 0 ? null : [...advertised];
+  if (enrollmentId === null) return own ?? ['*'];
+  const record = liveEnrollments.get(enrollmentId);
+  if (record === undefined) return [];
+  if (record.includes('*')) return own ?? ['*'];
+  return own === null ? [...record] : own.filter((team) => record.includes(team));
+}
 
 export const opsRoutes: RouteSpec[] = [
   defineRoute({
@@ -35,15 +54,17 @@ export const opsRoutes: RouteSpec[] = [
     summary: "The worker registry: workers serving every team, and those serving one of the token's teams",
     responses: { 200: { description: 'live workers', schema: listOf(workerSchema) } },
     handler: async ({ deps, principal }) => {
-      // A worker of every team is shared: everyone sees it. One started with AX_WORKER_TEAMS is
-      // the machine of those teams: tokens of other teams do not see it.
-      const workers = (await readRegistry(deps.redis, deps.keys)).filter(
-        (w) => w.teams === undefined || w.teams.length === 0 || w.teams.some((team) => coversTeam(principal, team)),
-      );
+      // A worker of every team is shared: everyone sees it. One started with AX_WORKER_TEAMS, or
+      // enrolled for some teams, is the machine of those teams: tokens of other teams do not see it.
+      const registry = await readRegistry(deps.redis, deps.keys);
+      const enrollments = registry.some((w) => enrollmentOfWorkerId(w.workerId) !== null) ? await liveEnrollmentTeams(deps.pool) : new Map<string, readonly string[]>();
+      const workers = registry
+        .map((w) => ({ w, teams: servedTeams(w.teams, enrollmentOfWorkerId(w.workerId), enrollments) }))
+        .filter(({ teams }) => teams.includes('*') || coversAllTeams(principal) || teams.some((team) => coversTeam(principal, team)));
       return {
         status: 200,
         body: {
-          items: workers.map((w) => ({
+          items: workers.map(({ w, teams }) => ({
             id: w.workerId,
             host: w.host,
             tags: w.tags,
@@ -56,7 +77,8 @@ export const opsRoutes: RouteSpec[] = [
             version: w.version,
             startedAt: w.startedAt,
             clockOffsetMs: w.clockOffsetMs ?? null,
-            teams: w.teams === undefined || w.teams.length === 0 ? ['*'] : [...w.teams],
+            teams,
+            enrollment: enrollmentOfWorkerId(w.workerId),
           })),
           nextCursor: null,
         },
