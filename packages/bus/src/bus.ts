@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import { enrollmentOfWorkerId } from '@ax/core';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
 import { BusClosedError, PublishFailedError } from './errors.js';
 import {
@@ -15,6 +16,7 @@ import {
   DEFAULT_WORKER_QUEUE_EXPIRES_MS,
   PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
+  SENDER_HEADER,
   busTopology,
   controlQueueArguments,
   deadQueueArguments,
@@ -68,6 +70,14 @@ export interface BusOptions {
   readonly closeTimeoutMs?: number;
   /** amqplib's `connect`; default the real one. */
   readonly connect?: AmqpConnectFn;
+  /**
+   * The RabbitMQ user this bus logs in as (e.g. `amqpUserOf(AX_AMQP_URL)`). When set, every
+   * publish carries it as `user_id`, which RabbitMQ validates (R24: a broker knows who sent a
+   * message), and a message this bus requeues keeps its sender's validated user in the
+   * `x-ax-sender` header, believed only on messages whose own `user_id` is this user. Default:
+   * unset (no `user_id`; a requeued message then has no sender).
+   */
+  readonly userId?: string;
 }
 
 /** Options of one publish. */
@@ -102,6 +112,12 @@ export interface BusMessage {
   readonly exchange: string;
   /** The queue it was consumed from. */
   readonly queue: string;
+  /**
+   * The RabbitMQ user that published it (`user_id`, validated by RabbitMQ: a publisher cannot
+   * name another user), or undefined when the publisher set none. For a message this bus (or
+   * another bus with the same `BusOptions.userId`) requeued, its original sender's.
+   */
+  readonly userId?: string;
   /**
    * Aborted once this delivery can no longer be settled by this consumer: the consumer is
    * cancelled, its channel closed or the bus is closing. A handler that waits (a backoff while
@@ -235,6 +251,15 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 
 function headersOf(headers: unknown): Record<string, unknown> {
   return typeof headers === 'object' && headers !== null ? { ...(headers as Record<string, unknown>) } : {};
+}
+
+/**
+ * The RabbitMQ user an `amqp://` URL logs in as (amqplib's default `guest` when it names none),
+ * or undefined when `urls` name different users: the value for `BusOptions.userId`.
+ */
+export function amqpUserOf(urls: string | readonly string[]): string | undefined {
+  const users = new Set((typeof urls === 'string' ? [urls] : urls).map((url) => decodeURIComponent(new URL(url).username) || 'guest'));
+  return users.size === 1 ? [...users][0] : undefined;
 }
 
 /** Creates a bus; nothing connects until `start()`. */
@@ -388,7 +413,9 @@ class AmqpBus implements Bus {
   }
 
   /**
-   * Declares and binds a worker's two queues on a channel of their own. A queue left by this
+   * Declares and binds a worker's two queues on a channel of their own. The queues of an enrolled
+   * worker (`<enrollment id>.<local id>`) are not bound: brokers publish to them by name on the
+   * default exchange, and its RabbitMQ user may not bind to `<ns>.dispatch` (R24). A queue left by this
    * worker with the other durability (it moved from one URL to several, or back) makes RabbitMQ
    * refuse the declaration (PRECONDITION_FAILED, which closes the channel): that queue is the
    * worker's own, so it is deleted and declared again; dispatches still in it are re-routed at
@@ -398,6 +425,7 @@ class AmqpBus implements Bus {
     const t = this.topology;
     const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
     const durable = this.options.workerQueuesDurable ?? this.urls.length === 1;
+    const enrolled = enrollmentOfWorkerId(workerId) !== null;
     const queues = [
       { queue: t.workerQueue(workerId), key: t.workerRoutingKey(workerId), arguments: workerQueueArguments(t, expires) },
       { queue: t.controlQueue(workerId), key: t.controlRoutingKey(workerId), arguments: controlQueueArguments(t, expires) },
@@ -408,7 +436,7 @@ class AmqpBus implements Bus {
         ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
         try {
           await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
-          await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
+          if (!enrolled) await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
         } finally {
           await ch.close().catch(() => undefined);
         }
@@ -502,6 +530,7 @@ class AmqpBus implements Bus {
           ...(o.priority !== undefined ? { priority: o.priority } : {}),
           ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
           ...(o.headers !== undefined ? { headers: o.headers } : {}),
+          ...(this.options.userId !== undefined ? { userId: this.options.userId } : {}),
         },
         (error: unknown) => this.confirmed(entry, error),
       );
@@ -671,6 +700,7 @@ class AmqpBus implements Bus {
 
   private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage, signal: AbortSignal): Promise<void> {
     const headers = headersOf(message.properties.headers);
+    const userId = this.senderOf(message, headers);
     const busMessage: BusMessage = {
       body: message.content,
       redelivered: message.fields.redelivered,
@@ -680,6 +710,7 @@ class AmqpBus implements Bus {
       queue: entry.queue,
       signal,
       ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
+      ...(userId !== undefined ? { userId } : {}),
     };
     let outcome: ConsumeOutcome;
     try {
@@ -707,9 +738,13 @@ class AmqpBus implements Bus {
           await this.deadLetter(channel, message, headers, entry.queue, `requeued ${count} times (limit ${max})`);
           return;
         }
+        // Re-published under this bus's user: the sender's validated user travels in a header
+        // that only this user's messages are believed for (never one the sender wrote itself).
+        const { [SENDER_HEADER]: _claimed, ...kept } = headers;
+        const relay = userId !== undefined && this.options.userId !== undefined ? { [SENDER_HEADER]: userId } : {};
         await this.publish('', entry.queue, message.content, {
           ...this.copyProperties(message),
-          headers: { ...headers, [REQUEUE_COUNT_HEADER]: count + 1 },
+          headers: { ...kept, ...relay, [REQUEUE_COUNT_HEADER]: count + 1 },
         });
         channel.ack(message);
         return;
@@ -720,6 +755,17 @@ class AmqpBus implements Bus {
       // The channel (or the bus) went away: RabbitMQ redelivers the message.
       if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
     }
+  }
+
+  /**
+   * Who sent `message`: its validated `user_id`; for one this bus's user re-published (a
+   * requeue), the sender named in `x-ax-sender`. A header on anyone else's message is ignored.
+   */
+  private senderOf(message: ConsumeMessage, headers: Record<string, unknown>): string | undefined {
+    const stamped = typeof message.properties.userId === 'string' && message.properties.userId !== '' ? message.properties.userId : undefined;
+    const relayed = headers[SENDER_HEADER];
+    if (stamped !== undefined && stamped === this.options.userId && typeof relayed === 'string' && relayed !== '') return relayed;
+    return stamped;
   }
 
   /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */
