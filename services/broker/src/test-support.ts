@@ -400,12 +400,15 @@ export class TestEnrollment {
 
   /** A Redis client logged in as the enrollment's ACL user. */
   redisClient(): Redis {
-    return new IORedis(this.h.redis.url, {
+    const client = new IORedis(this.h.redis.url, {
       username: redisUserOf(this.h.namespace, this.id),
       password: enrollmentLoginPassword(TEST_MASTER_SECRET, 'redis', this.h.namespace, this.id),
       maxRetriesPerRequest: 1,
       lazyConnect: true,
+      retryStrategy: () => null, // a deleted user is gone for good: no reconnect loop
     });
+    client.on('error', () => undefined); // WRONGPASS once its user is deleted (revocation)
+    return client;
   }
 
   /** Deletes its Redis user (and its workers' registry entries) and its RabbitMQ user (closing its connections). */
