@@ -8,7 +8,7 @@
  * message. The peers use only their enrollment's logins (test-support.ts `EnrolledPeer`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DispatchItem } from '@ax/core';
+import { MESSAGE_VERSION, encodeMessage, type DispatchItem } from '@ax/core';
 import type { RowDataPacket } from 'mysql2';
 import { EnrolledPeer, TestEnrollment, startBrokerHarness, type BrokerHarness } from './test-support.js';
 
@@ -145,6 +145,40 @@ describe("R24 an enrollment cannot speak for another enrollment's executions", (
     await x.busHeartbeat();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await unattributed('heartbeat')).toBe(before + 1);
+  });
+});
+
+describe('R24 what an enrollment says about its own executions cannot reach beyond them', () => {
+  it('a "report" (the relay only admin-api makes, R15) published by an enrollment is dropped and counted, even for its own execution', async () => {
+    const { own, foreign } = await pair('report');
+    await x.ack([own]);
+    await h.waitState(own.instanceId, 'RUNNING');
+    const before = await unattributed('report');
+    await x.send(
+      encodeMessage({ v: MESSAGE_VERSION, kind: 'result', origin: 'report', workerId: x.workerId, items: [{ executionId: own.executionId, instanceId: own.instanceId, outcome: 'SUCCESS', exitCode: 0, endedAt: new Date().toISOString() }] }),
+    );
+    await waitForValue(() => unattributed('report'), (n) => n >= before + 1, 'the report counted');
+    expect((await h.row(own.instanceId)).state).toBe('RUNNING');
+    expect(await h.events(own.instanceId)).not.toContain('FENCED');
+    await x.result([own], 'SUCCESS');
+    await h.waitState(own.instanceId, 'SUCCESS');
+    await y.ack([foreign]);
+    await y.result([foreign], 'SUCCESS');
+    await h.waitState(foreign.instanceId, 'SUCCESS');
+  });
+
+  it("a CLOCK_SKEW refusal of X's own dispatch that names Y's worker marks and alerts X's worker, never Y's", async () => {
+    const { own, foreign } = await pair('skew');
+    await x.refuse([own], 'CLOCK_SKEW', y.workerId);
+    await waitForValue(async () => (await h.events(own.instanceId)).includes('REROUTED'), (v) => v, "X's refusal applied");
+    const alerts = await rows("SELECT worker_id FROM alert_log WHERE kind = 'CLOCK_SKEW'", []);
+    expect(alerts.map((a) => String(a.worker_id))).toEqual([x.workerId]);
+    // Y stays routable: its next dispatch arrives at once
+    await y.ack([foreign]);
+    await y.result([foreign], 'SUCCESS');
+    await h.waitState(foreign.instanceId, 'SUCCESS');
+    const next = await h.instance(await h.task('after_skew', { tags: ['y'], block: 'parallel' }), { maxAttempts: 1 });
+    await dispatchedTo(y, next);
   });
 });
 

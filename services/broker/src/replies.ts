@@ -213,24 +213,27 @@ async function applyAcks(
       continue;
     }
     if (!attributed(ctx, ctx.logger, { kind: 'ack', sender, workerId: r.executionWorkerId, executionId: item.executionId, claimedWorkerId: message.workerId })) continue;
+    // The worker it was dispatched to, not the one the message names (R24): cancels, releases
+    // and events go to it.
+    const workerId = r.executionWorkerId;
     if (r.executionShardIndex !== null) {
       // R21: a broadcast shard is fenced by its own current execution.
-      await applyShardAck(ctx, conn, message.workerId, r, events, effects);
+      await applyShardAck(ctx, conn, workerId, r, events, effects);
       continue;
     }
-    const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
+    const base = { instanceId: r.instanceId, executionId: item.executionId, workerId };
     if (r.currentExecutionId !== item.executionId) {
       // R16/§4: the dispatch was re-routed; this worker must not run it to completion unnoticed.
       if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'SUPERSEDED', 'SUPERSEDED', { ended: true });
       events.push({ ...base, type: 'FENCED', message: 'ACK of a superseded execution; cancel sent' });
-      effects.cancels.push({ workerId: message.workerId, executionId: item.executionId, reason: 'SUPERSEDED' });
-      effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
+      effects.cancels.push({ workerId, executionId: item.executionId, reason: 'SUPERSEDED' });
+      effects.releases.push({ workerId, executionId: item.executionId });
       ctx.metrics.fenced.inc({ kind: 'ack' });
       continue;
     }
     acked.push(item.executionId);
     if (r.state !== 'DISPATCHED') continue; // R16: an ACK for an instance past RUNNING is a no-op
-    toRunning.set(r.instanceId, { r, workerId: message.workerId });
+    toRunning.set(r.instanceId, { r, workerId });
   }
   // R10: every ACK of the message in two statements; the rows are locked, the fence stays in
   // the WHERE all the same.
@@ -270,23 +273,26 @@ async function applyRefusals(
     if (r !== undefined && !attributed(ctx, ctx.logger, { kind: 'refusal', sender, workerId: r.executionWorkerId, executionId: item.executionId, claimedWorkerId: message.workerId })) continue;
     ctx.metrics.refusals.inc({ reason: item.reason });
     if (r === undefined) continue;
-    const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
+    // The worker it was dispatched to, not the one the message names (R24): releases, routing
+    // marks, alerts and events go to it.
+    const workerId = r.executionWorkerId;
+    const base = { instanceId: r.instanceId, executionId: item.executionId, workerId };
     if (item.reason === 'DUPLICATE') {
       // A redelivered dispatch the worker's outbox already holds (R12): nothing changes.
       events.push({ ...base, type: 'REFUSED', message: 'duplicate delivery ignored by the worker', data: { reason: item.reason } });
       continue;
     }
-    effects.releases.push({ workerId: message.workerId, executionId: item.executionId });
-    if (item.reason === 'CLOCK_SKEW' || item.reason === 'SHUTTING_DOWN') effects.unroutable.add(message.workerId);
+    effects.releases.push({ workerId, executionId: item.executionId });
+    if (item.reason === 'CLOCK_SKEW' || item.reason === 'SHUTTING_DOWN') effects.unroutable.add(workerId);
     if (item.reason === 'CLOCK_SKEW') {
       // §5/§7: the worker leaves the registry and alerts its webhook itself; the alert log
       // (admin API, console) hears it here, once per worker and hour.
       await raiseAlert(conn, {
         kind: 'CLOCK_SKEW',
         severity: 'warning',
-        subject: `worker:${message.workerId}:${new Date().toISOString().slice(0, 13)}`,
-        workerId: message.workerId,
-        message: `worker ${message.workerId} refused work: its clock is skewed${item.detail === undefined ? '' : ` (${item.detail})`}`,
+        subject: `worker:${workerId}:${new Date().toISOString().slice(0, 13)}`,
+        workerId,
+        message: `worker ${workerId} refused work: its clock is skewed${item.detail === undefined ? '' : ` (${item.detail})`}`,
       });
     }
     if (r.endedAt === null) await setExecutionState(conn, [item.executionId], 'REFUSED', item.reason, { ended: true });
@@ -302,7 +308,7 @@ async function applyRefusals(
           runNo: r.runNo,
           shardIndex: r.executionShardIndex,
           shardTotal: r.executionShardTotal ?? r.shardTotal ?? 1,
-          workerId: message.workerId,
+          workerId,
           state: 'RETRY_WAIT',
           delayMs: 0,
         });
