@@ -167,4 +167,30 @@ describe('an enrollment RabbitMQ user (R24)', () => {
     const other = await createTestAmqp(consumerNamespace);
     await other.cleanup();
   });
+
+  it('a bus logged in as an enrollment (no shared topology declared) runs an enrolled worker: its queues unbound, dispatches by queue name, replies under its user', async () => {
+    const workerId = `${X}.bus-host`;
+    const bus = createBus({ url: loginUrl(X), namespace, logger: silentLogger(), name: `enrolled-${namespace}`, userId: busUserOf(namespace, X), declareSharedTopology: false });
+    buses.push(bus);
+    await bus.start();
+    await bus.assertWorkerQueues(workerId);
+    const got: string[] = [];
+    const consumer = await bus.consume(topology.workerQueue(workerId), async (m) => {
+      got.push(m.body.toString());
+      return 'ack';
+    });
+    // what a broker does (guest): publish by queue name on the default exchange
+    amqp.channel.publish('', topology.workerQueue(workerId), Buffer.from('dispatch'), { mandatory: true });
+    await waitFor(() => got.length === 1, { description: 'the dispatch delivered' });
+    while ((await amqp.channel.get(topology.eventsQueue, { noAck: true })) !== false);
+    await bus.publish(topology.eventsExchange, '', Buffer.from('{"reply":1}'));
+    const reply = await waitFor(async () => {
+      const m = await amqp.channel.get(topology.eventsQueue, { noAck: true });
+      return m === false ? undefined : m;
+    }, { description: 'the reply in the events queue', timeoutMs: 5_000 });
+    expect(reply.properties.userId).toBe(busUserOf(namespace, X));
+    expect(got).toEqual(['dispatch']);
+    await consumer.cancel();
+    await bus.close();
+  });
 });

@@ -78,6 +78,13 @@ export interface BusOptions {
    * unset (no `user_id`; a requeued message then has no sender).
    */
   readonly userId?: string;
+  /**
+   * Whether each connect declares the shared exchanges and queues of the namespace (the base
+   * topology). Default true. An enrolled worker's RabbitMQ user may not declare them (R24: it
+   * may only declare its own queues, publish to the events and logs exchanges and read its own
+   * queues), so its worker sets false and relies on the brokers, which declare them.
+   */
+  readonly declareSharedTopology?: boolean;
 }
 
 /** Options of one publish. */
@@ -375,7 +382,7 @@ class AmqpBus implements Bus {
         this.flushBlocked = false;
         this.flush();
       });
-      await this.assertBase(channel);
+      if (this.options.declareSharedTopology ?? true) await this.assertBase(channel);
       for (const workerId of this.workerIds) await this.assertWorker(model, workerId);
       if (this.closing) throw new BusClosedError();
     } catch (error) {
