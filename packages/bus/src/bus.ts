@@ -742,22 +742,18 @@ class AmqpBus implements Bus {
         const count = Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0;
         const max = this.options.maxRequeues ?? 5;
         if (count >= max) {
-          await this.deadLetter(channel, message, headers, entry.queue, `requeued ${count} times (limit ${max})`);
+          await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, `requeued ${count} times (limit ${max})`);
           return;
         }
-        // Re-published under this bus's user: the sender's validated user travels in a header
-        // that only this user's messages are believed for (never one the sender wrote itself).
-        const { [SENDER_HEADER]: _claimed, ...kept } = headers;
-        const relay = userId !== undefined && this.options.userId !== undefined ? { [SENDER_HEADER]: userId } : {};
         await this.publish('', entry.queue, message.content, {
           ...this.copyProperties(message),
-          headers: { ...kept, ...relay, [REQUEUE_COUNT_HEADER]: count + 1 },
+          headers: { ...this.withSender(headers, userId), [REQUEUE_COUNT_HEADER]: count + 1 },
         });
         channel.ack(message);
         return;
       }
       const reason = outcome === 'dead-letter' ? 'rejected by the consumer' : outcome.reason;
-      await this.deadLetter(channel, message, headers, entry.queue, reason);
+      await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, reason);
     } catch (thrown) {
       // The channel (or the bus) went away: RabbitMQ redelivers the message.
       if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
@@ -773,6 +769,16 @@ class AmqpBus implements Bus {
     const relayed = headers[SENDER_HEADER];
     if (stamped !== undefined && stamped === this.options.userId && typeof relayed === 'string' && relayed !== '') return relayed;
     return stamped;
+  }
+
+  /**
+   * The headers of a message this bus re-publishes (requeue, dead letter) under its own user:
+   * `x-ax-sender` names the validated sender (`senderOf`), never what the sender wrote there,
+   * and is left out when the bus has no `userId` (it would not be believed).
+   */
+  private withSender(headers: Record<string, unknown>, sender: string | undefined): Record<string, unknown> {
+    const { [SENDER_HEADER]: _claimed, ...kept } = headers;
+    return sender !== undefined && this.options.userId !== undefined ? { ...kept, [SENDER_HEADER]: sender } : kept;
   }
 
   /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */
