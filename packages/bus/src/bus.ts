@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import { enrollmentOfWorkerId } from '@ax/core';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
 import { BusClosedError, PublishFailedError } from './errors.js';
 import {
@@ -15,6 +16,7 @@ import {
   DEFAULT_WORKER_QUEUE_EXPIRES_MS,
   PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
+  SENDER_HEADER,
   busTopology,
   controlQueueArguments,
   deadQueueArguments,
@@ -68,6 +70,21 @@ export interface BusOptions {
   readonly closeTimeoutMs?: number;
   /** amqplib's `connect`; default the real one. */
   readonly connect?: AmqpConnectFn;
+  /**
+   * The RabbitMQ user this bus logs in as (e.g. `amqpUserOf(AX_AMQP_URL)`). When set, every
+   * publish carries it as `user_id`, which RabbitMQ validates (R24: a broker knows who sent a
+   * message), and a message this bus requeues keeps its sender's validated user in the
+   * `x-ax-sender` header, believed only on messages whose own `user_id` is this user. Default:
+   * unset (no `user_id`; a requeued message then has no sender).
+   */
+  readonly userId?: string;
+  /**
+   * Whether each connect declares the shared exchanges and queues of the namespace (the base
+   * topology). Default true. An enrolled worker's RabbitMQ user may not declare them (R24: it
+   * may only declare its own queues, publish to the events and logs exchanges and read its own
+   * queues), so its worker sets false and relies on the brokers, which declare them.
+   */
+  readonly declareSharedTopology?: boolean;
 }
 
 /** Options of one publish. */
@@ -102,6 +119,12 @@ export interface BusMessage {
   readonly exchange: string;
   /** The queue it was consumed from. */
   readonly queue: string;
+  /**
+   * The RabbitMQ user that published it (`user_id`, validated by RabbitMQ: a publisher cannot
+   * name another user), or undefined when the publisher set none. For a message this bus (or
+   * another bus with the same `BusOptions.userId`) requeued, its original sender's.
+   */
+  readonly userId?: string;
   /**
    * Aborted once this delivery can no longer be settled by this consumer: the consumer is
    * cancelled, its channel closed or the bus is closing. A handler that waits (a backoff while
@@ -237,6 +260,15 @@ function headersOf(headers: unknown): Record<string, unknown> {
   return typeof headers === 'object' && headers !== null ? { ...(headers as Record<string, unknown>) } : {};
 }
 
+/**
+ * The RabbitMQ user an `amqp://` URL logs in as (amqplib's default `guest` when it names none),
+ * or undefined when `urls` name different users: the value for `BusOptions.userId`.
+ */
+export function amqpUserOf(urls: string | readonly string[]): string | undefined {
+  const users = new Set((typeof urls === 'string' ? [urls] : urls).map((url) => decodeURIComponent(new URL(url).username) || 'guest'));
+  return users.size === 1 ? [...users][0] : undefined;
+}
+
 /** Creates a bus; nothing connects until `start()`. */
 export function createBus(options: BusOptions): Bus {
   return new AmqpBus(options);
@@ -350,7 +382,7 @@ class AmqpBus implements Bus {
         this.flushBlocked = false;
         this.flush();
       });
-      await this.assertBase(channel);
+      if (this.options.declareSharedTopology ?? true) await this.assertBase(channel);
       for (const workerId of this.workerIds) await this.assertWorker(model, workerId);
       if (this.closing) throw new BusClosedError();
     } catch (error) {
@@ -388,7 +420,9 @@ class AmqpBus implements Bus {
   }
 
   /**
-   * Declares and binds a worker's two queues on a channel of their own. A queue left by this
+   * Declares and binds a worker's two queues on a channel of their own. The queues of an enrolled
+   * worker (`<enrollment id>.<local id>`) are not bound: brokers publish to them by name on the
+   * default exchange, and its RabbitMQ user may not bind to `<ns>.dispatch` (R24). A queue left by this
    * worker with the other durability (it moved from one URL to several, or back) makes RabbitMQ
    * refuse the declaration (PRECONDITION_FAILED, which closes the channel): that queue is the
    * worker's own, so it is deleted and declared again; dispatches still in it are re-routed at
@@ -398,6 +432,7 @@ class AmqpBus implements Bus {
     const t = this.topology;
     const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
     const durable = this.options.workerQueuesDurable ?? this.urls.length === 1;
+    const enrolled = enrollmentOfWorkerId(workerId) !== null;
     const queues = [
       { queue: t.workerQueue(workerId), key: t.workerRoutingKey(workerId), arguments: workerQueueArguments(t, expires) },
       { queue: t.controlQueue(workerId), key: t.controlRoutingKey(workerId), arguments: controlQueueArguments(t, expires) },
@@ -408,7 +443,7 @@ class AmqpBus implements Bus {
         ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
         try {
           await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
-          await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
+          if (!enrolled) await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
         } finally {
           await ch.close().catch(() => undefined);
         }
@@ -502,6 +537,7 @@ class AmqpBus implements Bus {
           ...(o.priority !== undefined ? { priority: o.priority } : {}),
           ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
           ...(o.headers !== undefined ? { headers: o.headers } : {}),
+          ...(this.options.userId !== undefined ? { userId: this.options.userId } : {}),
         },
         (error: unknown) => this.confirmed(entry, error),
       );
@@ -671,6 +707,7 @@ class AmqpBus implements Bus {
 
   private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage, signal: AbortSignal): Promise<void> {
     const headers = headersOf(message.properties.headers);
+    const userId = this.senderOf(message, headers);
     const busMessage: BusMessage = {
       body: message.content,
       redelivered: message.fields.redelivered,
@@ -680,6 +717,7 @@ class AmqpBus implements Bus {
       queue: entry.queue,
       signal,
       ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
+      ...(userId !== undefined ? { userId } : {}),
     };
     let outcome: ConsumeOutcome;
     try {
@@ -704,22 +742,43 @@ class AmqpBus implements Bus {
         const count = Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0;
         const max = this.options.maxRequeues ?? 5;
         if (count >= max) {
-          await this.deadLetter(channel, message, headers, entry.queue, `requeued ${count} times (limit ${max})`);
+          await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, `requeued ${count} times (limit ${max})`);
           return;
         }
         await this.publish('', entry.queue, message.content, {
           ...this.copyProperties(message),
-          headers: { ...headers, [REQUEUE_COUNT_HEADER]: count + 1 },
+          headers: { ...this.withSender(headers, userId), [REQUEUE_COUNT_HEADER]: count + 1 },
         });
         channel.ack(message);
         return;
       }
       const reason = outcome === 'dead-letter' ? 'rejected by the consumer' : outcome.reason;
-      await this.deadLetter(channel, message, headers, entry.queue, reason);
+      await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, reason);
     } catch (thrown) {
       // The channel (or the bus) went away: RabbitMQ redelivers the message.
       if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
     }
+  }
+
+  /**
+   * Who sent `message`: its validated `user_id`; for one this bus's user re-published (a
+   * requeue), the sender named in `x-ax-sender`. A header on anyone else's message is ignored.
+   */
+  private senderOf(message: ConsumeMessage, headers: Record<string, unknown>): string | undefined {
+    const stamped = typeof message.properties.userId === 'string' && message.properties.userId !== '' ? message.properties.userId : undefined;
+    const relayed = headers[SENDER_HEADER];
+    if (stamped !== undefined && stamped === this.options.userId && typeof relayed === 'string' && relayed !== '') return relayed;
+    return stamped;
+  }
+
+  /**
+   * The headers of a message this bus re-publishes (requeue, dead letter) under its own user:
+   * `x-ax-sender` names the validated sender (`senderOf`), never what the sender wrote there,
+   * and is left out when the bus has no `userId` (it would not be believed).
+   */
+  private withSender(headers: Record<string, unknown>, sender: string | undefined): Record<string, unknown> {
+    const { [SENDER_HEADER]: _claimed, ...kept } = headers;
+    return sender !== undefined && this.options.userId !== undefined ? { ...kept, [SENDER_HEADER]: sender } : kept;
   }
 
   /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */
