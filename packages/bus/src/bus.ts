@@ -5,6 +5,7 @@
  * ones after a reconnect, and consumers with an explicit ack / dead-letter / bounded-requeue
  * policy that are re-attached after a reconnect. See README.md for the contract.
  */
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
@@ -68,6 +69,33 @@ export interface BusOptions {
   readonly closeTimeoutMs?: number;
   /** amqplib's `connect`; default the real one. */
   readonly connect?: AmqpConnectFn;
+  /**
+   * Stamps `user_id` on every publish with the login of the node connected to (the URL's user
+   * name; `guest`, amqplib's default, when it has none). RabbitMQ refuses a publish whose
+   * `user_id` is not the connection's user, so a consumer can trust who sent it (DESIGN R24).
+   * Default false.
+   */
+  readonly stampUserId?: boolean;
+  /**
+   * What the login may do. `'service'` (default): everything in the namespace (brokers,
+   * schedulers, admin-api, unenrolled workers). `'enrollment'`: a worker enrollment's own
+   * RabbitMQ user (R24, `enrollmentBusPermissions`), which may not declare the shared exchanges
+   * and queues, bind a queue to any exchange, or publish to the default exchange. Then the bus
+   * only checks (passively) that the exchanges exist, declares worker queues without a binding
+   * (brokers send dispatches and cancels to them by queue name on the default exchange), and a
+   * consumer's `requeue` gives the delivery back to its queue (basic.nack) instead of
+   * re-publishing it, counting requeues per message in memory (same `maxRequeues` limit).
+   */
+  readonly login?: BusLogin;
+}
+
+/** What a bus's login may do (`BusOptions.login`). */
+export type BusLogin = 'service' | 'enrollment';
+
+/** The user name RabbitMQ sees for an `amqp://` URL: its user name, or `guest` (amqplib's default) when it has none. */
+export function loginOfAmqpUrl(url: string): string {
+  const name = new URL(url).username;
+  return name === '' ? 'guest' : decodeURIComponent(name);
 }
 
 /** Options of one publish. */
@@ -219,6 +247,9 @@ interface ConsumerEntry {
   reattachFailures: number;
 }
 
+/** Messages whose in-memory requeue count is kept at most (an enrollment login); cleared when full. */
+const MAX_REQUEUES_REMEMBERED = 10_000;
+
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -268,6 +299,10 @@ class AmqpBus implements Bus {
   private nextConsumerId = 1;
   /** Nacks in a row on the current publish channel (an ack resets it). */
   private nacksInRow = 0;
+  /** `user_id` stamped on publishes: the login of the node connected to (`stampUserId`). */
+  private userId: string | undefined;
+  /** Requeues per delivered message, for an enrollment login (it cannot re-publish with a header). */
+  private readonly requeues = new Map<string, number>();
 
   constructor(private readonly options: BusOptions) {
     this.topology = busTopology(options.namespace);
@@ -363,6 +398,7 @@ class AmqpBus implements Bus {
     this.flushBlocked = false;
     this.nacksInRow = 0;
     this.connectedIndex = index;
+    this.userId = this.options.stampUserId === true ? loginOfAmqpUrl(this.urls[index] as string) : undefined;
     this.logger.info(
       { node: maskUrlPassword(this.urls[index] as string), nodes: this.urls.length, workerQueues: this.workerIds.size, consumers: this.consumers.size },
       'AMQP connected',
@@ -374,6 +410,12 @@ class AmqpBus implements Bus {
 
   private async assertBase(ch: Channel): Promise<void> {
     const t = this.topology;
+    if (this.options.login === 'enrollment') {
+      // Declared by the services; passive checks need no permission. A missing one (no broker
+      // has run yet) fails this connect, which is retried with the backoff.
+      for (const exchange of [t.eventsExchange, t.logsExchange, t.dlx]) await ch.checkExchange(exchange);
+      return;
+    }
     await ch.assertExchange(t.dlx, 'fanout', { durable: true });
     await ch.assertQueue(t.deadQueue, { durable: true, arguments: deadQueueArguments() });
     await ch.bindQueue(t.deadQueue, t.dlx, '');
@@ -408,7 +450,8 @@ class AmqpBus implements Bus {
         ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
         try {
           await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
-          await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
+          // An enrollment's login cannot bind (R24): its queues get dispatches by queue name.
+          if (this.options.login !== 'enrollment') await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
         } finally {
           await ch.close().catch(() => undefined);
         }
@@ -502,6 +545,7 @@ class AmqpBus implements Bus {
           ...(o.priority !== undefined ? { priority: o.priority } : {}),
           ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
           ...(o.headers !== undefined ? { headers: o.headers } : {}),
+          ...(this.userId !== undefined ? { userId: this.userId } : {}),
         },
         (error: unknown) => this.confirmed(entry, error),
       );
@@ -701,10 +745,19 @@ class AmqpBus implements Bus {
         return;
       }
       if (outcome === 'requeue') {
-        const count = Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0;
+        const inMemory = this.options.login === 'enrollment' ? this.requeueKey(entry.queue, message) : undefined;
+        const count = inMemory === undefined ? Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0 : (this.requeues.get(inMemory) ?? 0);
         const max = this.options.maxRequeues ?? 5;
         if (count >= max) {
+          if (inMemory !== undefined) this.requeues.delete(inMemory);
           await this.deadLetter(channel, message, headers, entry.queue, `requeued ${count} times (limit ${max})`);
+          return;
+        }
+        if (inMemory !== undefined) {
+          // No write on the default exchange: the delivery goes back to the head of its queue.
+          if (this.requeues.size >= MAX_REQUEUES_REMEMBERED) this.requeues.clear();
+          this.requeues.set(inMemory, count + 1);
+          if (entry.channel === channel) channel.nack(message, false, true);
           return;
         }
         await this.publish('', entry.queue, message.content, {
@@ -720,6 +773,12 @@ class AmqpBus implements Bus {
       // The channel (or the bus) went away: RabbitMQ redelivers the message.
       if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
     }
+  }
+
+  /** Identifies a delivered message across its redeliveries: queue and message id, or its body's digest. */
+  private requeueKey(queue: string, message: ConsumeMessage): string {
+    const id = typeof message.properties.messageId === 'string' ? message.properties.messageId : createHash('sha256').update(message.content).digest('base64');
+    return `${queue}\n${id}`;
   }
 
   /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */

@@ -16,10 +16,11 @@ export {
   workerQueueArguments,
 } from './topology.js';
 export type { BusTopology, LegacyQueue, LegacyQueueRole } from './topology.js';
-export { createBus, defaultAmqpConnect } from './bus.js';
+export { createBus, defaultAmqpConnect, loginOfAmqpUrl } from './bus.js';
 export type {
   AmqpConnectFn,
   Bus,
+  BusLogin,
   BusMessage,
   BusOptions,
   ConsumeOptions,
