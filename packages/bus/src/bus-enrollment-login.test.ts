@@ -10,7 +10,7 @@ import { busUserOf, enrollmentLoginPassword } from '@ax/core';
 import { silentLogger } from '@ax/kit';
 import { createTestAmqp, uniqueNamespace, waitFor, type TestAmqp } from '@ax/testing';
 import { defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from './bus-users.js';
-import { busTopology, createBus, loginOfAmqpUrl, type Bus, type BusMessage } from './index.js';
+import { amqpUserOf, busTopology, createBus, type Bus, type BusMessage } from './index.js';
 
 const namespace = uniqueNamespace('axbusl');
 const topology = busTopology(namespace);
@@ -28,7 +28,7 @@ function enrollmentUrl(): string {
 }
 
 function newBus(url: string, login: 'service' | 'enrollment'): Bus {
-  const bus = createBus({ url, namespace, logger: silentLogger(), name: `test-${namespace}-${login}`, reconnectInitialDelayMs: 50, stampUserId: true, login, maxRequeues: 2 });
+  const bus = createBus({ url, namespace, logger: silentLogger(), name: `test-${namespace}-${login}`, reconnectInitialDelayMs: 50, userId: amqpUserOf(url), login, maxRequeues: 2 });
   buses.push(bus);
   return bus;
 }
@@ -54,12 +54,6 @@ afterAll(async () => {
 });
 
 describe("@ax/bus with an enrollment's login (R24)", () => {
-  it('loginOfAmqpUrl names the user RabbitMQ sees', () => {
-    expect(loginOfAmqpUrl('amqp://ax.enr-abc:pw@h:5672')).toBe('ax.enr-abc');
-    expect(loginOfAmqpUrl('amqp://h:5672')).toBe('guest');
-    expect(loginOfAmqpUrl('amqp://a%40b:pw@h')).toBe('a@b');
-  });
-
   it('works its own queues by name, unbound, and every publish carries its validated user_id', async () => {
     // A service declares the shared topology first (the enrollment's login cannot).
     const service = newBus(amqp.url, 'service');
@@ -95,7 +89,7 @@ describe("@ax/bus with an enrollment's login (R24)", () => {
       const m = await amqp.channel.get(events, { noAck: true });
       return m === false ? undefined : m;
     }, { description: 'the service publish' });
-    expect(fromService.properties.userId).toBe(loginOfAmqpUrl(amqp.url));
+    expect(fromService.properties.userId).toBe(amqpUserOf(amqp.url));
   });
 
   it("a 'requeue' goes back to the queue and, past maxRequeues, to the dead-letter exchange", async () => {

@@ -9,6 +9,8 @@ import {
   DEAD_SOURCE_HEADER,
   PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
+  SENDER_HEADER,
+  amqpUserOf,
   busTopology,
   createBus,
   type AmqpConnectFn,
@@ -22,7 +24,7 @@ const topology = busTopology(namespace);
 let amqp: TestAmqp;
 const buses: Bus[] = [];
 
-function newBus(extra: { connect?: AmqpConnectFn; maxRequeues?: number; url?: string | readonly string[] } = {}): Bus {
+function newBus(extra: { connect?: AmqpConnectFn; maxRequeues?: number; url?: string | readonly string[]; userId?: string } = {}): Bus {
   const bus = createBus({ url: amqp.url, namespace, logger: silentLogger(), name: `test-${namespace}`, reconnectInitialDelayMs: 50, ...extra });
   buses.push(bus);
   return bus;
@@ -149,6 +151,53 @@ describe('@ax/bus against RabbitMQ', () => {
     await bus.publish(topology.dispatchExchange, 'no-such-worker', Buffer.from('{}'), { mandatory: true, messageId: 'lost-1' });
     await waitFor(() => returned.length === 1, { description: 'returned message' });
     expect(returned[0]).toMatchObject({ routingKey: 'no-such-worker', messageId: 'lost-1', exchange: topology.dispatchExchange });
+  });
+
+  it('R24: an enrolled worker queue is not bound to the dispatch exchange, yet gets dispatches and cancels by queue name; a missing queue returns them', async () => {
+    const bus = newBus();
+    const returned: ReturnedMessage[] = [];
+    bus.onReturned((m) => returned.push(m));
+    await bus.start();
+    const enrolled = 'enr-abcdefabcdef.host-1';
+    await bus.assertWorkerQueues(enrolled);
+    // nothing bound: a publish on the dispatch exchange does not reach it
+    await bus.publish(topology.dispatchExchange, topology.workerRoutingKey(enrolled), Buffer.from('old way'), { mandatory: true, messageId: 'old' });
+    await waitFor(() => returned.some((r) => r.messageId === 'old'), { description: 'the dispatch-exchange publish returned' });
+    await bus.publish('', topology.workerQueue(enrolled), Buffer.from('by name'), { mandatory: true });
+    await bus.publish('', topology.controlQueue(enrolled), Buffer.from('cancel by name'));
+    const got = await waitFor(async () => (await amqp.channel.get(topology.workerQueue(enrolled), { noAck: true })) || undefined, { description: 'the dispatch' });
+    expect(got.content.toString()).toBe('by name');
+    const cancel = await waitFor(async () => (await amqp.channel.get(topology.controlQueue(enrolled), { noAck: true })) || undefined, { description: 'the cancel' });
+    expect(cancel.content.toString()).toBe('cancel by name');
+    await bus.publish('', topology.workerQueue('enr-abcdefabcdef.gone'), Buffer.from('{}'), { mandatory: true, messageId: 'gone-1' });
+    await waitFor(() => returned.some((r) => r.messageId === 'gone-1'), { description: 'the publish to a missing queue returned' });
+  });
+
+  it("R24: handlers see the publisher's validated user; a requeue keeps it, and a sender header written by the publisher is ignored", async () => {
+    const user = amqpUserOf(amqp.url) as string;
+    const bus = newBus({ userId: user });
+    await bus.start();
+    const queue = `${namespace}.sender-test`;
+    await amqp.channel.assertQueue(queue, { durable: false });
+    const seen: Array<{ userId: string | undefined; requeues: unknown }> = [];
+    const consumer = await bus.consume(queue, async (m) => {
+      seen.push({ userId: m.userId, requeues: m.headers[REQUEUE_COUNT_HEADER] });
+      return seen.length === 1 || seen.length === 3 ? 'requeue' : 'ack';
+    });
+    // published by a peer under its own user, claiming to relay for someone else
+    amqp.channel.sendToQueue(queue, Buffer.from('a'), { userId: user, headers: {} });
+    await waitFor(() => seen.length === 2, { description: 'delivered, requeued, delivered again' });
+    expect(seen.map((s) => s.userId)).toEqual([user, user]);
+    amqp.channel.sendToQueue(queue, Buffer.from('b'), { headers: { [SENDER_HEADER]: 'ns.enr-forgedforged' } });
+    await waitFor(() => seen.length === 4, { description: 'the second message twice' });
+    // no user_id of its own: its header is not believed, before or after the requeue (which
+    // this bus re-published under its own user, naming no sender)
+    expect(seen[2]?.userId).toBeUndefined();
+    expect(seen[3]?.userId).toBe(user);
+    expect(seen[3]?.requeues).toBe(1);
+    await consumer.cancel();
+    expect(amqpUserOf(['amqp://a:x@h1', 'amqp://b:x@h2'])).toBeUndefined();
+    expect(amqpUserOf('amqp://h1')).toBe('guest');
   });
 
   it('declares worker queues as priority queues with a DLX and x-expires, delivering higher priority first', async () => {

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import { enrollmentOfWorkerId } from '@ax/core';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
 import { BusClosedError, PublishFailedError } from './errors.js';
 import {
@@ -16,6 +17,7 @@ import {
   DEFAULT_WORKER_QUEUE_EXPIRES_MS,
   PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
+  SENDER_HEADER,
   busTopology,
   controlQueueArguments,
   deadQueueArguments,
@@ -70,12 +72,13 @@ export interface BusOptions {
   /** amqplib's `connect`; default the real one. */
   readonly connect?: AmqpConnectFn;
   /**
-   * Stamps `user_id` on every publish with the login of the node connected to (the URL's user
-   * name; `guest`, amqplib's default, when it has none). RabbitMQ refuses a publish whose
-   * `user_id` is not the connection's user, so a consumer can trust who sent it (DESIGN R24).
-   * Default false.
+   * The RabbitMQ user this bus logs in as (e.g. `amqpUserOf(AX_AMQP_URL)`). When set, every
+   * publish carries it as `user_id`, which RabbitMQ validates (R24: a broker knows who sent a
+   * message), and a message this bus requeues keeps its sender's validated user in the
+   * `x-ax-sender` header, believed only on messages whose own `user_id` is this user. Default:
+   * unset (no `user_id`; a requeued message then has no sender).
    */
-  readonly stampUserId?: boolean;
+  readonly userId?: string;
   /**
    * What the login may do. `'service'` (default): everything in the namespace (brokers,
    * schedulers, admin-api, unenrolled workers). `'enrollment'`: a worker enrollment's own
@@ -91,12 +94,6 @@ export interface BusOptions {
 
 /** What a bus's login may do (`BusOptions.login`). */
 export type BusLogin = 'service' | 'enrollment';
-
-/** The user name RabbitMQ sees for an `amqp://` URL: its user name, or `guest` (amqplib's default) when it has none. */
-export function loginOfAmqpUrl(url: string): string {
-  const name = new URL(url).username;
-  return name === '' ? 'guest' : decodeURIComponent(name);
-}
 
 /** Options of one publish. */
 export interface PublishOptions {
@@ -130,6 +127,12 @@ export interface BusMessage {
   readonly exchange: string;
   /** The queue it was consumed from. */
   readonly queue: string;
+  /**
+   * The RabbitMQ user that published it (`user_id`, validated by RabbitMQ: a publisher cannot
+   * name another user), or undefined when the publisher set none. For a message this bus (or
+   * another bus with the same `BusOptions.userId`) requeued, its original sender's.
+   */
+  readonly userId?: string;
   /**
    * Aborted once this delivery can no longer be settled by this consumer: the consumer is
    * cancelled, its channel closed or the bus is closing. A handler that waits (a backoff while
@@ -268,6 +271,15 @@ function headersOf(headers: unknown): Record<string, unknown> {
   return typeof headers === 'object' && headers !== null ? { ...(headers as Record<string, unknown>) } : {};
 }
 
+/**
+ * The RabbitMQ user an `amqp://` URL logs in as (amqplib's default `guest` when it names none),
+ * or undefined when `urls` name different users: the value for `BusOptions.userId`.
+ */
+export function amqpUserOf(urls: string | readonly string[]): string | undefined {
+  const users = new Set((typeof urls === 'string' ? [urls] : urls).map((url) => decodeURIComponent(new URL(url).username) || 'guest'));
+  return users.size === 1 ? [...users][0] : undefined;
+}
+
 /** Creates a bus; nothing connects until `start()`. */
 export function createBus(options: BusOptions): Bus {
   return new AmqpBus(options);
@@ -299,8 +311,6 @@ class AmqpBus implements Bus {
   private nextConsumerId = 1;
   /** Nacks in a row on the current publish channel (an ack resets it). */
   private nacksInRow = 0;
-  /** `user_id` stamped on publishes: the login of the node connected to (`stampUserId`). */
-  private userId: string | undefined;
   /** Requeues per delivered message, for an enrollment login (it cannot re-publish with a header). */
   private readonly requeues = new Map<string, number>();
 
@@ -398,7 +408,6 @@ class AmqpBus implements Bus {
     this.flushBlocked = false;
     this.nacksInRow = 0;
     this.connectedIndex = index;
-    this.userId = this.options.stampUserId === true ? loginOfAmqpUrl(this.urls[index] as string) : undefined;
     this.logger.info(
       { node: maskUrlPassword(this.urls[index] as string), nodes: this.urls.length, workerQueues: this.workerIds.size, consumers: this.consumers.size },
       'AMQP connected',
@@ -430,7 +439,9 @@ class AmqpBus implements Bus {
   }
 
   /**
-   * Declares and binds a worker's two queues on a channel of their own. A queue left by this
+   * Declares and binds a worker's two queues on a channel of their own. The queues of an enrolled
+   * worker (`<enrollment id>.<local id>`) are not bound: brokers publish to them by name on the
+   * default exchange, and its RabbitMQ user may not bind to `<ns>.dispatch` (R24). A queue left by this
    * worker with the other durability (it moved from one URL to several, or back) makes RabbitMQ
    * refuse the declaration (PRECONDITION_FAILED, which closes the channel): that queue is the
    * worker's own, so it is deleted and declared again; dispatches still in it are re-routed at
@@ -440,6 +451,7 @@ class AmqpBus implements Bus {
     const t = this.topology;
     const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
     const durable = this.options.workerQueuesDurable ?? this.urls.length === 1;
+    const enrolled = enrollmentOfWorkerId(workerId) !== null;
     const queues = [
       { queue: t.workerQueue(workerId), key: t.workerRoutingKey(workerId), arguments: workerQueueArguments(t, expires) },
       { queue: t.controlQueue(workerId), key: t.controlRoutingKey(workerId), arguments: controlQueueArguments(t, expires) },
@@ -451,7 +463,7 @@ class AmqpBus implements Bus {
         try {
           await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
           // An enrollment's login cannot bind (R24): its queues get dispatches by queue name.
-          if (this.options.login !== 'enrollment') await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
+          if (!enrolled && this.options.login !== 'enrollment') await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
         } finally {
           await ch.close().catch(() => undefined);
         }
@@ -545,7 +557,7 @@ class AmqpBus implements Bus {
           ...(o.priority !== undefined ? { priority: o.priority } : {}),
           ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
           ...(o.headers !== undefined ? { headers: o.headers } : {}),
-          ...(this.userId !== undefined ? { userId: this.userId } : {}),
+          ...(this.options.userId !== undefined ? { userId: this.options.userId } : {}),
         },
         (error: unknown) => this.confirmed(entry, error),
       );
@@ -715,6 +727,7 @@ class AmqpBus implements Bus {
 
   private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage, signal: AbortSignal): Promise<void> {
     const headers = headersOf(message.properties.headers);
+    const userId = this.senderOf(message, headers);
     const busMessage: BusMessage = {
       body: message.content,
       redelivered: message.fields.redelivered,
@@ -724,6 +737,7 @@ class AmqpBus implements Bus {
       queue: entry.queue,
       signal,
       ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
+      ...(userId !== undefined ? { userId } : {}),
     };
     let outcome: ConsumeOutcome;
     try {
@@ -760,9 +774,13 @@ class AmqpBus implements Bus {
           if (entry.channel === channel) channel.nack(message, false, true);
           return;
         }
+        // Re-published under this bus's user: the sender's validated user travels in a header
+        // that only this user's messages are believed for (never one the sender wrote itself).
+        const { [SENDER_HEADER]: _claimed, ...kept } = headers;
+        const relay = userId !== undefined && this.options.userId !== undefined ? { [SENDER_HEADER]: userId } : {};
         await this.publish('', entry.queue, message.content, {
           ...this.copyProperties(message),
-          headers: { ...headers, [REQUEUE_COUNT_HEADER]: count + 1 },
+          headers: { ...kept, ...relay, [REQUEUE_COUNT_HEADER]: count + 1 },
         });
         channel.ack(message);
         return;
@@ -779,6 +797,17 @@ class AmqpBus implements Bus {
   private requeueKey(queue: string, message: ConsumeMessage): string {
     const id = typeof message.properties.messageId === 'string' ? message.properties.messageId : createHash('sha256').update(message.content).digest('base64');
     return `${queue}\n${id}`;
+  }
+
+  /**
+   * Who sent `message`: its validated `user_id`; for one this bus's user re-published (a
+   * requeue), the sender named in `x-ax-sender`. A header on anyone else's message is ignored.
+   */
+  private senderOf(message: ConsumeMessage, headers: Record<string, unknown>): string | undefined {
+    const stamped = typeof message.properties.userId === 'string' && message.properties.userId !== '' ? message.properties.userId : undefined;
+    const relayed = headers[SENDER_HEADER];
+    if (stamped !== undefined && stamped === this.options.userId && typeof relayed === 'string' && relayed !== '') return relayed;
+    return stamped;
   }
 
   /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */

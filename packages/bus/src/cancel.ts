@@ -1,6 +1,7 @@
 /**
- * Cancels (R12): a `cancel` message on the worker's control queue (`<ns>.worker.<id>.control`,
- * routing key `<id>.control` on `<ns>.dispatch`). Used by the broker (block `cover`, ACKs of
+ * Cancels (R12): a `cancel` message on the worker's control queue (`<ns>.worker.<id>.control`),
+ * published on the default exchange with the queue's name as routing key, so the worker needs no
+ * binding (R24: an enrolled worker cannot bind to `<ns>.dispatch`). Used by the broker (block `cover`, ACKs of
  * superseded executions, adopted late results) and by admin-api (a user's cancel).
  */
 import { MESSAGE_VERSION, encodeMessage, type CancelMessage } from '@ax/core';
@@ -29,7 +30,7 @@ export async function requestCancel(bus: Bus, request: CancelRequest): Promise<v
     executionIds: [...request.executionIds],
     reason: request.reason,
   };
-  await bus.publish(bus.topology.dispatchExchange, bus.topology.controlRoutingKey(request.workerId), encodeMessage(message), {
+  await bus.publish('', bus.topology.controlQueue(request.workerId), encodeMessage(message), {
     messageId: `cancel:${request.executionIds[0] ?? ''}`,
   });
 }

@@ -6,6 +6,7 @@ export {
   DEFAULT_WORKER_QUEUE_EXPIRES_MS,
   PARKED_REASON_HEADER,
   REQUEUE_COUNT_HEADER,
+  SENDER_HEADER,
   WORKER_QUEUE_MAX_PRIORITY,
   busTopology,
   SHARED_QUEUE_TYPE,
@@ -16,7 +17,7 @@ export {
   workerQueueArguments,
 } from './topology.js';
 export type { BusTopology, LegacyQueue, LegacyQueueRole } from './topology.js';
-export { createBus, defaultAmqpConnect, loginOfAmqpUrl } from './bus.js';
+export { amqpUserOf, createBus, defaultAmqpConnect } from './bus.js';
 export type {
   AmqpConnectFn,
   Bus,

@@ -3,8 +3,10 @@
  * after every (re)connect; nothing else declares exchanges or queues.
  *
  * ```
- * <ns>.dispatch  direct  key <workerId>          → <ns>.worker.<id>          (dispatches, R12)
- *                        key <workerId>.control  → <ns>.worker.<id>.control  (cancels, R12)
+ * (default exchange)     key <ns>.worker.<id>          → <ns>.worker.<id>          (dispatches, R12, R24)
+ *                        key <ns>.worker.<id>.control  → <ns>.worker.<id>.control  (cancels, R12, R24)
+ * <ns>.dispatch  direct  key <workerId>          → <ns>.worker.<id>          (older brokers and admin-api; unenrolled workers only)
+ *                        key <workerId>.control  → <ns>.worker.<id>.control
  * <ns>.events    fanout                          → <ns>.events.quorum        (ack/refusal/result/heartbeat; one broker at a time)
  * <ns>.logs      fanout                          → <ns>.logs.quorum          (job output chunks; brokers consume competitively)
  * <ns>.dlx       fanout                          → <ns>.dead.quorum          (dead letters of every queue above)
@@ -15,6 +17,10 @@
  * queue's type cannot change once declared (RabbitMQ answers PRECONDITION_FAILED), so they have
  * names of their own and the classic queues of earlier builds are retired (`legacyQueues`).
  * Worker queues stay classic (priorities), declared by their worker on the node it is connected to.
+ *
+ * Brokers publish dispatches and cancels on the default exchange with the queue's name as routing
+ * key (R24): no binding is needed, so an enrolled worker, whose RabbitMQ user cannot bind to
+ * `<ns>.dispatch`, gets them; unenrolled workers still bind (messages of older brokers reach them).
  */
 
 /** Priority levels of a worker queue (`x-max-priority`); task priority 0..9 maps onto it as is. */
@@ -44,7 +50,11 @@ export const SHARED_QUEUE_TYPE = 'quorum';
 /** Names of every exchange and queue of a namespace. */
 export interface BusTopology {
   readonly namespace: string;
-  /** `<ns>.dispatch` — direct; routing key = worker id (dispatches) or `<id>.control` (cancels). */
+  /**
+   * `<ns>.dispatch` — direct; routing key = worker id (dispatches) or `<id>.control` (cancels).
+   * Brokers no longer publish here (they use the default exchange, {@link workerQueue} as key);
+   * unenrolled workers still bind to it for older brokers.
+   */
   readonly dispatchExchange: string;
   /** `<ns>.events` — fanout; workers (and admin-api for async reports) publish replies here. */
   readonly eventsExchange: string;
@@ -174,5 +184,10 @@ export const DEAD_REASON_HEADER = 'x-ax-dead-reason';
 export const DEAD_SOURCE_HEADER = 'x-ax-source-queue';
 /** Header naming why a dead letter was parked in `<ns>.dead.parked` (its other headers are kept). */
 export const PARKED_REASON_HEADER = 'x-ax-parked-reason';
+/**
+ * Header naming the original sender (its validated `user_id`) of a message an ax consumer
+ * requeued under its own user; believed only on messages whose `user_id` is that consumer's.
+ */
+export const SENDER_HEADER = 'x-ax-sender';
 /** Header counting how often an ax consumer asked to requeue a message. */
 export const REQUEUE_COUNT_HEADER = 'x-ax-requeues';

@@ -2,7 +2,7 @@
  * The dispatch loop (DESIGN §4): claim due PENDING instances, apply `maxLatenessSeconds` (R5)
  * and the block strategy (R4), route over the registry with slot reservations (R9), mark
  * DISPATCHED with a generous ACK deadline and an execution row, commit, publish one message per
- * worker (R10, mandatory, confirmed), then start the ACK deadline from the confirm (R8).
+ * worker (R10, mandatory, confirmed, by queue name on the default exchange: R24), then start the ACK deadline from the confirm (R8).
  * An instance without an eligible worker stays PENDING (R11); so does one whose team has its
  * `maxRunning` instances DISPATCHED or RUNNING (DESIGN §11, decided under the team rows' locks),
  * and one below `AX_BACKLOG_DEFER_BELOW_PRIORITY` while its pool's backlog holds (backlog-deferral.ts).
@@ -630,7 +630,9 @@ export async function publishPlanned(ctx: BrokerContext, planned: readonly Plann
       };
       // Trusted: every part of an item comes from a validated definition or a stored instance
       // (validated when created); the worker validates the message again on receipt.
-      await ctx.bus.publish(ctx.bus.topology.dispatchExchange, ctx.bus.topology.workerRoutingKey(first.worker.id), encodeTrustedMessage(message), {
+      // By queue name on the default exchange (R24): no binding needed, so enrolled workers get
+      // it; mandatory, so a queue that is gone returns it (R8, handleReturned).
+      await ctx.bus.publish('', ctx.bus.topology.workerQueue(first.worker.id), encodeTrustedMessage(message), {
         mandatory: true,
         priority: Math.max(...chunk.map((p) => p.instance.priority)),
         messageId: first.executionId,

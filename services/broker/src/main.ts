@@ -3,7 +3,7 @@
  * start the engine (consumers and loops) → health server (`/healthz`, `/readyz` with MySQL,
  * Redis and RabbitMQ, `/metrics`; AX_HTTP_PORT, default 9102) → stop cleanly on SIGTERM.
  */
-import { createBus } from '@ax/bus';
+import { amqpUserOf, createBus } from '@ax/bus';
 import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisTargetOf, startHealthServer, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createBroker } from './broker.js';
@@ -21,7 +21,17 @@ async function main(): Promise<void> {
   shutdown.register('redis', () => closeRedis(redis));
   const version = await assertSchemaSupported(pool);
   logger.info({ schemaVersion: version, database: pool.databaseName }, 'schema supported');
-  const bus = createBus({ url: env.amqpUrl, namespace: config.namespace, logger, name: `ax-broker-${config.brokerId}`, maxRequeues: 10_000 });
+  // Its own user on every publish: a requeued reply keeps its worker's validated user (R24).
+  const userId = amqpUserOf(env.amqpUrl);
+  if (userId === undefined) logger.warn('AX_AMQP_URL names different users per node: requeued replies of enrolled workers lose their sender and are dropped (R24)');
+  const bus = createBus({
+    url: env.amqpUrl,
+    namespace: config.namespace,
+    logger,
+    name: `ax-broker-${config.brokerId}`,
+    maxRequeues: 10_000,
+    ...(userId === undefined ? {} : { userId }),
+  });
   shutdown.register('bus', () => bus.close());
 
   const health = await startHealthServer({

@@ -4,7 +4,7 @@
  * consumes its queue, keeps a registry entry and sends ack / refusal / result messages in
  * exactly the order a test needs (results before ACKs, late results of superseded executions).
  */
-import { createBus, type AmqpConnectFn, type Bus } from '@ax/bus';
+import { amqpUserOf, createBus, type AmqpConnectFn, type Bus } from '@ax/bus';
 import {
   MESSAGE_VERSION,
   encodeMessage,
@@ -239,6 +239,7 @@ export async function startBrokerHarness(
     name: `broker-${namespace}`,
     maxRequeues: 1_000,
     reconnectInitialDelayMs: 100,
+    userId: amqpUserOf(amqp.url) ?? 'guest',
     ...(options.connect !== undefined ? { connect: options.connect } : {}),
   });
   const peerBus = createBus({ url: amqp.url, namespace, logger, name: `peer-${namespace}` });
@@ -294,7 +295,7 @@ export async function startBrokerHarness(
       return p;
     },
     async extraBroker(brokerId) {
-      const extraBus = createBus({ url: amqp.url, namespace, logger, name: `${brokerId}-${namespace}`, maxRequeues: 1_000 });
+      const extraBus = createBus({ url: amqp.url, namespace, logger, name: `${brokerId}-${namespace}`, maxRequeues: 1_000, userId: amqpUserOf(amqp.url) ?? 'guest' });
       const extraConfig = resolveBrokerConfig({ namespace, brokerId }, { ...TEST_TIMINGS, ...overrides });
       const extra = createBroker({ config: extraConfig, pool: db.pool, redis: redis.redis, bus: extraBus, logger, metrics: createMetrics({ service: 'broker', defaultMetrics: false }) });
       await extra.start();

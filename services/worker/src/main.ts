@@ -7,7 +7,7 @@
  * whose enrollment is revoked stops at once and exits 3.
  */
 import { createRequire } from 'node:module';
-import { createBus } from '@ax/bus';
+import { amqpUserOf, createBus } from '@ax/bus';
 import { parseReservedSlots } from '@ax/core';
 import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, redisTargetOf, startHealthServer, toError } from '@ax/kit';
 import { createAlertWebhook } from './alert-webhook.js';
@@ -93,12 +93,14 @@ async function main(): Promise<void> {
   const redis = createRedis(redisTargetOf(env), { logger, name: `ax-worker-${env.workerId}` });
   shutdown.register('redis', () => closeRedis(redis));
   // Every publish carries the login as user_id (R24); an enrollment's login cannot bind or declare the shared topology.
+  const busUser = amqpUserOf(env.amqpUrl);
+  if (busUser === undefined) logger.warn('the nodes of AX_AMQP_URL name different users: publishes carry no user_id');
   const bus = createBus({
     url: env.amqpUrl,
     namespace: env.namespace,
     logger,
     name: `ax-worker-${env.workerId}`,
-    stampUserId: true,
+    ...(busUser !== undefined ? { userId: busUser } : {}),
     login: enrolled === undefined ? 'service' : 'enrollment',
   });
   shutdown.register('rabbitmq', () => bus.close());
