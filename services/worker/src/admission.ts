@@ -3,7 +3,7 @@
  * numbers. Checked in this order: a team the worker does not serve (enrolled workers), shutting
  * down, clock skewed, ACK deadline (nearly) past.
  */
-import type { DispatchItem } from '@ax/core';
+import { DEFAULT_TEAM, type DispatchItem } from '@ax/core';
 import { describeScope, scopeServes, type TeamScope } from './enrollment/bootstrap-answer.js';
 
 /** Margin before the ACK deadline under which a dispatch is refused `EXPIRED` (R8). */
@@ -30,10 +30,11 @@ export interface Refusal {
 }
 
 /** The refusal of an item received at `nowMs` (the worker's own clock), or null to ACK and run it. */
-export function refusalFor(item: Pick<DispatchItem, 'ackDeadline' | 'team'>, nowMs: number, state: AdmissionState): Refusal | null {
-  if (state.teams !== undefined && !scopeServes(state.teams, item.team)) {
+export function refusalFor(item: Pick<DispatchItem, 'ackDeadline'> & Partial<Pick<DispatchItem, 'team'>>, nowMs: number, state: AdmissionState): Refusal | null {
+  const team = item.team ?? DEFAULT_TEAM;
+  if (state.teams !== undefined && !scopeServes(state.teams, team)) {
     // Re-routed without an attempt, like EXPIRED: the broker gives it to a worker of that team.
-    return { reason: 'EXPIRED', detail: `not run: team ${item.team} is not one this worker serves (${describeScope(state.teams)}; DESIGN R24)` };
+    return { reason: 'EXPIRED', detail: `not run: team ${team} is not one this worker serves (${describeScope(state.teams)}; DESIGN R24)` };
   }
   if (state.shuttingDown) return { reason: 'SHUTTING_DOWN', detail: 'the worker is shutting down' };
   if (state.skewed) {
