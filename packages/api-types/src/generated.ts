@@ -1917,6 +1917,46 @@ export interface Operations {
       };
     };
   };
+  /** A worker's bootstrap: its enrollment, its RabbitMQ and Redis logins, and its teams' executor keys (worker) */
+  "GET /api/v1/workers/self": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/workers/self"]["responses"][200];
+    responses: {
+      /** what the worker needs */
+      200: {
+        enrollment: {
+          id: string;
+          name: string;
+          /** the teams its workers serve (the server's record); ["*"] = every team */
+          teams: string[];
+          /** tags its workers may offer; [] = any */
+          tags: string[];
+        };
+        /** "<enrollment id>.": a worker's id is this prefix and its AX_WORKER_ID */
+        workerIdPrefix: string;
+        /** the enrollment's RabbitMQ user (DESIGN R24) */
+        amqp: {
+          username: string;
+          password: string;
+        };
+        /** the enrollment's Redis ACL user (DESIGN R24) */
+        redis: {
+          username: string;
+          password: string;
+        };
+        /** for every team of the enrollment: its current key version, and the previous one while its rotation grace is open; no other team's */
+        keys: {
+          team: string;
+          version: number;
+          /** lowercase hex executor key of that team and version */
+          key: string;
+        }[];
+      };
+    };
+  };
   /** Alerts raised, newest first, of the token's teams, with their delivery state (viewer) */
   "GET /api/v1/alerts": {
     params: Record<string, never>;

@@ -18,6 +18,10 @@ describe('redactSecrets', () => {
       list: [{ token: REDACTED }, 'plain'],
     });
   });
+  it('hides a worker enrollment credential and the logins a worker bootstrap hands out (#44)', () => {
+    const line = { enrollment: { id: 'enr-abcdefghijkl', credential: 'axw_enr-abcdefghijkl_x' }, amqp: { username: 'ax.enr-abcdefghijkl', password: 'p' } };
+    expect(redactSecrets(line)).toEqual({ enrollment: { id: 'enr-abcdefghijkl', credential: REDACTED }, amqp: { username: 'ax.enr-abcdefghijkl', password: REDACTED } });
+  });
   it('never changes the caller\'s objects, and returns them as they are when nothing is hidden', () => {
     const inner = { password: 'p' };
     const line = { body: inner, other: { x: 1 } };

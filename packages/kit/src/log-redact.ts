@@ -33,6 +33,7 @@ export const LOG_SECRET_KEYS: ReadonlySet<string> = new Set(
     'adminToken',
     'executorSecret',
     'apiKey',
+    'credential',
     'AX_ADMIN_TOKEN',
     'AX_EXECUTOR_SECRET',
   ].map((k) => k.toLowerCase()),

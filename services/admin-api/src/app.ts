@@ -9,6 +9,7 @@ import { formatPath, jsonSizeExcess, structureProblems, toError, type Issue } fr
 import { AuthFailureLimiter, authenticate, type Principal } from './auth.js';
 import { mountConsole } from './console.js';
 import { verifySignedRequest } from './hmac-verify.js';
+import { authenticateWorker } from './worker-auth.js';
 import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
@@ -26,7 +27,9 @@ import { statsRoutes } from './routes/stats.js';
 import { systemRoutes } from './routes/system.js';
 import { taskRoutes } from './routes/tasks.js';
 import { teamRoutes } from './routes/teams.js';
+import { workerBootstrapRoutes } from './routes/worker-bootstrap.js';
 import type { AppDeps, AppDepsInput } from './deps.js';
+import type { EnrollmentRecord } from '@ax/store';
 import { createStatsCache } from './stats-cache.js';
 import { LogStreamRegistry } from './log-stream-registry.js';
 
@@ -38,6 +41,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...instanceRoutes,
   ...rerunRoutes,
   ...opsRoutes,
+  ...workerBootstrapRoutes,
   ...alertRoutes,
   ...statsRoutes,
   ...sessionRoutes,
@@ -122,10 +126,13 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     });
     let principal: Principal | null = null;
     let signedTeam: string | null = null;
+    let enrollment: EnrollmentRecord | null = null;
     let raw: Buffer = Buffer.alloc(0);
     try {
       if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
         principal = await authenticate(deps.pool, limiter, req, route.access);
+      } else if (route.access === 'worker') {
+        enrollment = await authenticateWorker(deps.pool, limiter, req);
       }
       if (route.body !== undefined || route.access === 'hmac') {
         if (hasBody(req)) {
@@ -176,7 +183,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     }
     if (issues.length > 0) throw validationFailed(issues);
 
-    const reply = await route.handler({ params, query, body, principal, signedTeam, deps, req, res, rawBody: raw });
+    const reply = await route.handler({ params, query, body, principal, signedTeam, enrollment, deps, req, res, rawBody: raw });
     if (reply.sent === true) return;
     if (reply.body === undefined || reply.status === 204) res.status(reply.status).end();
     else res.status(reply.status).json(reply.body);

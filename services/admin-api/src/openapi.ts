@@ -80,6 +80,7 @@ function operation(route: RouteSpec): Json {
   };
   if (route.params !== undefined || route.query !== undefined || route.body !== undefined || route.headers !== undefined) add(400);
   if (route.access !== 'public') add(401);
+  if (route.access === 'worker') add(429, STANDARD_ERRORS[429], RETRY_AFTER);
   if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
     add(403);
     add(429, STANDARD_ERRORS[429], RETRY_AFTER);
@@ -102,7 +103,13 @@ function operation(route: RouteSpec): Json {
     ...(route.description === undefined ? {} : { description: route.description }),
     ...(parameters.length > 0 ? { parameters } : {}),
     security:
-      route.access === 'public' ? [] : route.access === 'hmac' ? [{ axTimestamp: [], axSignature: [] }] : [{ bearer: [] }],
+      route.access === 'public'
+        ? []
+        : route.access === 'hmac'
+          ? [{ axTimestamp: [], axSignature: [] }]
+          : route.access === 'worker'
+            ? [{ workerCredential: [] }]
+            : [{ bearer: [] }],
     responses,
   };
   if (route.body !== undefined) {
@@ -136,6 +143,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], version = '1.
       schemas: { Error: jsonSchema(errorSchema, 'output') },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'an API token (AX_ADMIN_TOKEN or POST /api/v1/tokens)' },
+        workerCredential: { type: 'http', scheme: 'bearer', description: 'a worker enrollment credential `axw_<enrollment id>_<secret>` (POST /api/v1/workers/enrollments); not an API token' },
         axTimestamp: { type: 'apiKey', in: 'header', name: 'X-Ax-Timestamp', description: 'unix ms of the signed request' },
         axSignature: { type: 'apiKey', in: 'header', name: 'X-Ax-Signature', description: 'sha256=<hex HMAC-SHA256 of "<timestamp>.<body>"> with AX_EXECUTOR_SECRET' },
       },

@@ -8,11 +8,16 @@ import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { formatPath, type Issue } from '@ax/core';
 import type { PoolConnection } from 'mysql2/promise';
+import type { EnrollmentRecord } from '@ax/store';
 import type { AppDeps } from './deps.js';
 import type { Principal, Role } from './auth.js';
 
-/** Who may call a route. */
-export type Access = Role | 'public' | 'hmac';
+/**
+ * Who may call a route: an API token of at least that role, anyone (`public`), business code
+ * signing with its team's executor key (`hmac`), or a worker by its enrollment credential
+ * (`worker`, worker-auth.ts).
+ */
+export type Access = Role | 'public' | 'hmac' | 'worker';
 
 /** A body content type a route accepts. */
 export type BodyKind = 'json' | 'yaml';
@@ -52,6 +57,8 @@ export interface HandlerContext<P, Q, B> {
   readonly principal: Principal | null;
   /** HMAC routes: the team whose executor key signed the request (hmac-verify.ts); else null. */
   readonly signedTeam: string | null;
+  /** `worker` routes: the live enrollment whose credential the request carries; else null. */
+  readonly enrollment: EnrollmentRecord | null;
   readonly deps: AppDeps;
   readonly req: Request;
   readonly res: Response;
