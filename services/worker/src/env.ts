@@ -2,7 +2,7 @@
  * The worker's environment: the shared ax variables it uses (DESIGN §8) plus its own, parsed
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { axConfigFields, booleanField, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
@@ -123,7 +123,9 @@ export interface WorkerCredential {
 /**
  * `AX_WORKER_CREDENTIAL_FILE` read at start-up: a missing or unreadable file, or one that does
  * not hold a credential (`axw_<id>_<secret>`, one trailing newline allowed), is one config line
- * naming the variable and the file (never its content) and exit code 2.
+ * naming the variable and the file (never its content) and exit code 2. So is a file every user
+ * may read while jobs run under other uids (AX_JOB_ISOLATION=uid): a job could take the
+ * enrollment's credential, hence its teams' keys (R25).
  */
 function credentialFileField(): EnvField<WorkerCredential | undefined> {
   const kit = axConfigFields.workerCredentialFile;
@@ -139,10 +141,17 @@ function credentialFileField(): EnvField<WorkerCredential | undefined> {
           return z.NEVER;
         };
         let text: string;
+        let mode: number;
         try {
           text = readFileSync(file, 'utf8');
+          mode = statSync(file).mode;
         } catch (error) {
           return fail(`${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+        }
+        const isolated = (ctx.env.AX_JOB_ISOLATION ?? 'uid').trim().toLowerCase() !== 'off';
+        if (isolated && (mode & 0o004) !== 0) {
+          zctx.addIssue({ code: 'custom', message: `the file is readable by every user (mode ${(mode & 0o777).toString(8).padStart(4, '0')}): a job could read the credential (DESIGN R25); make it 0400, the worker's` });
+          return z.NEVER;
         }
         const credential = text.replace(/\r?\n$/, '');
         const match = WORKER_CREDENTIAL_PATTERN.exec(credential);

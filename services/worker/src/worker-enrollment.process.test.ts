@@ -2,12 +2,12 @@
 // real RabbitMQ and Redis and a stand-in for admin-api's GET /api/v1/workers/self (the real one is
 // in test/e2e/worker-enrollment.test.ts). ADMIN-API.md "Workers", DESIGN R24/R25, issue #44.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
+import { amqpUserOf, defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
 import { busUserOf, deriveExecutorKey, encodeMessage, enrollmentLoginPassword, newWorkerCredential, redisUserOf, signatureMatches, type DispatchItem } from '@ax/core';
 import { redisKeys } from '@ax/kit';
 import { deleteEnrollmentRedisUser, putEnrollmentRedisUser, readRegistration } from '@ax/redis';
@@ -122,6 +122,12 @@ describe('an enrolled worker that must not start: one line naming the thing, exi
     expect(garbage).toHaveLength(1);
     expect(garbage[0]).toMatch(/^ax: AX_WORKER_CREDENTIAL_FILE=.* is invalid: .*\(its content is not a credential\)/);
     expect(garbage[0]).not.toContain('axw_not-a');
+    // Jobs run under other uids: a credential file every user may read would be theirs too (R25).
+    const open = credentialFile('world-readable', `${credential}\n`);
+    chmodSync(open, 0o644);
+    const readable = await refusedStart('enr-readable', { AX_WORKER_CREDENTIAL_FILE: open, AX_ADMIN_URL: adminUrl, AX_JOB_ISOLATION: 'uid', AX_JOB_UIDS: 'beta=47201' });
+    expect(readable).toHaveLength(1);
+    expect(readable[0]).toMatch(/^ax: AX_WORKER_CREDENTIAL_FILE=.* is invalid: the file is readable by every user \(mode 0644\): a job could read the credential/);
   });
 
   it('AX_ADMIN_URL missing with a credential; AX_EXECUTOR_SECRET given together with one (R25)', async () => {
@@ -156,6 +162,36 @@ describe('an enrolled worker that must not start: one line naming the thing, exi
     expect(elsewhere).toEqual([`ax: AX_ADMIN_URL="${adminUrl}/somewhere-else": GET ${adminUrl}/somewhere-else/api/v1/workers/self answered 404, not a worker's enrollment`]);
     // Nothing of theirs reached the registry.
     expect(await driver.redis.redis.keys(`${namespace}:worker:enr-*`)).toEqual([]);
+  });
+});
+
+describe('without a credential file (ENROLLMENT-CONTRACT point 6)', () => {
+  it('the worker runs unenrolled as before: service login, bound queues, AX_EXECUTOR_SECRET; its publishes carry its login as user_id', async () => {
+    const proc = await startProcess({
+      name: 'worker-unenrolled',
+      command: process.execPath,
+      args: [mainJs],
+      env: baseEnv({ AX_HTTP_PORT: String(await freePort()), AX_WORKER_ID: 'w-plain', AX_EXECUTOR_SECRET: MASTER }),
+      cwd: tmp,
+      readyLine: 'worker consuming',
+      readyTimeoutMs: 20_000,
+    });
+    const events = `${namespace}.test-plain-events`;
+    await driver.amqp.channel.assertQueue(events, { durable: false });
+    await driver.amqp.channel.bindQueue(events, driver.bus.topology.eventsExchange, '');
+    const item = dispatchItem({ exec: { type: 'shell', command: ['/bin/sh', '-c', 'echo plain'], shell: false } });
+    await driver.dispatch('w-plain', [item]); // by the binding to <ns>.dispatch, as older brokers send
+    expect(await waitFor(() => driver.resultOf(item.executionId), { description: 'result' })).toMatchObject({ outcome: 'SUCCESS' });
+    const users = new Set<unknown>();
+    for (;;) {
+      const m = await driver.amqp.channel.get(events, { noAck: true });
+      if (m === false) break;
+      users.add(m.properties.userId);
+    }
+    expect([...users]).toEqual([amqpUserOf(testAmqpUrl())]);
+    expect(await driver.redis.redis.smembers(keys.workers)).toContain('w-plain');
+    expect(await proc.stop({ graceMs: 10_000 })).toEqual({ code: 0, signal: null });
+    await driver.amqp.channel.deleteQueue(events);
   });
 });
 

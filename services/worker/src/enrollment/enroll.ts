@@ -39,8 +39,6 @@ export interface EnrollInput {
   readonly logger: Logger;
   /** Asks admin-api once; default `fetchEnrollment`. */
   readonly fetch?: () => Promise<EnrollmentFetch>;
-  /** Stops waiting for an unreachable admin-api (shutdown). */
-  readonly signal?: AbortSignal;
 }
 
 /** The enrolled start-up, or the one line saying why the worker must not start. */
@@ -53,7 +51,6 @@ export async function enroll(input: EnrollInput): Promise<{ ok: true; enrolled: 
     if (got.kind !== 'unreachable') break;
     const delayMs = Math.round(Math.min(10_000, 500 * 2 ** Math.min(attempt, 5)) * (0.8 + Math.random() * 0.4));
     logger.warn({ problem: got.problem, retryInMs: delayMs }, 'admin-api did not give the enrollment; asking again');
-    if (input.signal?.aborted === true) return { ok: false, line: `stopped while waiting for admin-api at ${adminUrl}` };
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
   const eid = credential.enrollmentId;
