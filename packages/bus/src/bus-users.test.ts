@@ -6,7 +6,9 @@
 import { connect, type Channel, type ChannelModel } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { busUserOf, enrollmentLoginPassword } from '@ax/core';
+import { silentLogger } from '@ax/kit';
 import { createTestAmqp, uniqueNamespace, waitFor, type TestAmqp } from '@ax/testing';
+import { amqpUserOf, createBus, type Bus } from './bus.js';
 import { busTopology, controlQueueArguments, workerQueueArguments } from './topology.js';
 import { closeConnectionsOf, defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from './bus-users.js';
 
@@ -17,6 +19,7 @@ const Y = 'enr-yyyyyyyyyyy1';
 let amqp: TestAmqp;
 let admin: BusAdminOptions;
 const open: ChannelModel[] = [];
+const buses: Bus[] = [];
 
 function loginUrl(enrollmentId: string): string {
   const url = new URL(amqp.url);
@@ -61,6 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const b of buses) await b.close();
   for (const c of open) await c.close().catch(() => undefined);
   for (const id of [X, Y]) await deleteEnrollmentBusUser(admin, namespace, id).catch(() => undefined);
   await amqp?.cleanup();
@@ -131,5 +135,36 @@ describe('an enrollment RabbitMQ user (R24)', () => {
     await closed;
     await expect(connect(loginUrl(Z))).rejects.toThrow(/ACCESS_REFUSED|403/);
     expect(await closeConnectionsOf(admin, busUserOf(namespace, Z))).toBe(0);
+  });
+
+  it("a consumer that requeues an enrollment's reply still sees the enrollment as its sender, never a sender the enrollment claims", async () => {
+    // a bus of its own namespace (this file declares the shared queues with other arguments); it consumes a queue bound to this one's events
+    const consumerNamespace = uniqueNamespace('axbusq');
+    const bus = createBus({ url: amqp.url, namespace: consumerNamespace, logger: silentLogger(), name: `requeue-${namespace}`, userId: amqpUserOf(amqp.url) });
+    buses.push(bus);
+    await bus.start();
+    const queue = `${namespace}.sender-relay`;
+    await amqp.channel.assertQueue(queue, { durable: false });
+    await amqp.channel.bindQueue(queue, topology.eventsExchange, '');
+    const seen: Array<string | undefined> = [];
+    const consumer = await bus.consume(queue, async (m) => {
+      seen.push(m.userId);
+      return seen.length % 2 === 1 ? 'requeue' : 'ack';
+    });
+    const c = await connectAs(X);
+    expect(
+      await refusal(c, async (ch) => {
+        ch.publish(topology.eventsExchange, '', Buffer.from('{}'), { userId: busUserOf(namespace, X) });
+        // the sender header names Y: not believed, it is X's own message
+        ch.publish(topology.eventsExchange, '', Buffer.from('{}'), { userId: busUserOf(namespace, X), headers: { 'x-ax-sender': busUserOf(namespace, Y) } });
+      }),
+    ).toBeNull();
+    await waitFor(() => seen.length === 4, { description: 'both messages delivered, requeued and delivered again' });
+    expect(seen).toEqual(Array(4).fill(busUserOf(namespace, X)));
+    await consumer.cancel();
+    await amqp.channel.deleteQueue(queue);
+    await bus.close();
+    const other = await createTestAmqp(consumerNamespace);
+    await other.cleanup();
   });
 });

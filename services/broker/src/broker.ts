@@ -26,7 +26,7 @@ import { EarliestWake } from './wakeups.js';
 import { runRetriesOnce, runTimersOnce } from './timers.js';
 import { WorkerPresence } from './worker-presence.js';
 import { TeamDirectory } from './team-directory.js';
-import { WorkerDirectory } from './workers.js';
+import { ENROLLMENT_TEAMS_CACHE_MS, WorkerDirectory } from './workers.js';
 
 /** What a broker engine is built from. */
 export interface BrokerDeps {
@@ -79,7 +79,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     metrics: createBrokerMetrics(deps.metrics),
     reservations,
     rateLimiter: createRateLimiter(redis, keys, config.dispatchRatePerSecond),
-    workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs),
+    workers: new WorkerDirectory(redis, keys, reservations, config.registryCacheMs, pool, Math.max(config.registryCacheMs, ENROLLMENT_TEAMS_CACHE_MS)),
     links,
     presence: new WorkerPresence(config.workerSilenceMs),
     definitions: new TaskDefinitionCache(),

@@ -22,8 +22,11 @@ import type { AckMessage, RefusalMessage, ResultMessage } from '@ax/core';
 import { isRetryableError } from '@ax/kit';
 import { TransactionTimeoutError } from '@ax/store';
 
-/** The kinds applied in batches. */
-export type BatchedMessage = AckMessage | RefusalMessage | ResultMessage;
+/**
+ * The kinds applied in batches, each with the validated RabbitMQ user that sent it (`sender`,
+ * R24: the items are attributed by it when applied, attribution.ts).
+ */
+export type BatchedMessage = (AckMessage | RefusalMessage | ResultMessage) & { readonly sender?: string | undefined };
 
 /** Items per transaction at most (a batch stops growing past this). */
 const MAX_ITEMS_PER_BATCH = 2_000;
@@ -34,12 +37,12 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-/** Merges messages of one kind from the same worker and origin (items in arrival order). */
+/** Merges messages of one kind from the same worker, origin and sender (items in arrival order). */
 export function mergeMessages<M extends BatchedMessage>(messages: readonly M[]): M[] {
   const byKey = new Map<string, M>();
   for (const m of messages) {
     const origin = m.kind === 'result' ? (m.origin ?? 'worker') : '';
-    const key = `${m.workerId}\u0000${origin}`;
+    const key = JSON.stringify([m.workerId, origin, m.sender ?? null]);
     const seen = byKey.get(key);
     byKey.set(key, seen === undefined ? m : { ...seen, items: [...seen.items, ...m.items] });
   }

@@ -14,7 +14,9 @@
  *   other items are stored (#45).
  * - Items of an execution the store does not know, or that was dispatched to another worker,
  *   are dropped and counted (a worker writes only its own executions' output; a chunk that
- *   arrives after its instance was purged does not come back as an orphan).
+ *   arrives after its instance was purged does not come back as an orphan). So are items whose
+ *   sender (the validated RabbitMQ user) may not speak for that worker (R24, attribution.ts:
+ *   `ax_unattributed_items_total{kind="log"}`), whatever worker the message claims to be.
  * - A retryable store error (MySQL away, deadlock, failover) holds the delivery unacked and
  *   retries on a {@link StoreOutageGate} (capped exponential backoff, one attempt at a time):
  *   nothing is lost, nothing spins; on stop the delivery is released to the queue unchanged.
@@ -28,6 +30,7 @@ import type { RowDataPacket } from 'mysql2';
 import type { BrokerContext } from './context.js';
 import { isRetryableStoreError } from './dead-letters.js';
 import { reportRefusedItems } from './refused-items.js';
+import { attributed } from './attribution.js';
 import { StoreOutageGate, type StoreOutageGateOptions } from './store-outage-gate.js';
 
 /** Unacked `log` messages per broker (`<ns>.logs`). */
@@ -66,8 +69,11 @@ function createLogMetrics(metrics: Metrics): LogMetrics {
   };
 }
 
+/** A `log` message with the validated RabbitMQ user that sent it (R24). */
+type SentLog = LogMessage & { readonly sender?: string | undefined };
+
 interface Pending {
-  readonly message: LogMessage;
+  readonly message: SentLog;
   readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
@@ -93,9 +99,9 @@ class LogWriter {
   readonly #pending: Pending[] = [];
   #flushing = false;
 
-  constructor(private readonly write: (messages: readonly LogMessage[]) => Promise<void>) {}
+  constructor(private readonly write: (messages: readonly SentLog[]) => Promise<void>) {}
 
-  submit(message: LogMessage): Promise<void> {
+  submit(message: SentLog): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ message, bytes: decodedBytes(message), resolve, reject });
       if (!this.#flushing) {
@@ -157,6 +163,8 @@ export function createLogChunkHandler(ctx: BrokerContext, metrics: Metrics, opti
     for (const m of messages) {
       for (const item of m.items) {
         const owner = workers.get(item.executionId);
+        // R24 first: whatever worker the message claims, its sender must speak for the owner.
+        if (owner !== undefined && !attributed(ctx, logger, { kind: 'log', sender: m.sender, workerId: owner, executionId: item.executionId, claimedWorkerId: m.workerId })) continue;
         if (owner !== m.workerId) {
           const why = owner === undefined ? 'unknown_execution' : 'other_worker';
           series.dropped.inc({ why });
@@ -197,7 +205,7 @@ export function createLogChunkHandler(ctx: BrokerContext, metrics: Metrics, opti
       const turn = await gate.enter(raw.signal);
       if (turn === null) return 'release'; // stopping: RabbitMQ keeps it for the next consumer
       try {
-        await writer.submit(message);
+        await writer.submit({ ...message, sender: raw.userId });
         const outageMs = gate.succeeded();
         if (outageMs !== undefined) logger.info({ outageMs }, 'job output stored again after a store outage');
         return 'ack';

@@ -21,6 +21,12 @@ export interface BrokerMetrics {
    * and cause (`proto_key` | `too_deep` | `schema`).
    */
   readonly refusedItems: Counter<'kind' | 'reason'>;
+  /**
+   * Items dropped because their sender (validated RabbitMQ `user_id`) may not speak for the worker
+   * of their execution (R24, attribution.ts), by kind (`ack` | `refusal` | `result` | `report` |
+   * `log` | `heartbeat`).
+   */
+  readonly unattributedItems: Counter<'kind'>;
   readonly queueDepth: Gauge<'worker'>;
   readonly alertsDelivered: Counter<'outcome'>;
   /** SLA_MISSED alerts raised by this broker, by the limit missed (`START` | `FINISH`). */
@@ -54,6 +60,11 @@ export function createBrokerMetrics(metrics: Metrics): BrokerMetrics {
       name: 'ax_refused_items_total',
       help: 'Items refused alone (the rest of their message applied), by message kind and cause',
       labelNames: ['kind', 'reason'],
+    }),
+    unattributedItems: metrics.counter({
+      name: 'ax_unattributed_items_total',
+      help: "Items dropped alone because their sender's RabbitMQ user may not speak for their execution's worker (R24), by kind",
+      labelNames: ['kind'],
     }),
     queueDepth: metrics.gauge({ name: 'ax_worker_queue_depth', help: 'Ready messages in a worker queue', labelNames: ['worker'] }),
     alertsDelivered: metrics.counter({ name: 'ax_alert_deliveries_total', help: 'Alert webhook deliveries', labelNames: ['outcome'] }),

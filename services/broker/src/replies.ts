@@ -2,7 +2,8 @@
  * The events consumer (DESIGN §4, R15–R17): ACKs, refusals and results from workers (and async
  * reports relayed by admin-api) on `<ns>.events`, consumed by every broker. Each message is
  * applied in one transaction (R10: batched items), fenced by `current_execution_id`, and
- * idempotent by `execution_id`. A message that cannot be read (its envelope) is dead-lettered
+ * idempotent by `execution_id`. An item whose sender (validated RabbitMQ user) may not speak for
+ * its execution's worker is dropped alone (R24, attribution.ts). A message that cannot be read (its envelope) is dead-lettered
  * and counted; a bad item inside a readable message is refused alone (#45, refused-items.ts)
  * and the rest of the message is applied as usual.
  */
@@ -34,6 +35,7 @@ import type { BrokerContext } from './context.js';
 import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
 import { EventBatcher } from './event-batch.js';
+import { attributed } from './attribution.js';
 import { idsByWorker } from './reservations.js';
 import { isLockConflict } from './lock-conflict.js';
 import { uuidv7 } from './uuidv7.js';
@@ -79,9 +81,9 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
         const items: ReadonlyArray<{ executionId: string; instanceId: string }> = m.items;
         const ownRows = locked !== undefined && items.every((i) => !touched.has(locked.get(i.executionId)?.instanceId ?? i.instanceId));
         const rows = ownRows ? locked : undefined;
-        if (m.kind === 'ack') await applyAcks(ctx, conn, m, effects, rows);
-        else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, effects, rows);
-        else await applyResults(ctx, conn, m, effects, rows, output);
+        if (m.kind === 'ack') await applyAcks(ctx, conn, m, m.sender, effects, rows);
+        else if (m.kind === 'refusal') await applyRefusals(ctx, conn, m, m.sender, effects, rows);
+        else await applyResults(ctx, conn, m, m.sender, effects, rows, output);
         for (const i of items) touched.add(locked?.get(i.executionId)?.instanceId ?? i.instanceId);
       }
       await output.write(conn);
@@ -99,7 +101,10 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
     let message = parsed.message;
     switch (message.kind) {
       case 'heartbeat':
-        return 'ack'; // the Redis registry is the lease (R14); heartbeats on the bus are informational
+        // The Redis registry is the lease (R14); heartbeats on the bus are informational. One
+        // not sent by the enrollment of the worker it names is counted and logged (R24).
+        attributed(ctx, ctx.logger, { kind: 'heartbeat', sender: raw.userId, workerId: message.workerId });
+        return 'ack';
       case 'dispatch':
       case 'cancel':
       case 'log':
@@ -114,7 +119,8 @@ export function createEventsHandler(ctx: BrokerContext, metrics?: Metrics): (mes
       if (message.items.length === 0) return 'ack'; // every item refused: nothing to apply
     }
     try {
-      await batcher.submit(message);
+      // The sender travels with the message: its items are attributed once their executions are read.
+      await batcher.submit({ ...message, sender: raw.userId });
       return 'ack';
     } catch (thrown) {
       const error = toError(thrown);
@@ -188,7 +194,14 @@ function uniqueItems<T extends { executionId: string }>(items: readonly T[]): T[
   return [...new Map(items.map((i) => [i.executionId, i])).values()];
 }
 
-async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessage, effects: Effects, locked?: ReadonlyMap<string, ExecutionWithInstance>): Promise<void> {
+async function applyAcks(
+  ctx: BrokerContext,
+  conn: Queryable,
+  message: AckMessage,
+  sender: string | undefined,
+  effects: Effects,
+  locked?: ReadonlyMap<string, ExecutionWithInstance>,
+): Promise<void> {
   const rows = locked ?? (await lockRepliedTo(conn, message.items));
   const events: NewEvent[] = [];
   const acked: string[] = [];
@@ -199,6 +212,7 @@ async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessag
       ctx.logger.warn({ executionId: item.executionId, workerId: message.workerId }, 'ACK of an unknown execution ignored');
       continue;
     }
+    if (!attributed(ctx, ctx.logger, { kind: 'ack', sender, workerId: r.executionWorkerId, executionId: item.executionId, claimedWorkerId: message.workerId })) continue;
     if (r.executionShardIndex !== null) {
       // R21: a broadcast shard is fenced by its own current execution.
       await applyShardAck(ctx, conn, message.workerId, r, events, effects);
@@ -241,12 +255,20 @@ async function applyAcks(ctx: BrokerContext, conn: Queryable, message: AckMessag
   await appendEvents(conn, events);
 }
 
-async function applyRefusals(ctx: BrokerContext, conn: Queryable, message: RefusalMessage, effects: Effects, locked?: ReadonlyMap<string, ExecutionWithInstance>): Promise<void> {
+async function applyRefusals(
+  ctx: BrokerContext,
+  conn: Queryable,
+  message: RefusalMessage,
+  sender: string | undefined,
+  effects: Effects,
+  locked?: ReadonlyMap<string, ExecutionWithInstance>,
+): Promise<void> {
   const rows = locked ?? (await lockRepliedTo(conn, message.items));
   const events: NewEvent[] = [];
   for (const item of message.items) {
-    ctx.metrics.refusals.inc({ reason: item.reason });
     const r = rows.get(item.executionId);
+    if (r !== undefined && !attributed(ctx, ctx.logger, { kind: 'refusal', sender, workerId: r.executionWorkerId, executionId: item.executionId, claimedWorkerId: message.workerId })) continue;
+    ctx.metrics.refusals.inc({ reason: item.reason });
     if (r === undefined) continue;
     const base = { instanceId: r.instanceId, executionId: item.executionId, workerId: message.workerId };
     if (item.reason === 'DUPLICATE') {
@@ -322,6 +344,7 @@ async function applyResults(
   ctx: BrokerContext,
   conn: Queryable,
   message: ResultMessage,
+  sender: string | undefined,
   effects: Effects,
   locked: ReadonlyMap<string, ExecutionWithInstance> | undefined,
   output: ResultOutputRows,
@@ -358,6 +381,8 @@ async function applyResults(
       ctx.logger.warn({ executionId: item.executionId }, 'result of an unknown execution ignored');
       continue;
     }
+    const kind = message.origin === 'report' ? 'report' : 'result';
+    if (!attributed(ctx, ctx.logger, { kind, sender, workerId: r.executionWorkerId, executionId: item.executionId, claimedWorkerId: message.workerId })) continue;
     output.add(message, item, r.executionWorkerId);
     if (message.origin === 'report' && r.executionState !== 'ASYNC') {
       // A report is a result only for an execution that answered 202 (DESIGN §11). admin-api

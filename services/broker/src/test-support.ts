@@ -4,20 +4,41 @@
  * consumes its queue, keeps a registry entry and sends ack / refusal / result messages in
  * exactly the order a test needs (results before ACKs, late results of superseded executions).
  */
-import { amqpUserOf, createBus, type AmqpConnectFn, type Bus } from '@ax/bus';
+import { Redis as IORedis } from 'ioredis';
+import {
+  amqpUserOf,
+  controlQueueArguments,
+  createBus,
+  defaultAmqpConnect,
+  defaultManagementUrl,
+  deleteEnrollmentBusUser,
+  putEnrollmentBusUser,
+  vhostOfAmqpUrl,
+  workerQueueArguments,
+  type AmqpConnectFn,
+  type Bus,
+  type BusAdminOptions,
+} from '@ax/bus';
 import {
   MESSAGE_VERSION,
   encodeMessage,
   parseMessage,
   parseTaskDefinitionOrThrow,
+  busUserOf,
+  credentialHash,
+  enrolledWorkerId,
+  enrollmentLoginPassword,
+  newWorkerCredential,
+  redisUserOf,
   type CancelMessage,
   type DispatchItem,
+  type LogMessage,
   type RefusalReason,
   type ResultItem,
 } from '@ax/core';
-import { createLogger, createMetrics, redisKeys, silentLogger, type Redis, type RedisKeys } from '@ax/kit';
-import { publishRegistration, removeRegistration } from '@ax/redis';
-import { insertTask, withTransaction, type TaskRecord } from '@ax/store';
+import { createLogger, createMetrics, redisKeys, silentLogger, type Metrics, type Redis, type RedisKeys } from '@ax/kit';
+import { deleteEnrollmentRedisUser, publishRegistration, putEnrollmentRedisUser, removeRegistration } from '@ax/redis';
+import { insertEnrollment, insertTask, withTransaction, type TaskRecord } from '@ax/store';
 import { createTestAmqp, createTestDatabase, createTestRedis, uniqueNamespace, waitFor, type TestAmqp, type TestDatabase, type TestRedis } from '@ax/testing';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { createBroker, type Broker } from './broker.js';
@@ -202,6 +223,8 @@ export interface BrokerHarness {
   readonly bus: Bus;
   readonly peerBus: Bus;
   readonly broker: Broker;
+  /** The main broker's metrics. */
+  readonly metrics: Metrics;
   task(name: string, fields?: Record<string, unknown>): Promise<TaskRecord>;
   /** Inserts a PENDING instance and wakes the brokers (`quiet`: no wake-up, for a test that drives the claim rounds itself). */
   instance(
@@ -245,7 +268,8 @@ export async function startBrokerHarness(
   const peerBus = createBus({ url: amqp.url, namespace, logger, name: `peer-${namespace}` });
   await peerBus.start();
   const config = resolveBrokerConfig({ namespace, brokerId: 'test-broker' }, { ...TEST_TIMINGS, ...overrides });
-  const broker = createBroker({ config, pool: db.pool, redis: options.brokerRedis ?? redis.redis, bus, logger, metrics: createMetrics({ service: 'broker', defaultMetrics: false }) });
+  const metrics = createMetrics({ service: 'broker', defaultMetrics: false });
+  const broker = createBroker({ config, pool: db.pool, redis: options.brokerRedis ?? redis.redis, bus, logger, metrics });
   await broker.start();
   const peers: ProtocolPeer[] = [];
   const extras: Array<{ broker: Broker; bus: Bus }> = [];
@@ -260,6 +284,7 @@ export async function startBrokerHarness(
     bus,
     peerBus,
     broker,
+    metrics,
     async task(name, fields = {}) {
       taskSeq++;
       return insertTask(db.pool, parseTaskDefinitionOrThrow({ name, schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] }, ...fields }));
@@ -334,4 +359,212 @@ export async function startBrokerHarness(
     },
   };
   return h;
+}
+
+/** The master secret the enrollment fixtures derive their logins from. */
+export const TEST_MASTER_SECRET = 'broker-test-master-secret';
+
+/**
+ * A worker enrollment made as admin-api makes one (R24): its row, its RabbitMQ user (management
+ * API) and its Redis ACL user, with passwords derived from {@link TEST_MASTER_SECRET}. `remove()`
+ * deletes both users (as a revocation does), idempotently.
+ */
+export class TestEnrollment {
+  readonly admin: BusAdminOptions;
+  constructor(
+    private readonly h: BrokerHarness,
+    readonly id: string,
+  ) {
+    this.admin = { managementUrl: process.env['AX_AMQP_MANAGEMENT_URL'] ?? defaultManagementUrl(h.amqp.url), vhost: vhostOfAmqpUrl(h.amqp.url) };
+  }
+
+  get busUser(): string {
+    return busUserOf(this.h.namespace, this.id);
+  }
+
+  static async create(h: BrokerHarness, id: string, teams: readonly string[]): Promise<TestEnrollment> {
+    const e = new TestEnrollment(h, id);
+    await insertEnrollment(h.db.pool, { id, name: id, teams, tags: [], credentialHash: credentialHash(newWorkerCredential(id)), createdBy: 'test' });
+    await putEnrollmentBusUser(e.admin, h.namespace, id, enrollmentLoginPassword(TEST_MASTER_SECRET, 'amqp', h.namespace, id));
+    await putEnrollmentRedisUser(h.redis.redis, h.keys, id, enrollmentLoginPassword(TEST_MASTER_SECRET, 'redis', h.namespace, id));
+    return e;
+  }
+
+  /** `amqp://` URL logging in as the enrollment's RabbitMQ user. */
+  amqpUrl(): string {
+    const url = new URL(this.h.amqp.url);
+    url.username = encodeURIComponent(this.busUser);
+    url.password = encodeURIComponent(enrollmentLoginPassword(TEST_MASTER_SECRET, 'amqp', this.h.namespace, this.id));
+    return url.toString();
+  }
+
+  /** A Redis client logged in as the enrollment's ACL user. */
+  redisClient(): Redis {
+    const client = new IORedis(this.h.redis.url, {
+      username: redisUserOf(this.h.namespace, this.id),
+      password: enrollmentLoginPassword(TEST_MASTER_SECRET, 'redis', this.h.namespace, this.id),
+      maxRetriesPerRequest: 1,
+      lazyConnect: true,
+      retryStrategy: () => null, // a deleted user is gone for good: no reconnect loop
+    });
+    client.on('error', () => undefined); // WRONGPASS once its user is deleted (revocation)
+    return client;
+  }
+
+  /** Deletes its Redis user (and its workers' registry entries) and its RabbitMQ user (closing its connections). */
+  async remove(): Promise<void> {
+    await deleteEnrollmentRedisUser(this.h.redis.redis, this.h.keys, this.id);
+    await deleteEnrollmentBusUser(this.admin, this.h.namespace, this.id);
+  }
+}
+
+/**
+ * A scripted enrolled worker that uses only what its enrollment may: it connects to RabbitMQ
+ * with the enrollment's own login (declaring and consuming its own queues, unbound, publishing
+ * replies with its validated `user_id`) and writes its registry entry with the enrollment's Redis
+ * login. Every reply can claim any worker id, to play the attacker of R24.
+ */
+type ChannelModel = Awaited<ReturnType<AmqpConnectFn>>;
+type ConfirmChannel = Awaited<ReturnType<ChannelModel['createConfirmChannel']>>;
+
+export class EnrolledPeer {
+  readonly workerId: string;
+  readonly dispatches: DispatchItem[] = [];
+  readonly running = new Set<string>();
+  private conn: ChannelModel | undefined;
+  private channel: ConfirmChannel | undefined;
+  private redisClient: Redis | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly h: BrokerHarness,
+    readonly enrollment: TestEnrollment,
+    localId: string,
+    readonly tags: string[],
+    /** What its registry entry advertises (`AX_WORKER_TEAMS`); undefined = nothing. */
+    readonly teams?: string[],
+  ) {
+    this.workerId = enrolledWorkerId(enrollment.id, localId);
+  }
+
+  async start(): Promise<this> {
+    const t = this.h.peerBus.topology;
+    this.conn = await defaultAmqpConnect(this.enrollment.amqpUrl(), {});
+    this.conn.on('error', () => undefined);
+    this.channel = await this.conn.createConfirmChannel();
+    this.channel.on('error', () => undefined);
+    await this.channel.assertQueue(t.workerQueue(this.workerId), { durable: true, arguments: workerQueueArguments(t, 120_000) });
+    await this.channel.assertQueue(t.controlQueue(this.workerId), { durable: true, arguments: controlQueueArguments(t, 120_000) });
+    const ch = this.channel;
+    await ch.consume(t.workerQueue(this.workerId), (m) => {
+      if (m === null) return;
+      const parsed = parseMessage(m.content);
+      if (parsed.ok && parsed.message.kind === 'dispatch') this.dispatches.push(...parsed.message.items);
+      ch.ack(m);
+    });
+    await ch.consume(t.controlQueue(this.workerId), (m) => {
+      if (m !== null) ch.ack(m);
+    });
+    this.redisClient = this.enrollment.redisClient();
+    await this.redisClient.connect();
+    await this.register();
+    await this.h.redis.redis.publish(this.h.keys.channels.workersChanged, this.workerId);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    return this;
+  }
+
+  /** Writes its registry entry with the enrollment's Redis login. */
+  async register(ttlMs = 60_000): Promise<void> {
+    await publishRegistration(
+      this.redisClient as Redis,
+      this.h.keys,
+      {
+        workerId: this.workerId,
+        host: 'test',
+        tags: this.tags,
+        ...(this.teams === undefined ? {} : { teams: this.teams }),
+        cores: 4,
+        slots: 4,
+        running: this.running.size,
+        runningExecutionIds: [...this.running],
+        avgDurationMs5m: 0,
+        draining: false,
+        version: 'test',
+        startedAt: new Date().toISOString(),
+        at: new Date().toISOString(),
+      },
+      ttlMs,
+    );
+  }
+
+  heartbeat(periodMs = 200, ttlMs = 60_000): this {
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = setInterval(() => void this.register(ttlMs).catch(() => undefined), periodMs);
+    return this;
+  }
+
+  async waitDispatches(n: number, timeoutMs = 10_000): Promise<DispatchItem[]> {
+    await waitFor(() => this.dispatches.length >= n, { description: `${n} dispatches on ${this.workerId} (have ${this.dispatches.length})`, timeoutMs });
+    return this.dispatches.slice(0, n);
+  }
+
+  /** Publishes `body` to the events (or logs) exchange under its own validated user. */
+  async send(body: Buffer, exchange: 'events' | 'logs' = 'events'): Promise<void> {
+    const t = this.h.peerBus.topology;
+    const ch = this.channel as ConfirmChannel;
+    ch.publish(exchange === 'events' ? t.eventsExchange : t.logsExchange, '', body, { persistent: true, userId: this.enrollment.busUser, contentType: 'application/json' });
+    await ch.waitForConfirms();
+  }
+
+  async ack(items: readonly DispatchItem[], claim = this.workerId): Promise<void> {
+    for (const i of items) if (claim === this.workerId) this.running.add(i.executionId);
+    await this.register();
+    await this.send(encodeMessage({ v: MESSAGE_VERSION, kind: 'ack', workerId: claim, items: items.map((i) => ({ executionId: i.executionId, instanceId: i.instanceId, at: new Date().toISOString() })) }));
+  }
+
+  async result(items: readonly DispatchItem[], outcome: ResultItem['outcome'], claim = this.workerId): Promise<void> {
+    for (const i of items) this.running.delete(i.executionId);
+    await this.register();
+    await this.send(
+      encodeMessage({
+        v: MESSAGE_VERSION,
+        kind: 'result',
+        workerId: claim,
+        items: items.map((i) => ({ executionId: i.executionId, instanceId: i.instanceId, outcome, exitCode: outcome === 'SUCCESS' ? 0 : 1, endedAt: new Date().toISOString() })),
+      }),
+    );
+  }
+
+  async refuse(items: readonly DispatchItem[], reason: RefusalReason, claim = this.workerId): Promise<void> {
+    await this.send(encodeMessage({ v: MESSAGE_VERSION, kind: 'refusal', workerId: claim, items: items.map((i) => ({ executionId: i.executionId, instanceId: i.instanceId, reason })) }));
+  }
+
+  /** One `log` message: a chunk `text` on stdout at offset 0 for each item. */
+  async log(items: readonly DispatchItem[], text: string, claim = this.workerId): Promise<void> {
+    const data = Buffer.from(text).toString('base64');
+    const message: LogMessage = {
+      v: MESSAGE_VERSION,
+      kind: 'log',
+      workerId: claim,
+      items: items.map((i) => ({ part: 'chunk' as const, executionId: i.executionId, instanceId: i.instanceId, stream: 'stdout' as const, offset: 0, allOffset: 0, data })),
+    };
+    await this.send(encodeMessage(message), 'logs');
+  }
+
+  /** A bus heartbeat naming `claim`. */
+  async busHeartbeat(claim = this.workerId): Promise<void> {
+    const now = new Date().toISOString();
+    await this.send(
+      encodeMessage({ v: MESSAGE_VERSION, kind: 'heartbeat', workerId: claim, host: 'test', tags: this.tags, cores: 4, slots: 4, running: 0, runningExecutionIds: [], avgDurationMs5m: 0, draining: false, version: 'test', startedAt: now, at: now }),
+    );
+  }
+
+  /** Stops heartbeating and closes its connections (its registry entry stays until removed or expired). */
+  async stop(): Promise<void> {
+    clearInterval(this.heartbeatTimer);
+    await this.conn?.close().catch(() => undefined);
+    this.conn = undefined;
+    if (this.redisClient !== undefined) this.redisClient.disconnect();
+    this.redisClient = undefined;
+  }
 }

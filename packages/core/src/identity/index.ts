@@ -1,1 +1,2 @@
 export * from './enrollment.js';
+export * from './attribution.js';

@@ -9,6 +9,7 @@ export type { BroadcastTarget, RoundRobinPick } from './strategies.js';
 export { routeInstance } from './route.js';
 export type { RouteContext, RouteDecision } from './route.js';
 export { TeamQuota, teamsAtLimit } from './team-quota.js';
+export { routableTeams } from './enrollment-teams.js';
 export { holdThresholds, isDeferrable, nextBacklogHold, poolKeyOf } from './backlog-deferral.js';
 export type { BacklogDeferralPolicy, PoolLoad, PoolRequest } from './backlog-deferral.js';
 export { fairOrder, fairSequence, fairShares } from './fair-share.js';
