@@ -1798,6 +1798,8 @@ export interface Operations {
           state: "active" | "draining";
           /** the teams it serves (AX_WORKER_TEAMS); ["*"] = every team */
           teams: string[];
+          /** the id of the worker enrollment it runs under (the prefix of its id); null = an unenrolled worker */
+          enrollment: string | null;
         }[];
         nextCursor: string | null;
       };
@@ -1955,6 +1957,82 @@ export interface Operations {
           key: string;
         }[];
       };
+    };
+  };
+  /** Worker enrollments whose teams are all the token's (never their credentials), live first, newest first (admin) */
+  "GET /api/v1/workers/enrollments": {
+    params: Record<string, never>;
+    query: {
+      /** page size, default 50, max 500 */
+      limit?: number;
+      /** nextCursor of the previous page */
+      cursor?: string;
+      /** live (default), revoked or all */
+      state?: "live" | "revoked" | "all";
+    };
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/workers/enrollments"]["responses"][200];
+    responses: {
+      /** a page of enrollments */
+      200: {
+        items: {
+          /** `enr-` + 12 of [a-z0-9]; never reused */
+          id: string;
+          name: string;
+          teams: string[];
+          /** tags its workers may offer; [] = any */
+          tags: string[];
+          createdAt: string;
+          /** the token name of its creator */
+          createdBy: string | null;
+          revokedAt: string | null;
+          /** ids of its workers in the registry now (`<id>.<AX_WORKER_ID>`) */
+          workers: string[];
+        }[];
+        nextCursor: string | null;
+      };
+    };
+  };
+  /** Enroll workers for teams: their own RabbitMQ and Redis users, and a credential shown once (admin) */
+  "POST /api/v1/workers/enrollments": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** unique among live enrollments */
+      name: string;
+      /** the teams its workers serve (the server's record, R24); ["*"] = every team */
+      teams: string[];
+      /** tags its workers may offer; [] (default) = any */
+      tags?: string[];
+    };
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/workers/enrollments"]["responses"][201];
+    responses: {
+      /** the enrollment and its credential (shown once) */
+      201: {
+        id: string;
+        name: string;
+        teams: string[];
+        tags: string[];
+        createdAt: string;
+        /** `axw_<id>_<secret>`: shown this once (only its SHA-256 is stored); the worker reads it from AX_WORKER_CREDENTIAL_FILE */
+        credential: string;
+      };
+    };
+  };
+  /** Revoke a worker enrollment at once: its credential, its RabbitMQ and Redis users, and its workers' registry entries (admin) */
+  "DELETE /api/v1/workers/enrollments/{id}": {
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["DELETE /api/v1/workers/enrollments/{id}"]["responses"][204];
+    responses: {
+      /** revoked, and its users deleted */
+      204: void;
     };
   };
   /** Alerts raised, newest first, of the token's teams, with their delivery state (viewer) */

@@ -76,6 +76,10 @@ export type RerunBatchInstancePage = ResponseOf<'GET /api/v1/reruns/{batchId}/in
 
 export type Worker = ItemOf<'GET /api/v1/workers'>;
 export type WorkerPage = ResponseOf<'GET /api/v1/workers'>;
+export type WorkerEnrollment = ItemOf<'GET /api/v1/workers/enrollments'>;
+export type WorkerEnrollmentPage = ResponseOf<'GET /api/v1/workers/enrollments'>;
+/** A created enrollment: its credential is in this answer only. */
+export type CreatedWorkerEnrollment = ResponseOf<'POST /api/v1/workers/enrollments'>;
 export type DispatchState = ResponseOf<'GET /api/v1/dispatch'>;
 
 export type TodayStats = ResponseOf<'GET /api/v1/stats/today'>;

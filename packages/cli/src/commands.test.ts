@@ -260,6 +260,9 @@ describe('the built binary', () => {
       [['rerun', 'backfill', '--task', 'nope', '--from', D1, '--to', D1, '--reason', 'r'], /\(404 NOT_FOUND\)$/],
       [['workers'], /^axctl: workers: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
       [['workers', 'drain', 'ghost'], /^axctl: workers drain: worker "ghost" does not exist \(404 NOT_FOUND\)$/],
+      [['workers', 'enroll', '--name', 'x', '--team', 'default'], /^axctl: workers enroll: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['workers', 'enrollments'], /^axctl: workers enrollments: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['workers', 'revoke', 'enr-000000000000'], /^axctl: workers revoke: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['teams', 'list', '--cursor', 'not-a-cursor'], /^axctl: teams list: .*\(400 VALIDATION_FAILED\)$/],
       [['teams', 'show', 'nosuch'], /^axctl: teams show: team "nosuch" does not exist \(404 NOT_FOUND\)$/],
       [['teams', 'create', 'default'], /^axctl: teams create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
@@ -272,7 +275,7 @@ describe('the built binary', () => {
       [['edges', 'list'], /^axctl: edges list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
       [['dag', 'show', 'nope'], /^axctl: dag show: task "nope" does not exist \(404 NOT_FOUND\)$/],
     ];
-    const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] !== 'drain') || args[0] === 'tail' || args[0] === 'logs' || args[0] === 'apply' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
+    const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] === undefined) || args[0] === 'tail' || args[0] === 'logs' || args[0] === 'apply' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
     // `completion` calls no API: its only failure is a usage error (exit 2).
     expect([...covered].sort()).toEqual(COMMANDS.map((c) => c.name).filter((n) => n !== 'completion').sort());
     const results: AxctlResult[] = [];

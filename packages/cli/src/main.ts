@@ -18,6 +18,7 @@ import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
 import { teamCommands, teamName } from './commands/teams.js';
 import { workerCommands } from './commands/workers.js';
+import { enrollmentCommands } from './commands/enrollments.js';
 
 /** Default `AX_URL`. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -33,6 +34,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...instanceCommands,
   ...rerunCommands,
   ...workerCommands,
+  ...enrollmentCommands,
   ...teamCommands,
   tailCommand,
   logsCommand,
@@ -47,7 +49,7 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['dag', 'show a DAG from its root, with the states of one business date'],
   ['instances', 'runs of tasks: list, get, cancel'],
   ['rerun', 'run again: instance, dag, failed, backfill'],
-  ['workers', 'the worker registry; drain a worker'],
+  ['workers', 'the worker registry; drain a worker; enroll workers, list and revoke enrollments'],
   ['teams', 'the teams the token covers: list, show, create'],
   ['tail', 'follow instance events as they happen'],
   ['logs', "print (and follow) a run's output"],

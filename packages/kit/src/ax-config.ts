@@ -157,6 +157,15 @@ export const axConfigFields = {
    */
   amqpUrl: amqpUrlsField(),
   /**
+   * `AX_AMQP_MANAGEMENT_URL` — admin-api: RabbitMQ's management HTTP API
+   * (`http(s)://user:password@host:15672`), where the RabbitMQ user of each worker enrollment is
+   * made and deleted (DESIGN R24). Its login needs the `administrator` tag (docs/deploy.md).
+   * Default: unset, and admin-api then uses `defaultManagementUrl` of `@ax/bus` on the first
+   * `AX_AMQP_URL` node: the same host on port 15672 (15671 for `amqps:`) with the AMQP URL's
+   * login. A credential: `AX_AMQP_MANAGEMENT_URL_FILE` works, and its password is masked.
+   */
+  amqpManagementUrl: urlField({ env: 'AX_AMQP_MANAGEMENT_URL', protocols: ['http:', 'https:'], optional: true }),
+  /**
    * `AX_NAMESPACE` — prefix of every Redis key, exchange and queue (lower-case letters, digits,
    * `_`, `-`, `.`; at most 64). Default `ax`.
    */

@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       mysqlUrl: 'mysql://root@127.0.0.1:3306/ax',
       redisUrl: 'redis://127.0.0.1:6379',
       amqpUrl: ['amqp://guest:guest@127.0.0.1:5672'],
+      amqpManagementUrl: undefined,
       namespace: 'ax',
       httpPort: 9101,
       logLevel: 'info',
@@ -137,6 +138,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig(fields, { NODE_ENV: 'production', AX_AMQP_URL: 'amqp://ax:Pw9Tq2Lk7Xv4@r0:5672,amqp://ax:CHANGE_ME@r1:5672' })).toThrow(
       /node 2 of 2 \(amqp:\/\/ax:\*\*\*@r1:5672\): its password is/,
     );
+  });
+
+  it('#44 AX_AMQP_MANAGEMENT_URL takes an http(s) URL, from a file too, and masks its password when it is wrong', () => {
+    expect(loadConfig(axServiceFields('admin-api'), { AX_AMQP_MANAGEMENT_URL: 'https://ax-admin:pw@rabbit:15671' }).amqpManagementUrl).toBe('https://ax-admin:pw@rabbit:15671');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-mgmt-'));
+    try {
+      writeFileSync(path.join(dir, 'url'), 'http://ax-admin:from-file@rabbit:15672\n', { mode: 0o600 });
+      expect(loadConfig(axServiceFields('admin-api'), { AX_AMQP_MANAGEMENT_URL_FILE: path.join(dir, 'url') }).amqpManagementUrl).toBe('http://ax-admin:from-file@rabbit:15672');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const { lines, code } = runOrExit({ AX_AMQP_MANAGEMENT_URL: 'amqp://ax-admin:s3cret@rabbit:5672' });
+    expect(code).toBe(2);
+    expect(lines.join('\n')).toContain('AX_AMQP_MANAGEMENT_URL');
+    expect(lines.join('\n')).not.toContain('s3cret');
   });
 
   it('treats an empty or blank variable as unset', () => {

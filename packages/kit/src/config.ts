@@ -105,7 +105,7 @@ export const FILE_SUFFIX = '_FILE';
  * sits in the process's environment. The file's content, one trailing newline removed, becomes
  * the value of `<NAME>` in `cleaned` (and is then checked like any value). Setting both, or a file
  * that cannot be read, is an issue naming `<NAME>_FILE` (never the file's content). The forms:
- * AX_MYSQL_URL_FILE, AX_REDIS_URL_FILE, AX_AMQP_URL_FILE, AX_REDIS_SENTINEL_PASSWORD_FILE,
+ * AX_MYSQL_URL_FILE, AX_REDIS_URL_FILE, AX_AMQP_URL_FILE, AX_AMQP_MANAGEMENT_URL_FILE, AX_REDIS_SENTINEL_PASSWORD_FILE,
  * AX_ADMIN_TOKEN_FILE, AX_EXECUTOR_SECRET_FILE, AX_ALERT_WEBHOOK_URL_FILE.
  */
 function readCredentialFiles(fields: EnvFields, cleaned: Record<string, string>): ConfigIssue[] {

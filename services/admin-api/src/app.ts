@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
 import { edgeRoutes } from './routes/edges.js';
+import { enrollmentRoutes } from './routes/enrollments.js';
 import { executionRoutes } from './routes/executions.js';
 import { instanceRoutes } from './routes/instances.js';
 import { logRoutes } from './routes/logs.js';
@@ -42,6 +43,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...rerunRoutes,
   ...opsRoutes,
   ...workerBootstrapRoutes,
+  ...enrollmentRoutes,
   ...alertRoutes,
   ...statsRoutes,
   ...sessionRoutes,

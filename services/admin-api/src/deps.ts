@@ -1,5 +1,5 @@
 /** What the express app is built from (injected: main.ts wires real clients, tests their own). */
-import type { Bus } from '@ax/bus';
+import type { Bus, BusAdminOptions } from '@ax/bus';
 import type { Logger, Metrics, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool } from '@ax/store';
 import type { TrustedProxies } from './client-address.js';
@@ -18,6 +18,12 @@ export interface AppDeps {
   readonly keys: RedisKeys;
   /** RabbitMQ publisher (cancel and report results); null = not configured (those endpoints answer 503). */
   readonly bus: BusPublisher | null;
+  /**
+   * RabbitMQ's management API (`AX_AMQP_MANAGEMENT_URL`, default from the first `AX_AMQP_URL`) and
+   * the namespace's vhost: where worker enrollments' RabbitMQ users are made and deleted. Omitted =
+   * not configured: creating and revoking enrollments answer 503.
+   */
+  readonly busAdmin?: BusAdminOptions;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly apiMetrics: ApiMetrics;

@@ -6,11 +6,11 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { busTopology } from '@ax/bus';
+import { busTopology, defaultManagementUrl, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
 import { deriveExecutorKey, signV2 } from '@ax/core';
-import { createMetrics, redisKeys, silentLogger } from '@ax/kit';
+import { createMetrics, redisKeys, silentLogger, type Redis } from '@ax/kit';
 import { insertApiToken, type StorePool } from '@ax/store';
-import { createTestDatabase, createTestRedis, uniqueNamespace, type TestDatabase, type TestRedis } from '@ax/testing';
+import { createTestDatabase, createTestRedis, testAmqpUrl, uniqueNamespace, type TestDatabase, type TestRedis } from '@ax/testing';
 import { createApp } from './app.js';
 import { hashToken } from './auth.js';
 import type { AppDepsInput } from './deps.js';
@@ -88,6 +88,7 @@ export async function startTestApp(overrides: Partial<AppDepsInput> = {}): Promi
     logger: silentLogger(),
     metrics,
     apiMetrics: createApiMetrics(metrics),
+    busAdmin: testBusAdmin(),
     executorSecret: EXECUTOR_SECRET,
     hmacWindowMs: 300_000,
     bodyLimitBytes: 1_048_576,
@@ -132,10 +133,54 @@ export async function startTestApp(overrides: Partial<AppDepsInput> = {}): Promi
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Enrollment users of this namespace go too (on the real management API, whatever the test
+      // overrode); only asked of RabbitMQ when the file made enrollments, so the other files do
+      // not depend on its management plugin.
+      const [enrolled] = await db.pool.query<any[]>('SELECT COUNT(*) AS n FROM worker_enrollment');
+      const aclUsers = ((await redis.redis.call('ACL', 'USERS')) as string[]).filter((u) => u.startsWith(`${namespace}.enr-`));
+      if (Number(enrolled[0]?.n ?? 0) > 0 || aclUsers.length > 0) await dropEnrollmentUsers(namespace, redis.redis, testBusAdmin());
       await redis.cleanup();
       await db.drop();
     },
   };
+}
+
+/** The test RabbitMQ's management API: worker enrollments make and delete their users there. */
+export function testBusAdmin(): BusAdminOptions {
+  return { managementUrl: process.env['AX_AMQP_MANAGEMENT_URL'] ?? defaultManagementUrl(testAmqpUrl()), vhost: vhostOfAmqpUrl(testAmqpUrl()) };
+}
+
+/** Basic auth header and base URL of a management API URL (tests). */
+function management(busAdmin: BusAdminOptions): { base: string; authorization: string } {
+  const url = new URL(busAdmin.managementUrl);
+  const authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  return { base: `${url.origin}/api`, authorization };
+}
+
+/**
+ * The worker enrollment users of `namespace` that exist now: RabbitMQ users (management API)
+ * and Redis ACL users named `<ns>.enr-…`, sorted. What tests check "nothing was created" with.
+ */
+export async function enrollmentUsersOf(namespace: string, redis: Redis, busAdmin: BusAdminOptions | undefined): Promise<{ rabbitmq: string[]; redis: string[] }> {
+  const prefix = `${namespace}.enr-`;
+  const acl = ((await redis.call('ACL', 'USERS')) as string[]).filter((u) => u.startsWith(prefix)).sort();
+  let bus: string[] = [];
+  if (busAdmin !== undefined) {
+    const { base, authorization } = management(busAdmin);
+    const res = await fetch(`${base}/users?columns=name`, { headers: { authorization } });
+    if (res.ok) bus = ((await res.json()) as Array<{ name: string }>).map((u) => u.name).filter((u) => u.startsWith(prefix)).sort();
+  }
+  return { rabbitmq: bus, redis: acl };
+}
+
+/** Deletes every worker enrollment user of `namespace` (RabbitMQ and Redis): a test file leaves none. */
+export async function dropEnrollmentUsers(namespace: string, redis: Redis, busAdmin: BusAdminOptions | undefined): Promise<void> {
+  const users = await enrollmentUsersOf(namespace, redis, busAdmin);
+  for (const user of users.redis) await redis.call('ACL', 'DELUSER', user);
+  if (busAdmin !== undefined) {
+    const { base, authorization } = management(busAdmin);
+    for (const user of users.rabbitmq) await fetch(`${base}/users/${encodeURIComponent(user)}`, { method: 'DELETE', headers: { authorization } });
+  }
 }
 
 /** Inserts an instance row directly (tests). Returns its id. */

@@ -4,8 +4,8 @@
  * express app → listen on AX_HTTP_PORT (default 8080); SIGTERM/SIGINT stop it cleanly.
  */
 import type { Server } from 'node:http';
-import { createBus } from '@ax/bus';
-import { axServiceFields, CONFIG_ERROR_EXIT_CODE, closeRedis, createLogger, createMetrics, createRedis, createShutdown, intField, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
+import { busAdminReachable, createBus, defaultManagementUrl, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
+import { axServiceFields, CONFIG_ERROR_EXIT_CODE, DEFAULT_AMQP_URL, closeRedis, createLogger, createMetrics, createRedis, createShutdown, intField, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
@@ -76,6 +76,17 @@ async function main(): Promise<void> {
   // The API serves reads without RabbitMQ; /readyz reports it until the first connection.
   bus.start().catch((err: unknown) => logger.error({ err: toError(err) }, 'RabbitMQ did not start'));
 
+  // Worker enrollments' RabbitMQ users are made here (AX_AMQP_MANAGEMENT_URL, default from the
+  // first AX_AMQP_URL node). Not reachable at start: the API serves, and enrollments answer 503
+  // naming RabbitMQ until it is.
+  const firstAmqpUrl = config.amqpUrl[0] ?? DEFAULT_AMQP_URL;
+  const busAdmin: BusAdminOptions = { managementUrl: config.amqpManagementUrl ?? defaultManagementUrl(firstAmqpUrl), vhost: vhostOfAmqpUrl(firstAmqpUrl) };
+  busAdminReachable(busAdmin)
+    .then((ok) => {
+      if (!ok) logger.warn({ managementHost: new URL(busAdmin.managementUrl).host }, 'the RabbitMQ management API does not answer with this login (AX_AMQP_MANAGEMENT_URL): worker enrollments cannot be made or revoked until it does');
+    })
+    .catch((err: unknown) => logger.warn({ err: toError(err) }, 'could not check the RabbitMQ management API'));
+
   const consoleDir = config.consoleDir ?? locateConsoleDist();
   if (consoleBuilt(consoleDir)) logger.info({ consoleDir }, 'serving the console at /');
   else logger.warn({ consoleDir }, 'the console is not built (pnpm build): / answers 503, the API works');
@@ -85,6 +96,7 @@ async function main(): Promise<void> {
     redis,
     keys: redisKeys(config.namespace),
     bus,
+    busAdmin,
     logger,
     metrics,
     apiMetrics: createApiMetrics(metrics),

@@ -31,6 +31,9 @@ const CONTRACT: Array<[string, string, string]> = [
   ['post', '/api/v1/instances/{id}/cancel', 'operator'],
   ['post', '/api/v1/reruns', 'operator'],
   ['get', '/api/v1/workers', 'viewer'],
+  ['post', '/api/v1/workers/enrollments', 'admin'],
+  ['get', '/api/v1/workers/enrollments', 'admin'],
+  ['delete', '/api/v1/workers/enrollments/{id}', 'admin'],
   ['post', '/api/v1/workers/{id}/drain', 'operator'],
   ['post', '/api/v1/dispatch/pause', 'admin'],
   ['post', '/api/v1/dispatch/resume', 'admin'],
@@ -139,6 +142,22 @@ describe('OpenAPI document', () => {
       expect(Object.keys(byType.get('sql')?.properties ?? {})).toEqual(['type', 'datasource', 'statement', 'script']);
       expect(byType.get('sql')?.required).toEqual(expect.arrayContaining(['type', 'datasource']));
     }
+  });
+
+  it('#44 documents worker enrollments: the credential shown once, the login server that failed, and the bootstrap\'s own credential auth', () => {
+    type Schema = { properties?: Record<string, unknown>; required?: string[] };
+    type Operation = { security?: unknown; responses: Record<string, { description: string; content?: Record<string, { schema: Schema }> } | undefined> };
+    const paths = document['paths'] as Record<string, Record<string, Operation>>;
+    const create = paths['/api/v1/workers/enrollments']?.['post'];
+    expect(Object.keys(create?.responses['201']?.content?.['application/json']?.schema.properties ?? {})).toEqual(['id', 'name', 'teams', 'tags', 'createdAt', 'credential']);
+    expect(create?.responses['503']?.description).toMatch(/details\.server/);
+    expect(create?.responses['409']).toBeDefined();
+    expect(paths['/api/v1/workers/enrollments/{id}']?.['delete']?.responses['404']).toBeDefined();
+    const self = paths['/api/v1/workers/self']?.['get'];
+    expect(self?.security).toEqual([{ workerCredential: [] }]);
+    expect(Object.keys(self?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '429', '503']));
+    expect(Object.keys(self?.responses['200']?.content?.['application/json']?.schema.properties ?? {})).toEqual(['enrollment', 'workerIdPrefix', 'amqp', 'redis', 'keys']);
+    expect(JSON.stringify(paths['/api/v1/workers']?.['get']?.responses['200'])).toContain('"enrollment"');
   });
 
   it('#45 documents the answers of the noisy-neighbour limits: 503 on every write, 413 on imports, 400 naming the cap on oversized JSON, 429 on log streams', () => {

@@ -1,5 +1,6 @@
 /** Operations: workers and drain, global dispatch pause, today's figures, dead letters. */
 import { z } from 'zod';
+import { enrollmentOfWorkerId } from '@ax/core';
 import { readRegistry, setDrained, readRegistration } from '@ax/redis';
 import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, setSystemFlag } from '@ax/store';
 import { audit } from '../audit.js';
@@ -22,6 +23,7 @@ const workerSchema = z.object({
   lastHeartbeat: z.string(),
   state: z.enum(['active', 'draining']),
   teams: z.array(z.string()).describe('the teams it serves (AX_WORKER_TEAMS); ["*"] = every team'),
+  enrollment: z.string().nullable().describe('the id of the worker enrollment it runs under (the prefix of its id); null = an unenrolled worker'),
 });
 
 const pausedSchema = z.object({ paused: z.boolean() });
@@ -57,6 +59,7 @@ export const opsRoutes: RouteSpec[] = [
             startedAt: w.startedAt,
             clockOffsetMs: w.clockOffsetMs ?? null,
             teams: w.teams === undefined || w.teams.length === 0 ? ['*'] : [...w.teams],
+            enrollment: enrollmentOfWorkerId(w.workerId),
           })),
           nextCursor: null,
         },

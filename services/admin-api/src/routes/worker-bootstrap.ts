@@ -8,12 +8,16 @@
  * enrollment never appears; `["*"]` is every team that exists. Workers poll it (every 30 s), so
  * a rotation or a changed team list reaches them without a restart.
  *
- * Authentication is worker-auth.ts (credential only, uniform 401, rate-limited). The answer
- * holds secrets: it is never logged, and `cache-control: no-store` is set on every response.
+ * Authentication is worker-auth.ts (credential only, uniform 401, rate-limited). Redis keeps
+ * ACL users per server and in memory only, so the bootstrap also makes the enrollment's Redis
+ * user again when the server lost it (a restart, a failover): workers get their login back
+ * within a poll (enrollment-logins.ts `restoreEnrollmentRedisUser`). The answer holds secrets: it is never logged, and `cache-control: no-store` is set on every response.
  */
 import { z } from 'zod';
 import { acceptedKeyVersions, busUserOf, deriveExecutorKey, enrollmentLoginPassword, redisUserOf } from '@ax/core';
-import { listTeams, type EnrollmentRecord, type Queryable, type TeamRecord } from '@ax/store';
+import { deleteEnrollmentRedisUser } from '@ax/redis';
+import { getEnrollment, listTeams, type EnrollmentRecord, type Queryable, type TeamRecord } from '@ax/store';
+import { restoreEnrollmentRedisUser } from '../enrollment-logins.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { defineRoute, type RouteSpec } from '../route.js';
@@ -88,6 +92,15 @@ export const workerBootstrapRoutes: RouteSpec[] = [
     handler: async ({ deps, enrollment }) => {
       if (enrollment === null) throw new ApiError(401, 'UNAUTHENTICATED', 'a valid worker enrollment credential is required');
       const secret = masterSecret(deps);
+      if (await restoreEnrollmentRedisUser(deps, secret, enrollment.id)) {
+        // A revoke may have run between the authentication and the restore (it deletes the user
+        // after marking the row): then delete what was just made, and answer as to a revoked one.
+        const now = await getEnrollment(deps.pool, enrollment.id);
+        if (now === null || now.revokedAt !== null) {
+          await deleteEnrollmentRedisUser(deps.redis, deps.keys, enrollment.id);
+          throw new ApiError(401, 'UNAUTHENTICATED', 'a valid worker enrollment credential is required', {}, { 'www-authenticate': 'Bearer' });
+        }
+      }
       const teams = await enrollmentTeams(deps.pool, enrollment.teams);
       return { status: 200, body: workerSelf(secret, deps.keys.namespace, enrollment, teams, deps.now()) };
     },
