@@ -8,11 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
-import { busUserOf, credentialHash, enrollmentLoginPassword, newEnrollmentId, newWorkerCredential } from '@ax/core';
+import { defaultManagementUrl, deleteEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
+import { busUserOf } from '@ax/core';
 import { redisKeys } from '@ax/kit';
-import { deleteEnrollmentRedisUser, putEnrollmentRedisUser, readRegistration } from '@ax/redis';
-import { insertEnrollment } from '@ax/store';
+import { deleteEnrollmentRedisUser, readRegistration } from '@ax/redis';
 import {
   assertNoLeftoverProcesses,
   createTestAmqp,
@@ -54,21 +53,12 @@ async function api<T = Record<string, unknown>>(method: 'GET' | 'POST' | 'DELETE
   return { status: res.status, json: (text === '' ? {} : JSON.parse(text)) as T };
 }
 
-/**
- * An enrollment for `teams`: through `POST /api/v1/workers/enrollments` when this admin-api has
- * it; otherwise (the create route is not merged here yet) stored and provisioned as that route
- * does — the row, the RabbitMQ user, the Redis ACL user, with the passwords admin-api derives.
- */
+/** An enrollment for `teams`, created through the API (admin-api makes its RabbitMQ and Redis users). */
 async function createEnrollment(name: string, teams: string[]): Promise<{ id: string; credential: string }> {
-  const created = await api<{ id: string; credential: string }>('POST', '/api/v1/workers/enrollments', { name, teams });
-  if (created.status === 201) return created.json;
-  expect(created.status, JSON.stringify(created.json)).toBe(404);
-  const id = newEnrollmentId();
-  const credential = newWorkerCredential(id);
-  await insertEnrollment(db!.pool, { id, name, teams, tags: [], credentialHash: credentialHash(credential), createdBy: 'e2e' });
-  await putEnrollmentBusUser(busAdmin, ns, id, enrollmentLoginPassword(EXECUTOR_SECRET, 'amqp', ns, id));
-  await putEnrollmentRedisUser(redis!.redis, keys, id, enrollmentLoginPassword(EXECUTOR_SECRET, 'redis', ns, id));
-  return { id, credential };
+  const created = await api<{ id: string; teams: string[]; credential: string }>('POST', '/api/v1/workers/enrollments', { name, teams });
+  expect(created.status, JSON.stringify(created.json)).toBe(201);
+  expect(created.json.teams).toEqual(teams);
+  return created.json;
 }
 
 async function managementGet(path: string): Promise<unknown> {
@@ -178,14 +168,7 @@ describe('an enrolled worker against a real admin-api and broker', () => {
   it('stops taking work and exits 3 once the enrollment is revoked', async () => {
     onTestFailed(() => dumpAllProcessOutput());
     const revoked = await api('DELETE', `/api/v1/workers/enrollments/${enrollment!.id}`);
-    if (revoked.status === 404) {
-      // The revoke route is not merged here yet: do what it does (users deleted, row revoked).
-      await db!.pool.query('UPDATE worker_enrollment SET revoked_at = NOW(3) WHERE id = ?', [enrollment!.id]);
-      await deleteEnrollmentBusUser(busAdmin, ns, enrollment!.id);
-      await deleteEnrollmentRedisUser(redis!.redis, keys, enrollment!.id);
-    } else {
-      expect(revoked.status, JSON.stringify(revoked.json)).toBe(204);
-    }
+    expect(revoked.status, JSON.stringify(revoked.json)).toBe(204);
     expect(await worker.waitExit(WAIT_MS)).toEqual({ code: 3, signal: null });
     expect(worker.output()).toContain(`enrollment ${enrollment!.id} was revoked`);
   });
