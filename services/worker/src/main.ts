@@ -65,6 +65,7 @@ async function main(): Promise<void> {
       adminUrl: parsedEnv.adminUrl,
       localId: parsedEnv.workerId,
       requestedTeams: parsedEnv.teams,
+      tags: parsedEnv.workerTags,
       amqpUrls: parsedEnv.amqpUrl,
       redisUrl: parsedEnv.redisUrl,
       logger: createLogger({ service: 'worker', level: parsedEnv.logLevel, base: { enrollmentId: parsedEnv.credential.enrollmentId } }),

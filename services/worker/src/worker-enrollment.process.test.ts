@@ -157,6 +157,12 @@ describe('an enrolled worker that must not start: one line naming the thing, exi
       `ax: AX_WORKER_TEAMS="alpha,beta" is invalid: team alpha is not among the enrollment's (beta): AX_WORKER_TEAMS may only narrow them`,
     ]);
 
+    const gpu = newWorkerCredential('enr-gpuonlyxxxxx');
+    const gpuAnswer = bootstrap('enr-gpuonlyxxxxx', ['beta']);
+    answers.set(gpu, { status: 200, body: { ...(gpuAnswer.body as object), enrollment: { id: 'enr-gpuonlyxxxxx', name: 'gpu-pool', teams: ['beta'], tags: ['gpu'] } } });
+    const tagged = await refusedStart('enr-tags', { AX_WORKER_CREDENTIAL_FILE: credentialFile('gpu', gpu), AX_ADMIN_URL: adminUrl, AX_WORKER_TAGS: 'gpu,pci' });
+    expect(tagged).toEqual([`ax: AX_WORKER_TAGS="gpu,pci" is invalid: tag pci is not among the enrollment's (gpu)`]);
+
     const elsewhere = await refusedStart('enr-elsewhere', { AX_WORKER_CREDENTIAL_FILE: credentialFile('beta2', beta), AX_ADMIN_URL: `${adminUrl}/somewhere-else` });
     expect(elsewhere).toHaveLength(1);
     expect(elsewhere).toEqual([`ax: AX_ADMIN_URL="${adminUrl}/somewhere-else": GET ${adminUrl}/somewhere-else/api/v1/workers/self answered 404, not a worker's enrollment`]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { refusalFor } from '../admission.js';
 import { EnrollmentKeys } from '../executors/executor-keys.js';
-import { describeScope, narrowTeams, parseBootstrapAnswer, refreshedScope, scopeServes, withLogin } from './bootstrap-answer.js';
+import { describeScope, narrowTeams, parseBootstrapAnswer, refreshedScope, scopeServes, tagsProblem, withLogin } from './bootstrap-answer.js';
 
 const EID = 'enr-abcdefghijk1';
 const answer = (over: Record<string, unknown> = {}) => ({
@@ -87,6 +87,16 @@ describe('AX_WORKER_TEAMS narrows the enrollment, never widens it (R24)', () => 
     expect(refusalFor(item, Date.now(), { ...state, teams: { all: true } })).toBeNull();
     expect(refusalFor(item, Date.now(), state)).toBeNull();
     expect(scopeServes({ all: true }, 'anything')).toBe(true);
+  });
+});
+
+describe('AX_WORKER_TAGS of an enrolled worker', () => {
+  it('may offer only the enrollment\'s tags when it names any', () => {
+    expect(tagsProblem([], ['gpu', 'ssd'])).toBeUndefined();
+    expect(tagsProblem(undefined, ['gpu'])).toBeUndefined();
+    expect(tagsProblem(['gpu', 'ssd'], ['gpu'])).toBeUndefined();
+    expect(tagsProblem(['gpu'], [])).toBeUndefined();
+    expect(tagsProblem(['gpu'], ['gpu', 'pci'])).toBe("tag pci is not among the enrollment's (gpu)");
   });
 });
 

@@ -84,6 +84,18 @@ export function refreshedScope(enrollmentTeams: readonly string[], requested: re
   return { all: false, teams: [...new Set(teams)].sort() };
 }
 
+/**
+ * Why `AX_WORKER_TAGS` (`tags`) cannot be offered by a worker of an enrollment whose tags are
+ * `enrollmentTags` (`[]`: any), or undefined: like its teams, the tags it may offer are the
+ * enrollment's (ADMIN-API.md "Workers").
+ */
+export function tagsProblem(enrollmentTags: readonly string[] | undefined, tags: readonly string[]): string | undefined {
+  if (enrollmentTags === undefined || enrollmentTags.length === 0) return undefined;
+  const outside = tags.filter((tag) => !enrollmentTags.includes(tag));
+  if (outside.length === 0) return undefined;
+  return `tag${outside.length > 1 ? 's' : ''} ${outside.join(', ')} ${outside.length > 1 ? 'are' : 'is'} not among the enrollment's (${enrollmentTags.join(', ')})`;
+}
+
 /** Whether a scope serves `team`. */
 export function scopeServes(scope: TeamScope, team: string): boolean {
   return scope.all || scope.teams.includes(team);

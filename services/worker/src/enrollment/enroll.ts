@@ -10,7 +10,7 @@
  */
 import { enrolledWorkerId } from '@ax/core';
 import { toError, WORKER_ID_PATTERN, type Logger } from '@ax/kit';
-import { describeScope, narrowTeams, withLogin, type BootstrapAnswer, type TeamScope } from './bootstrap-answer.js';
+import { describeScope, narrowTeams, tagsProblem, withLogin, type BootstrapAnswer, type TeamScope } from './bootstrap-answer.js';
 import { fetchEnrollment, type EnrollmentFetch } from './enrollment-client.js';
 
 /** What an enrolled worker runs with. */
@@ -34,6 +34,8 @@ export interface EnrollInput {
   readonly localId: string;
   /** AX_WORKER_TEAMS. */
   readonly requestedTeams: readonly string[];
+  /** AX_WORKER_TAGS: must be among the enrollment's tags when it names any. */
+  readonly tags: readonly string[];
   readonly amqpUrls: readonly string[];
   readonly redisUrl: string;
   readonly logger: Logger;
@@ -68,6 +70,8 @@ export async function enroll(input: EnrollInput): Promise<{ ok: true; enrolled: 
       ? { ok: false, line: `enrollment ${eid} (${answer.enrollment.name}) has no teams: a worker of it could run nothing` }
       : { ok: false, line: `AX_WORKER_TEAMS=${JSON.stringify(input.requestedTeams.join(','))} is invalid: ${narrowed.problem}` };
   }
+  const badTags = tagsProblem(answer.enrollment.tags, input.tags);
+  if (badTags !== undefined) return { ok: false, line: `AX_WORKER_TAGS=${JSON.stringify(input.tags.join(','))} is invalid: ${badTags}` };
   let workerId: string;
   try {
     workerId = enrolledWorkerId(eid, input.localId);
