@@ -153,6 +153,7 @@ export { listAlertDeliveries, listUndeliveredAlerts, markAlertDelivered, recordA
 export { getTeamsAlertRoutes, setTeamAlertRoutes } from './queries/team-alert-routes.js';
 export {
   EnrollmentNameTakenError,
+  dropTeamFromEnrollments,
   getEnrollment,
   getLiveEnrollmentByCredentialHash,
   insertEnrollment,

@@ -10,9 +10,10 @@
 import { connect, type ChannelModel } from 'amqplib';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WORKER_CREDENTIAL_PATTERN, busUserOf, credentialHash, enrollmentLoginPassword, redisUserOf } from '@ax/core';
+import { WORKER_CREDENTIAL_PATTERN, busUserOf, credentialHash, enrollmentLoginPassword, newEnrollmentId, newWorkerCredential, redisUserOf } from '@ax/core';
 import { redisKeys } from '@ax/kit';
-import { publishRegistration, readRegistration, type WorkerRegistration } from '@ax/redis';
+import { publishRegistration, putEnrollmentRedisUser, readRegistration, type WorkerRegistration } from '@ax/redis';
+import { insertEnrollment } from '@ax/store';
 import { testAmqpUrl, testRedisUrl, waitFor } from '@ax/testing';
 import { EXECUTOR_SECRET, addToken, enrollmentUsersOf, startTestApp, testBusAdmin, type TestApp } from './harness.test-helper.js';
 
@@ -171,6 +172,29 @@ describe('who sees an enrollment', () => {
   });
 });
 
+describe('a team deleted and created again', () => {
+  it('attack: is not served by the old team\'s enrollments, which lose it and never get the new team\'s key', async () => {
+    expect((await t.call('POST', '/api/v1/teams', { body: { name: 'phoenix' } })).status).toBe(201);
+    const both = await enroll({ name: 'phoenix-and-alpha', teams: ['alpha', 'phoenix'] });
+    const only = await enroll({ name: 'phoenix-only', teams: ['phoenix'] });
+    expect((await t.call('DELETE', '/api/v1/teams/phoenix')).status).toBe(204);
+    expect((await t.call('POST', '/api/v1/teams', { body: { name: 'phoenix' } })).status).toBe(201);
+    const selfBoth = await t.call('GET', '/api/v1/workers/self', { token: both.credential });
+    expect(selfBoth.body.enrollment.teams).toEqual(['alpha']);
+    expect(selfBoth.body.keys.map((k: any) => k.team)).toEqual(['alpha']);
+    const selfOnly = await t.call('GET', '/api/v1/workers/self', { token: only.credential });
+    expect(selfOnly.status).toBe(200);
+    expect(selfOnly.body.enrollment.teams).toEqual([]);
+    expect(selfOnly.body.keys).toEqual([]);
+    const listed = (await t.call('GET', '/api/v1/workers/enrollments', { token: adminAlpha })).body.items.map((x: any) => x.id);
+    expect(listed).toContain(both.id);
+    expect(listed).not.toContain(only.id); // no team left: a "*" admin's only
+    const audit = await t.call('GET', '/api/v1/audit');
+    const entry = audit.body.items.find((x: any) => x.action === 'team.delete' && x.target === 'team:phoenix');
+    expect([...entry.after.enrollmentsNarrowed].sort()).toEqual([both.id, only.id].sort());
+  });
+});
+
 describe('a Redis that lost its ACL users', () => {
   it('gets the enrollment\'s Redis user back from the next bootstrap (a restart or failover loses it: ACL users are per server, in memory)', async () => {
     const e = await enroll({ name: 'lost-acl', teams: ['alpha'] });
@@ -285,6 +309,24 @@ describe('a login server that fails', () => {
       expect(Number(rows[0].n)).toBe(0);
       expect(await enrollmentUsersOf(broken.namespace, broken.redis.redis, testBusAdmin())).toEqual({ rabbitmq: [], redis: [] });
       expect((await broken.call('GET', '/api/v1/audit')).body.items.filter((x: any) => x.action === 'worker.enrollment.create')).toEqual([]);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('RabbitMQ unreachable during a revoke → 503 naming RabbitMQ; the enrollment is revoked (its credential refused) and its Redis user gone all the same', async () => {
+    const broken = await startTestApp({ busAdmin: { managementUrl: 'http://guest:guest@127.0.0.1:1', vhost: '/', timeoutMs: 2_000 } });
+    try {
+      const id = newEnrollmentId();
+      const credential = newWorkerCredential(id);
+      await insertEnrollment(broken.pool, { id, name: 'half', teams: ['default'], tags: [], credentialHash: credentialHash(credential), createdBy: 'test' });
+      await putEnrollmentRedisUser(broken.redis.redis, redisKeys(broken.namespace), id, enrollmentLoginPassword(EXECUTOR_SECRET, 'redis', broken.namespace, id));
+      const res = await broken.call('DELETE', `/api/v1/workers/enrollments/${id}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'UNAVAILABLE', details: { server: 'rabbitmq' } });
+      expect(res.body.error.message).toMatch(/send the DELETE again/);
+      expect((await broken.call('GET', '/api/v1/workers/self', { token: credential })).status).toBe(401);
+      expect((await enrollmentUsersOf(broken.namespace, broken.redis.redis, testBusAdmin())).redis).toEqual([]);
     } finally {
       await broken.close();
     }

@@ -138,7 +138,7 @@ describe('who is refused', () => {
 
   it('attack: a worker credential is not an API token (the API answers it 401)', async () => {
     const e = await enroll('not-a-token', ['*']);
-    for (const path of ['/api/v1/teams', '/api/v1/workers', '/api/v1/tasks']) {
+    for (const path of ['/api/v1/teams', '/api/v1/workers', '/api/v1/workers/enrollments', '/api/v1/tasks']) {
       expect((await t.call('GET', path, { token: e.credential })).status).toBe(401);
     }
   });

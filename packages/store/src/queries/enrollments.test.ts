@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@ax/testing';
 import {
   EnrollmentNameTakenError,
+  dropTeamFromEnrollments,
   getEnrollment,
   getLiveEnrollmentByCredentialHash,
   insertEnrollment,
@@ -52,5 +53,19 @@ describe('worker_enrollment', () => {
     await revokeEnrollment(db.pool, 'enr-bbbbbbbbbbb1');
     const again = await insertEnrollment(db.pool, { id: 'enr-bbbbbbbbbbb3', name: 'pool-b', teams: ['beta'], tags: [], credentialHash: hash('e'), createdBy: null });
     expect(again.teams).toEqual(['beta']);
+  });
+
+  it('takes a deleted team off the live enrollments naming it, leaving "*" and revoked ones alone', async () => {
+    await insertEnrollment(db.pool, { id: 'enr-ccccccccccc1', name: 'pool-c1', teams: ['gamma', 'delta'], tags: [], credentialHash: hash('f'), createdBy: null });
+    await insertEnrollment(db.pool, { id: 'enr-ccccccccccc2', name: 'pool-c2', teams: ['gamma'], tags: [], credentialHash: hash('g'), createdBy: null });
+    await insertEnrollment(db.pool, { id: 'enr-ccccccccccc3', name: 'pool-c3', teams: ['*'], tags: [], credentialHash: hash('h'), createdBy: null });
+    await insertEnrollment(db.pool, { id: 'enr-ccccccccccc4', name: 'pool-c4', teams: ['gamma'], tags: [], credentialHash: hash('i'), createdBy: null });
+    await revokeEnrollment(db.pool, 'enr-ccccccccccc4');
+    expect((await dropTeamFromEnrollments(db.pool, 'gamma')).sort()).toEqual(['enr-ccccccccccc1', 'enr-ccccccccccc2']);
+    expect((await getEnrollment(db.pool, 'enr-ccccccccccc1'))?.teams).toEqual(['delta']);
+    expect((await getEnrollment(db.pool, 'enr-ccccccccccc2'))?.teams).toEqual([]);
+    expect((await getEnrollment(db.pool, 'enr-ccccccccccc3'))?.teams).toEqual(['*']);
+    expect((await getEnrollment(db.pool, 'enr-ccccccccccc4'))?.teams).toEqual(['gamma']);
+    expect(await dropTeamFromEnrollments(db.pool, 'gamma')).toEqual([]);
   });
 });

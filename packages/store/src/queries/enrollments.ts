@@ -135,3 +135,29 @@ export async function liveEnrollmentTeams(db: Queryable): Promise<Map<string, re
   for (const e of await listEnrollments(db)) out.set(e.id, e.teams);
   return out;
 }
+
+/**
+ * Takes `team` off every live enrollment naming it, when the team is deleted (in the delete's
+ * transaction): a team created again under that name is a new team (#44), and no enrollment of
+ * the old one serves it or gets its keys. An enrollment left with no team stays live but serves
+ * nothing and gets no key (revoke it). `["*"]` enrollments are not changed: they serve every team
+ * there is. Returns the ids changed.
+ */
+export async function dropTeamFromEnrollments(db: Queryable, team: string): Promise<string[]> {
+  let rows: RowDataPacket[];
+  try {
+    [rows] = await db.query<RowDataPacket[]>('SELECT id, teams FROM worker_enrollment WHERE revoked_at IS NULL FOR UPDATE');
+  } catch (err) {
+    if (isNoSuchTableError(err)) return [];
+    throw err;
+  }
+  const changed: string[] = [];
+  for (const row of rows) {
+    const teams = stringList(row['teams']);
+    if (!teams.includes(team)) continue;
+    const id = String(row['id']);
+    await db.query<ResultSetHeader>('UPDATE worker_enrollment SET teams = ? WHERE id = ?', [encodeJson(teams.filter((t) => t !== team)), id]);
+    changed.push(id);
+  }
+  return changed;
+}

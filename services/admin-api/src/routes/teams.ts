@@ -16,12 +16,13 @@
  * #44: a team deleted and created again is a new team: its key versions continue above the
  * deleted one's (store `team_key_floor`), so no key, signature or worker keyring entry of the
  * old team is valid for it, and the delete takes the team off every token naming it (a token
- * left with no team is revoked), so no old token acts for the new one. `httpAllow` narrows
+ * left with no team is revoked), so no old token acts for the new one, and off every worker
+ * enrollment naming it, so no old enrollment's workers serve the new one or get its keys. `httpAllow` narrows
  * `AX_HTTP_EXECUTOR_ALLOW` for the team's `http` tasks (http-allow.ts).
  */
 import { z } from 'zod';
 import { DEFAULT_TEAM, acceptedKeyVersions, alertRouteTarget, alertRoutesSchema, deriveExecutorKey, teamNameSchema, ALERT_ROUTE_FORMATS, type AlertRoute } from '@ax/core';
-import { deleteTeam, dropTeamFromTokens, getTeam, getTeamsAlertRoutes, insertTeam, listTeams, rotateTeamKey, setTeamAlertRoutes, updateTeam, type Queryable, type TeamRecord } from '@ax/store';
+import { deleteTeam, dropTeamFromEnrollments, dropTeamFromTokens, getTeam, getTeamsAlertRoutes, insertTeam, listTeams, rotateTeamKey, setTeamAlertRoutes, updateTeam, type Queryable, type TeamRecord } from '@ax/store';
 import { httpAllowSchema } from '../http-allow.js';
 import { audit } from '../audit.js';
 import type { AppDeps } from '../deps.js';
@@ -222,7 +223,7 @@ export const teamRoutes: RouteSpec[] = [
     tag: 'teams',
     summary: 'Delete a team that owns no task; needs an admin of every team ("*")',
     description:
-      'The team is taken off every token that names it; a token left with no team is revoked. A team created again under the name starts at the key version after the deleted one\'s: it is a new team, and nothing of the old one (tokens, keys) acts for it.',
+      'The team is taken off every token that names it; a token left with no team is revoked. It is taken off every worker enrollment that names it too (one left with no team serves nothing until revoked). A team created again under the name starts at the key version after the deleted one\'s: it is a new team, and nothing of the old one (tokens, keys, enrollments) acts for it.',
     params: nameParams,
     responses: {
       204: { description: 'deleted' },
@@ -238,12 +239,13 @@ export const teamRoutes: RouteSpec[] = [
         const routes = before === null ? [] : await routesOf(tx, params.name); // read before the row goes
         if (before === null || !(await deleteTeam(tx, params.name))) throw notFound(`team ${JSON.stringify(params.name)}`);
         const tokens = await dropTeamFromTokens(tx, params.name);
+        const enrollments = await dropTeamFromEnrollments(tx, params.name);
         await audit(tx, principal, {
           action: 'team.delete',
           target: `team:${params.name}`,
           team: params.name,
           before: teamResource(before, routes),
-          after: { tokensNarrowed: tokens.narrowed, tokensRevoked: tokens.revoked },
+          after: { tokensNarrowed: tokens.narrowed, tokensRevoked: tokens.revoked, enrollmentsNarrowed: enrollments },
         });
       });
       return { status: 204 };
