@@ -170,7 +170,7 @@ describe('an enrollment RabbitMQ user (R24)', () => {
 
   it('a bus logged in as an enrollment (no shared topology declared) runs an enrolled worker: its queues unbound, dispatches by queue name, replies under its user', async () => {
     const workerId = `${X}.bus-host`;
-    const bus = createBus({ url: loginUrl(X), namespace, logger: silentLogger(), name: `enrolled-${namespace}`, userId: busUserOf(namespace, X), declareSharedTopology: false });
+    const bus = createBus({ url: loginUrl(X), namespace, logger: silentLogger(), name: `enrolled-${namespace}`, userId: busUserOf(namespace, X), login: 'enrollment' });
     buses.push(bus);
     await bus.start();
     await bus.assertWorkerQueues(workerId);

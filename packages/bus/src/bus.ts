@@ -5,6 +5,7 @@
  * ones after a reconnect, and consumers with an explicit ack / dead-letter / bounded-requeue
  * policy that are re-attached after a reconnect. See README.md for the contract.
  */
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { enrollmentOfWorkerId } from '@ax/core';
@@ -79,13 +80,20 @@ export interface BusOptions {
    */
   readonly userId?: string;
   /**
-   * Whether each connect declares the shared exchanges and queues of the namespace (the base
-   * topology). Default true. An enrolled worker's RabbitMQ user may not declare them (R24: it
-   * may only declare its own queues, publish to the events and logs exchanges and read its own
-   * queues), so its worker sets false and relies on the brokers, which declare them.
+   * What the login may do. `'service'` (default): everything in the namespace (brokers,
+   * schedulers, admin-api, unenrolled workers). `'enrollment'`: a worker enrollment's own
+   * RabbitMQ user (R24, `enrollmentBusPermissions`), which may not declare the shared exchanges
+   * and queues, bind a queue to any exchange, or publish to the default exchange. Then the bus
+   * only checks (passively) that the exchanges exist, declares worker queues without a binding
+   * (brokers send dispatches and cancels to them by queue name on the default exchange), and a
+   * consumer's `requeue` gives the delivery back to its queue (basic.nack) instead of
+   * re-publishing it, counting requeues per message in memory (same `maxRequeues` limit).
    */
-  readonly declareSharedTopology?: boolean;
+  readonly login?: BusLogin;
 }
+
+/** What a bus's login may do (`BusOptions.login`). */
+export type BusLogin = 'service' | 'enrollment';
 
 /** Options of one publish. */
 export interface PublishOptions {
@@ -242,6 +250,9 @@ interface ConsumerEntry {
   reattachFailures: number;
 }
 
+/** Messages whose in-memory requeue count is kept at most (an enrollment login); cleared when full. */
+const MAX_REQUEUES_REMEMBERED = 10_000;
+
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -300,6 +311,8 @@ class AmqpBus implements Bus {
   private nextConsumerId = 1;
   /** Nacks in a row on the current publish channel (an ack resets it). */
   private nacksInRow = 0;
+  /** Requeues per delivered message, for an enrollment login (it cannot re-publish with a header). */
+  private readonly requeues = new Map<string, number>();
 
   constructor(private readonly options: BusOptions) {
     this.topology = busTopology(options.namespace);
@@ -382,7 +395,7 @@ class AmqpBus implements Bus {
         this.flushBlocked = false;
         this.flush();
       });
-      if (this.options.declareSharedTopology ?? true) await this.assertBase(channel);
+      await this.assertBase(channel);
       for (const workerId of this.workerIds) await this.assertWorker(model, workerId);
       if (this.closing) throw new BusClosedError();
     } catch (error) {
@@ -406,6 +419,12 @@ class AmqpBus implements Bus {
 
   private async assertBase(ch: Channel): Promise<void> {
     const t = this.topology;
+    if (this.options.login === 'enrollment') {
+      // Declared by the services; passive checks need no permission. A missing one (no broker
+      // has run yet) fails this connect, which is retried with the backoff.
+      for (const exchange of [t.eventsExchange, t.logsExchange, t.dlx]) await ch.checkExchange(exchange);
+      return;
+    }
     await ch.assertExchange(t.dlx, 'fanout', { durable: true });
     await ch.assertQueue(t.deadQueue, { durable: true, arguments: deadQueueArguments() });
     await ch.bindQueue(t.deadQueue, t.dlx, '');
@@ -443,7 +462,8 @@ class AmqpBus implements Bus {
         ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
         try {
           await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
-          if (!enrolled) await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
+          // An enrollment's login cannot bind (R24): its queues get dispatches by queue name.
+          if (!enrolled && this.options.login !== 'enrollment') await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
         } finally {
           await ch.close().catch(() => undefined);
         }
@@ -739,12 +759,23 @@ class AmqpBus implements Bus {
         return;
       }
       if (outcome === 'requeue') {
-        const count = Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0;
+        const inMemory = this.options.login === 'enrollment' ? this.requeueKey(entry.queue, message) : undefined;
+        const count = inMemory === undefined ? Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0 : (this.requeues.get(inMemory) ?? 0);
         const max = this.options.maxRequeues ?? 5;
         if (count >= max) {
+          if (inMemory !== undefined) this.requeues.delete(inMemory);
           await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, `requeued ${count} times (limit ${max})`);
           return;
         }
+        if (inMemory !== undefined) {
+          // No write on the default exchange: the delivery goes back to the head of its queue.
+          if (this.requeues.size >= MAX_REQUEUES_REMEMBERED) this.requeues.clear();
+          this.requeues.set(inMemory, count + 1);
+          if (entry.channel === channel) channel.nack(message, false, true);
+          return;
+        }
+        // Re-published under this bus's user: the sender's validated user travels in a header
+        // that only this user's messages are believed for (never one the sender wrote itself).
         await this.publish('', entry.queue, message.content, {
           ...this.copyProperties(message),
           headers: { ...this.withSender(headers, userId), [REQUEUE_COUNT_HEADER]: count + 1 },
@@ -758,6 +789,12 @@ class AmqpBus implements Bus {
       // The channel (or the bus) went away: RabbitMQ redelivers the message.
       if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
     }
+  }
+
+  /** Identifies a delivered message across its redeliveries: queue and message id, or its body's digest. */
+  private requeueKey(queue: string, message: ConsumeMessage): string {
+    const id = typeof message.properties.messageId === 'string' ? message.properties.messageId : createHash('sha256').update(message.content).digest('base64');
+    return `${queue}\n${id}`;
   }
 
   /**

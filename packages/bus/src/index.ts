@@ -21,6 +21,7 @@ export { amqpUserOf, createBus, defaultAmqpConnect } from './bus.js';
 export type {
   AmqpConnectFn,
   Bus,
+  BusLogin,
   BusMessage,
   BusOptions,
   ConsumeOptions,

@@ -225,6 +225,20 @@ export const axConfigFields = {
   /** `AX_WORKER_SLOTS` — jobs a worker runs at once. Default: CPU cores × 4. */
   workerSlots: intField({ env: 'AX_WORKER_SLOTS', unit: 'count', max: 10_000, default: () => os.availableParallelism() * 4 }),
   /**
+   * `AX_WORKER_CREDENTIAL_FILE` — worker: the file holding its enrollment's credential (`axw_…`,
+   * ADMIN-API.md "Workers"; keep it readable by the worker only). Set, the worker asks
+   * `AX_ADMIN_URL` for its teams, RabbitMQ and Redis logins and executor keys, and is never given
+   * `AX_EXECUTOR_SECRET` (R24, R25). Default: none — the worker runs unenrolled.
+   */
+  workerCredentialFile: pathField({ env: 'AX_WORKER_CREDENTIAL_FILE', optional: true }),
+  /** `AX_ADMIN_URL` — worker: admin-api's base URL (`http(s)://host:port`), required with `AX_WORKER_CREDENTIAL_FILE`. Default: none. */
+  adminUrl: urlField({ env: 'AX_ADMIN_URL', protocols: ['http:', 'https:'], optional: true }),
+  /**
+   * `AX_WORKER_REFRESH_MS` — how often an enrolled worker asks admin-api for its enrollment again,
+   * so rotated keys, changed teams and a revocation reach it without a restart. Default 30000 ms.
+   */
+  workerRefreshMs: intField({ env: 'AX_WORKER_REFRESH_MS', unit: 'ms', min: 100, default: 30_000 }),
+  /**
    * `AX_HTTP_EXECUTOR_ALLOW` — comma list of hosts an `http` task may call and the addresses they
    * may resolve to (`host`, `*.domain`, `host:port`, `internal:host`, `10.0.0.0/8`, `[::1]`, or `*`
    * for any). Default `*`, except with `NODE_ENV=production`, where it is required. Every service

@@ -2,11 +2,12 @@
  * The worker's environment: the shared ax variables it uses (DESIGN §8) plus its own, parsed
  * once (`loadConfigOrExit`: one bad value = one line and exit code 2).
  */
+import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { axConfigFields, booleanField, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
 import { z } from 'zod';
-import { DEFAULT_LOG_MAX_BYTES, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN } from '@ax/core';
+import { DEFAULT_LOG_MAX_BYTES, ENROLLMENT_ID_PATTERN, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN, WORKER_CREDENTIAL_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
 
@@ -105,6 +106,133 @@ function jobUidsField(): EnvField<ReadonlyMap<string, { readonly uid: number; re
   };
 }
 
+/** The variable that makes a worker an enrolled one. */
+const CREDENTIAL_FILE = 'AX_WORKER_CREDENTIAL_FILE';
+const enrolledIn = (env: Readonly<Record<string, string | undefined>>): boolean => env[CREDENTIAL_FILE] !== undefined;
+
+/** An enrolled worker's credential, read from `AX_WORKER_CREDENTIAL_FILE`. */
+export interface WorkerCredential {
+  /** The file it was read from (absolute). */
+  readonly file: string;
+  /** `axw_<enrollment id>_<secret>`. */
+  readonly credential: string;
+  /** The enrollment it names. */
+  readonly enrollmentId: string;
+}
+
+/**
+ * `AX_WORKER_CREDENTIAL_FILE` read at start-up: a missing or unreadable file, or one that does
+ * not hold a credential (`axw_<id>_<secret>`, one trailing newline allowed), is one config line
+ * naming the variable and the file (never its content) and exit code 2. So is a file every user
+ * may read while jobs run under other uids (AX_JOB_ISOLATION=uid): a job could take the
+ * enrollment's credential, hence its teams' keys (R25).
+ */
+function credentialFileField(): EnvField<WorkerCredential | undefined> {
+  const kit = axConfigFields.workerCredentialFile;
+  const expected = 'a readable file holding a worker credential (axw_<enrollment id>_<secret>, as POST /api/v1/workers/enrollments showed it)';
+  return {
+    ...kit,
+    expected,
+    schema: (ctx) =>
+      kit.schema(ctx).transform((file, zctx): WorkerCredential | undefined => {
+        if (file === undefined) return undefined;
+        const fail = (problem: string): typeof z.NEVER => {
+          zctx.addIssue({ code: 'custom', message: `expected ${expected} (${problem})` });
+          return z.NEVER;
+        };
+        let text: string;
+        let mode: number;
+        try {
+          text = readFileSync(file, 'utf8');
+          mode = statSync(file).mode;
+        } catch (error) {
+          return fail(`${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+        }
+        const isolated = (ctx.env.AX_JOB_ISOLATION ?? 'uid').trim().toLowerCase() !== 'off';
+        if (isolated && (mode & 0o004) !== 0) {
+          zctx.addIssue({ code: 'custom', message: `the file is readable by every user (mode ${(mode & 0o777).toString(8).padStart(4, '0')}): a job could read the credential (DESIGN R25); make it 0400, the worker's` });
+          return z.NEVER;
+        }
+        const credential = text.replace(/\r?\n$/, '');
+        const match = WORKER_CREDENTIAL_PATTERN.exec(credential);
+        if (match?.[1] === undefined || !ENROLLMENT_ID_PATTERN.test(match[1])) {
+          return fail(credential.trim() === '' ? 'the file is empty' : 'its content is not a credential');
+        }
+        return { file, credential, enrollmentId: match[1] };
+      }),
+  };
+}
+
+/** `AX_ADMIN_URL`, required with `AX_WORKER_CREDENTIAL_FILE` (the worker asks it for its enrollment). */
+function adminUrlField(): EnvField<string | undefined> {
+  const kit = axConfigFields.adminUrl;
+  return {
+    ...kit,
+    schema: (ctx) =>
+      kit.schema(ctx).superRefine((url, zctx) => {
+        if (url === undefined && enrolledIn(ctx.env)) {
+          zctx.addIssue({ code: 'custom', message: `required with ${CREDENTIAL_FILE}: the worker asks admin-api there for its enrollment; expected ${kit.expected}` });
+        }
+      }),
+  };
+}
+
+/** `AX_EXECUTOR_SECRET`, refused on an enrolled worker: it is given its teams' keys, never the master secret (R25). */
+function executorSecretField(): EnvField<string | undefined> {
+  const kit = axConfigFields.executorSecret;
+  return {
+    ...kit,
+    schema: (ctx) =>
+      kit.schema(ctx).superRefine((secret, zctx) => {
+        if (secret !== undefined && enrolledIn(ctx.env)) {
+          zctx.addIssue({ code: 'custom', message: `a worker with ${CREDENTIAL_FILE} is never given the master secret (DESIGN R25): its enrollment gives it its teams' keys; remove it` });
+        }
+      }),
+  };
+}
+
+/** Longest local id of an enrolled worker: `<enrollment id>.<local id>` is a worker id of at most 128 characters. */
+export const ENROLLED_LOCAL_ID_MAX = 128 - 'enr-xxxxxxxxxxxx.'.length;
+
+/** The host name as a worker id (what `AX_WORKER_ID` defaults to on an enrolled worker: a pod's name, stable over restarts). */
+export function hostLocalId(hostname: string = os.hostname()): string {
+  const host = hostname
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '');
+  return (host || 'worker').slice(0, ENROLLED_LOCAL_ID_MAX);
+}
+
+/**
+ * `AX_WORKER_ID`: the kit's field (default `<host>-<pid>`); on an enrolled worker the local part
+ * of its id (`<enrollment id>.<AX_WORKER_ID>`), default the host name, at most 111 characters.
+ */
+function workerIdField(): EnvField<string> {
+  const kit = axConfigFields.workerId;
+  return {
+    ...kit,
+    schema: (ctx) => {
+      if (!enrolledIn(ctx.env)) return kit.schema(ctx);
+      const checked = kit.schema(ctx);
+      return z
+        .string()
+        .optional()
+        .transform((raw, zctx): string => {
+          const parsed = checked.safeParse(raw ?? hostLocalId());
+          if (!parsed.success) {
+            zctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? `expected ${kit.expected}` });
+            return z.NEVER;
+          }
+          if (parsed.data.length > ENROLLED_LOCAL_ID_MAX) {
+            zctx.addIssue({ code: 'custom', message: `at most ${ENROLLED_LOCAL_ID_MAX} characters on an enrolled worker (its id is <enrollment id>.<AX_WORKER_ID>)` });
+            return z.NEVER;
+          }
+          return parsed.data;
+        });
+    },
+  };
+}
+
 /** Every variable the worker reads. */
 export const workerEnvFields = {
   ...pickFields(axConfigFields, [
@@ -115,8 +243,6 @@ export const workerEnvFields = {
     'amqpUrl',
     'namespace',
     'logLevel',
-    'executorSecret',
-    'workerId',
     'workerTags',
     'workerSlots',
     'pluginDir',
@@ -126,7 +252,12 @@ export const workerEnvFields = {
     'workerSkewLimitMs',
     'outputTailBytes',
     'alertWebhookUrl',
+    'workerRefreshMs',
   ]),
+  executorSecret: executorSecretField(),
+  workerId: workerIdField(),
+  credential: credentialFileField(),
+  adminUrl: adminUrlField(),
   httpExecutorAllow: httpExecutorAllowField(),
   /** `AX_ALERT_WEBHOOK_FORMAT` — body of the worker's own alerts (clock skew): `generic`, `dingtalk`, `wecom` or `slack`. Default `generic`. */
   alertWebhookFormat: enumField({ env: 'AX_ALERT_WEBHOOK_FORMAT', values: ALERT_WEBHOOK_FORMATS, default: 'generic' }),
@@ -142,7 +273,9 @@ export const workerEnvFields = {
   prefetch: intField({ env: 'AX_WORKER_PREFETCH', unit: 'count', max: 10_000, default: 50 }),
   /**
    * `AX_WORKER_TEAMS` — comma list of the teams whose work this worker takes (ADMIN-API.md
-   * "Teams"); the broker routes an instance only to workers serving its team. Default: every team.
+   * "Teams"); the broker routes an instance only to workers serving its team. On an enrolled
+   * worker it may only narrow its enrollment's teams (a team outside them: exit 2). Default:
+   * every team (of its enrollment).
    */
   teams: listField({
     env: 'AX_WORKER_TEAMS',

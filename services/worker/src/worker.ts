@@ -11,6 +11,7 @@ import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
 import { ACK_MARGIN_MS, refusalFor } from './admission.js';
+import { describeScope, type TeamScope } from './enrollment/bootstrap-answer.js';
 import type { WorkerAlert } from './alert-webhook.js';
 import { ClockGuard, measureOffset } from './clock-guard.js';
 import { DurationWindow } from './duration-window.js';
@@ -80,6 +81,12 @@ export interface WorkerDeps {
   readonly metrics?: WorkerMetrics;
   /** Sends an alert only the worker can see (clock skew) to the webhook; default: logged only. */
   readonly sendAlert?: (alert: WorkerAlert) => Promise<unknown>;
+  /**
+   * An enrolled worker's teams (its enrollment's, narrowed by AX_WORKER_TEAMS; replaced by
+   * `setTeams` when a refresh changes them): items of other teams are refused, never run, and the
+   * registry entry advertises these instead of `settings.teams` (R24). Default: unenrolled.
+   */
+  readonly teamScope?: TeamScope;
 }
 
 interface Active {
@@ -138,6 +145,9 @@ export class Worker {
   private heartbeatRunning = false;
   private pruneTimer: NodeJS.Timeout | undefined;
   private shuttingDown = false;
+  /** Set by `abandon`: results can no longer be delivered (the enrollment was revoked). */
+  private abandoned = false;
+  private teamScope: TeamScope | undefined;
   private stopped: Promise<void> | undefined;
   private readonly log: Logger;
   /** 'running' marks written together, before their jobs start (R13). */
@@ -150,6 +160,7 @@ export class Worker {
   constructor(private readonly deps: WorkerDeps) {
     const { settings, bus, outbox, logger } = deps;
     this.log = logger;
+    this.teamScope = deps.teamScope;
     this.leaseWatch = new LeaseWatch(settings.leaseTtlMs, performance.now());
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
     this.finishes = new TickBatch((entries) => {
@@ -302,6 +313,7 @@ export class Worker {
             skewed: this.guard.skewed,
             offsetMs: this.guard.offsetMs,
             skewLimitMs: this.guard.limitMs,
+            ...(this.teamScope !== undefined ? { teams: this.teamScope } : {}),
           });
           if (refusal !== null) {
             if (!this.recordNew(item, now, refusal.reason === 'EXPIRED' ? 'expired' : 'refused')) continue;
@@ -540,15 +552,36 @@ export class Worker {
 
   // ---- registry, lease and clock ------------------------------------------------------------
 
+  /** The teams an enrolled worker serves (undefined: unenrolled). */
+  get teams(): TeamScope | undefined {
+    return this.teamScope;
+  }
+
+  /**
+   * An enrolled worker's teams changed (a refresh of its enrollment): items of a team no longer
+   * served are refused from now on, and the next heartbeat advertises the new list.
+   */
+  setTeams(scope: TeamScope): void {
+    const before = this.teamScope === undefined ? undefined : describeScope(this.teamScope);
+    this.teamScope = scope;
+    if (before !== describeScope(scope)) {
+      this.log.warn({ before, after: describeScope(scope) }, 'teams served changed (enrollment refreshed)');
+      void this.heartbeat();
+    }
+  }
+
   /** The registry entry as it would be published now. */
   registration(draining: boolean, nowMs = Date.now()): WorkerRegistration {
     const { settings } = this.deps;
     const skewed = this.guard.skewed;
+    const scope = this.teamScope;
+    // An enrolled worker left with no team takes nothing (an empty list would mean every team).
+    const servesNone = scope !== undefined && !scope.all && scope.teams.length === 0;
     return {
       workerId: settings.workerId,
       host: os.hostname(),
       tags: [...settings.tags],
-      teams: [...(settings.teams ?? [])],
+      teams: scope === undefined ? [...(settings.teams ?? [])] : scope.all ? [] : [...scope.teams],
       ...(settings.reservedSlots !== undefined ? { reservedSlots: settings.reservedSlots } : {}),
       cores: Math.max(1, os.availableParallelism()),
       // A skewed worker keeps only the lease of what it still runs: no capacity to route to.
@@ -556,7 +589,7 @@ export class Worker {
       running: this.slots.inUse,
       runningExecutionIds: this.leaseExecutionIds(),
       avgDurationMs5m: this.durations.average(nowMs),
-      draining: draining || skewed || this.shuttingDown,
+      draining: draining || skewed || this.shuttingDown || servesNone,
       version: settings.version,
       startedAt: this.startedAt,
       at: new Date(nowMs).toISOString(),
@@ -657,6 +690,19 @@ export class Worker {
   }
 
   /**
+   * Stops at once, nothing more to deliver (the enrollment was revoked: its RabbitMQ and Redis
+   * users are gone, brokers recover its executions as from a lost worker): takes no more work,
+   * kills the running jobs without a grace, then stops as `stop` does with a short flush.
+   */
+  abandon(reason: string): Promise<void> {
+    this.abandoned = true;
+    this.shuttingDown = true;
+    for (const active of this.active.values()) active.controller.abort('shutdown');
+    if (this.active.size > 0) this.log.warn({ executions: [...this.active.keys()], reason }, 'killing the running jobs: their results cannot be delivered');
+    return this.stop();
+  }
+
+  /**
    * Publishes what is unconfirmed (outbox and results held in memory), backoff aside; true when
    * everything was confirmed within `timeoutMs`. Never rejects (also used on a fatal error).
    */
@@ -684,7 +730,7 @@ export class Worker {
     this.shuttingDown = true;
     await this.dispatchConsumer?.cancel();
     await this.heartbeat(); // draining: true
-    const graceEnds = Date.now() + settings.shutdownGraceMs;
+    const graceEnds = Date.now() + (this.abandoned ? 0 : settings.shutdownGraceMs);
     while (this.active.size > 0 && Date.now() < graceEnds) await sleep(100);
     if (this.active.size > 0) {
       this.log.warn({ executions: [...this.active.keys()] }, 'shutdown grace over: killing the jobs still running');
@@ -696,7 +742,7 @@ export class Worker {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.clockTimer) clearInterval(this.clockTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
-    const flushed = await this.flushResults(10_000);
+    const flushed = await this.flushResults(this.abandoned ? 1_000 : 10_000);
     if (!flushed) this.log.warn({ unconfirmed: this.leaseExecutionIds().length }, 'results not fully confirmed; the outbox is replayed at the next start');
     this.publisher.stop();
     this.unwritten.stop();

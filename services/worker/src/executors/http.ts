@@ -1,8 +1,8 @@
 /**
  * The `http` executor (§5, ADMIN-API.md "HTTP executors"): POSTs the instance JSON to the
  * business endpoint, signed v2 with the task's team's executor key (derived from
- * AX_EXECUTOR_SECRET; during a rotation's grace also with the previous version), over a
- * keep-alive undici agent.
+ * AX_EXECUTOR_SECRET, or, on an enrolled worker, given by its enrollment: executor-keys.ts;
+ * during a rotation's grace also with the previous version), over a keep-alive undici agent.
  *
  * - 2xx with `{"success":bool,"message"?,"data"?}` = the result; 202 = accepted, the business
  *   reports later (R15: the slot is freed and a result with `async: true` is sent); anything
@@ -24,8 +24,9 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpExec } from '@ax/core';
-import { ExecutorKeyring, FORBIDDEN_TASK_HEADERS, hostAllowList, narrowAllowList, signV2 } from '@ax/core';
+import { FORBIDDEN_TASK_HEADERS, hostAllowList, narrowAllowList, signV2 } from '@ax/core';
 import { checkedConnector, HostRefusedError, type HostLookup } from './checked-connect.js';
+import { derivedKeys, type ExecutorKeys } from './executor-keys.js';
 import type { HostAllowList } from './host-allow.js';
 import { maskOutcome, NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
@@ -35,8 +36,10 @@ import { notStartedOutcome, stoppedOutcome, type ExecutionOutcome, type Executio
 export interface HttpExecutorOptions {
   /** Sent as `X-Ax-Worker`. */
   readonly workerId: string;
-  /** `AX_EXECUTOR_SECRET`; without it every http attempt fails, saying so. */
+  /** `AX_EXECUTOR_SECRET` (an unenrolled worker); without it or `keys` every http attempt fails, saying so. */
   readonly secret: string | undefined;
+  /** The keys of an enrolled worker's enrollment (executor-keys.ts); used instead of `secret`. */
+  readonly keys?: ExecutorKeys;
   /** `AX_HTTP_EXECUTOR_ALLOW` matcher. */
   readonly allow: HostAllowList;
   /** How host names are resolved for the address check; default `dns.lookup` (all addresses). */
@@ -219,7 +222,7 @@ function syncResult(status: number, text: string): ExecutionOutcome {
 /** Creates the http executor. */
 export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
   const limit = options.responseLimitBytes ?? 1_048_576;
-  const keyring = options.secret === undefined ? undefined : new ExecutorKeyring(options.secret);
+  const keyring = options.keys ?? (options.secret === undefined ? undefined : derivedKeys(options.secret));
   /** The global list's route; one more per distinct team `httpAllow`. */
   const makeRoute = (allow: HostAllowList): Route => {
     // With an explicit allow list every new connection goes through the address check; `*`
@@ -278,6 +281,13 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
     if (keyring === undefined) {
       return { outcome: 'FAILED', exitCode: null, error: 'AX_EXECUTOR_SECRET is not set on the worker: http jobs cannot be signed' };
     }
+    let key = keyring.keyOf(item.team, item.keyVersion);
+    if (key === undefined && keyring.refresh !== undefined) {
+      // A version rotated since the last answer: ask for the enrollment's keys now.
+      await keyring.refresh();
+      key = keyring.keyOf(item.team, item.keyVersion);
+    }
+    if (key === undefined) return { outcome: 'FAILED', exitCode: null, error: `${keyring.missing(item.team, item.keyVersion)}: the call cannot be signed` };
     const headers: Record<string, string> = {};
     let mask: SecretMask = NO_SECRETS;
     try {
@@ -306,13 +316,15 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
       'x-ax-team': item.team,
       'x-ax-key-version': String(item.keyVersion),
       'x-ax-timestamp': signed.timestamp,
-      'x-ax-signature': signV2(keyring.keyOf(item.team, item.keyVersion), signed),
+      'x-ax-signature': signV2(key, signed),
       'x-ax-worker': options.workerId,
       'idempotency-key': item.idempotencyKey,
     });
     // A rotation's grace: a service still holding only the previous key keeps verifying.
     if (item.previousKeyValidUntil !== undefined && item.keyVersion > 1 && Date.parse(item.previousKeyValidUntil) > nowMs) {
-      headers['x-ax-previous-signature'] = signV2(keyring.keyOf(item.team, item.keyVersion - 1), signed);
+      // An enrolled worker holds it while admin-api says the grace is open.
+      const previous = keyring.keyOf(item.team, item.keyVersion - 1);
+      if (previous !== undefined) headers['x-ax-previous-signature'] = signV2(previous, signed);
     }
     let answer: { status: number; body: Buffer };
     try {
