@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { prettyFactory } from 'pino-pretty';
+import { enrollWorker } from '../deploy/enroll-workers.mjs';
 import { startWatchdog, watchLauncher } from './lifeline.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -41,6 +42,7 @@ const HOW_TO_START = {
   MySQL: 'start MariaDB/MySQL (e.g. `sudo systemctl start mariadb`, or `docker compose -f deploy/docker-compose.yml up -d mysql`)',
   Redis: 'start Redis (e.g. `redis-server --daemonize yes`, or `docker compose -f deploy/docker-compose.yml up -d redis`)',
   RabbitMQ: 'start RabbitMQ (e.g. `rabbitmq-server -detached`, or `docker compose -f deploy/docker-compose.yml up -d rabbitmq`)',
+  'the RabbitMQ management API': 'enable it once with `rabbitmq-plugins enable rabbitmq_management` (admin-api gives each enrolled worker its own RabbitMQ user through it)',
 };
 
 function say(line) {
@@ -90,6 +92,31 @@ async function checkServers() {
       fail(`cannot reach ${name} at ${redact(url)} (${reason}); ${HOW_TO_START[name]}, or point AX_${name === 'MySQL' ? 'MYSQL' : name === 'Redis' ? 'REDIS' : 'AMQP'}_URL at yours`);
     }
   }
+  const management = env.AX_AMQP_MANAGEMENT_URL || `http://${new URL(env.AX_AMQP_URL.split(',')[0]).hostname}:15672`;
+  try {
+    await probe(management, 15672);
+  } catch (err) {
+    const reason = err.code === 'ECONNREFUSED' ? 'connection refused' : err.message;
+    fail(`cannot reach the RabbitMQ management API at ${redact(management)} (${reason}); ${HOW_TO_START['the RabbitMQ management API']}, or point AX_AMQP_MANAGEMENT_URL at yours`);
+  }
+}
+
+/**
+ * Enrolls a dev worker (ADMIN-API.md "Workers", #44) with deploy/enroll-workers.mjs, as compose
+ * does: a credential file still accepted is kept, otherwise the old enrollment of that name is
+ * revoked and a new one made for every team. The worker then gets that file and the admin API's
+ * URL, never the master secret or MySQL: it fetches its own RabbitMQ and Redis logins and its
+ * teams' keys.
+ */
+async function enrollDevWorker(name, tags) {
+  try {
+    const { id, file, kept } = await enrollWorker({ adminUrl, token: env.AX_ADMIN_TOKEN, dir: join(dataDir, 'workers'), spec: { name, teams: ['*'], tags } });
+    say(`${kept ? 'kept the enrollment of' : 'enrolled'} worker ${name} as ${id} for every team (credential in ${file})`);
+    return file;
+  } catch (err) {
+    say(`could not enroll worker ${name}: ${err.message}`);
+    return stopAll(1);
+  }
 }
 
 function runOnce(command, args) {
@@ -109,7 +136,8 @@ function start(name, script, extraEnv, color) {
   watchdog ??= startWatchdog({ graceMs: lostGraceMs });
   const child = spawn(process.execPath, [script], {
     cwd: root,
-    env: { ...env, ...extraEnv },
+    // An extra value of undefined removes the setting (workers get no master secret, no MySQL).
+    env: Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: a terminal's Ctrl-C reaches only this script, which then stops the
     // services with one SIGTERM each (a second signal would make them exit without draining).
@@ -235,12 +263,6 @@ mkdirSync('/tmp/ax-dev/inbox', { recursive: true });
 
 start('scheduler', 'services/scheduler/dist/main.js', { AX_HTTP_PORT: String(healthPortBase) }, 36);
 start('broker', 'services/broker/dist/main.js', { AX_HTTP_PORT: String(healthPortBase + 1) }, 35);
-// R25: a dev stack runs jobs as the worker (AX_JOB_ISOLATION=off, logged as a warning) unless
-// AX_JOB_UIDS is given, e.g. `AX_JOB_UIDS=default=20001 sudo -E pnpm start` (docs/teams.md).
-const jobIsolation = env.AX_JOB_UIDS ? {} : { AX_JOB_ISOLATION: env.AX_JOB_ISOLATION || 'off' };
-const workerEnv = { AX_WORKER_DATA_DIR: join(dataDir, 'workers'), AX_PLUGIN_DIR: join(root, 'examples/plugins'), ...jobIsolation };
-start('worker-1', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 2), AX_WORKER_ID: 'dev-worker-1' }, 33);
-start('worker-2/etl', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 3), AX_WORKER_ID: 'dev-worker-2', AX_WORKER_TAGS: 'etl' }, 33);
 start('admin-api', 'services/admin-api/dist/main.js', { AX_HTTP_PORT: String(adminPort) }, 32);
 start('business-svc', 'examples/business-service/server.mjs', { PORT: String(businessPort), AX_ADMIN_API_URL: adminUrl }, 34);
 
@@ -248,6 +270,32 @@ if (!(await waitReady(`${adminUrl}/readyz`, 60_000))) {
   say('the admin API did not become ready within 60 s');
   await stopAll(1);
 }
+// Workers are enrolled (R24/R25): each gets a credential file and the admin API's URL, and none of
+// the infrastructure's secrets (no AX_EXECUTOR_SECRET, no MySQL, no logins in the bus and Redis URLs).
+// R25: a dev stack runs jobs as the worker (AX_JOB_ISOLATION=off, logged as a warning) unless
+// AX_JOB_UIDS is given, e.g. `AX_JOB_UIDS=default=20001 sudo -E pnpm start` (docs/teams.md).
+const jobIsolation = env.AX_JOB_UIDS ? {} : { AX_JOB_ISOLATION: env.AX_JOB_ISOLATION || 'off' };
+const hostOnly = (url) => {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString();
+};
+const workerEnv = {
+  AX_WORKER_DATA_DIR: join(dataDir, 'workers'),
+  AX_PLUGIN_DIR: join(root, 'examples/plugins'),
+  AX_ADMIN_URL: adminUrl,
+  AX_EXECUTOR_SECRET: undefined,
+  AX_ADMIN_TOKEN: undefined,
+  AX_MYSQL_URL: undefined,
+  AX_AMQP_URL: env.AX_AMQP_URL.split(',').map(hostOnly).join(','),
+  AX_REDIS_URL: hostOnly(env.AX_REDIS_URL),
+  ...jobIsolation,
+};
+const credential1 = await enrollDevWorker('dev-worker-1', []);
+const credential2 = await enrollDevWorker('dev-worker-2', ['etl']);
+start('worker-1', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 2), AX_WORKER_ID: 'dev-worker-1', AX_WORKER_CREDENTIAL_FILE: credential1 }, 33);
+start('worker-2/etl', 'services/worker/dist/main.js', { ...workerEnv, AX_HTTP_PORT: String(healthPortBase + 3), AX_WORKER_ID: 'dev-worker-2', AX_WORKER_TAGS: 'etl', AX_WORKER_CREDENTIAL_FILE: credential2 }, 33);
 await importExamples();
 say('');
 say(`ax is running. API: ${adminUrl}/api/v1   OpenAPI: ${adminUrl}/api/v1/openapi.json`);

@@ -92,7 +92,7 @@ describe('deploy/docker-compose.yml', () => {
       expect(byTarget('scheduler')).toHaveLength(2);
       expect(byTarget('broker')).toHaveLength(1);
       expect(byTarget('worker')).toHaveLength(2);
-      expect(byTarget('admin-api')).toHaveLength(1);
+      expect(byTarget('admin-api').filter((n) => n !== 'enroll-workers')).toHaveLength(1);
       expect(byTarget('example-business-service')).toHaveLength(1);
       expect(byTarget('migrate')).toHaveLength(1);
       const tags = ['worker-1', 'worker-2'].map((w) => env(w).AX_WORKER_TAGS ?? '').filter((t) => t !== '');
@@ -126,8 +126,8 @@ describe('deploy/docker-compose.yml', () => {
     });
 
     it('every ax service refuses the placeholders of .env.example (NODE_ENV=production), naming each secret it was given', () => {
-      const secretVariables = ['AX_MYSQL_URL', 'AX_REDIS_URL', 'AX_AMQP_URL', 'AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET'];
-      for (const name of axServices) {
+      const secretVariables = ['AX_MYSQL_URL', 'AX_REDIS_URL', 'AX_AMQP_URL', 'AX_AMQP_MANAGEMENT_URL', 'AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET'];
+      for (const name of axServices.filter((n) => !n.startsWith('worker-'))) {
         const e = env(name);
         const service = name.replace(/-\d+$/, '') as ServiceName;
         const given = secretVariables.filter((v) => e[v] !== undefined);
@@ -141,6 +141,32 @@ describe('deploy/docker-compose.yml', () => {
         }
         expect(refused.sort(), name).toEqual(given.sort());
       }
+    });
+
+    it('#44 R24/R25: workers are enrolled and hold no credential of the stack: no master secret, no admin token, no MySQL, no login in their server URLs', () => {
+      for (const name of ['worker-1', 'worker-2']) {
+        const e = env(name);
+        for (const v of ['AX_EXECUTOR_SECRET', 'AX_ADMIN_TOKEN', 'AX_MYSQL_URL', 'AX_ALERT_WEBHOOK_URL']) expect(e[v], `${name} ${v}`).toBeUndefined();
+        for (const v of ['AX_AMQP_URL', 'AX_REDIS_URL']) {
+          const url = new URL(String(e[v]));
+          expect([url.username, url.password], `${name} ${v} carries a login`).toEqual(['', '']);
+        }
+        expect(e.AX_ADMIN_URL, name).toBe('http://admin-api:8080');
+        expect(e.AX_WORKER_CREDENTIAL_FILE, name).toBe(`/run/ax-workers/${name}.credential`);
+        // and its configuration loads as it is: nothing it lacks is required of an enrolled worker
+        loadConfig(axServiceFields('worker'), e);
+        const mounts = arr(services[name]?.volumes, `${name}.volumes`).map((v) => String(v));
+        expect(mounts, name).toContain('worker-credentials:/run/ax-workers:ro');
+        expect(obj(obj(services[name]?.depends_on, `${name}.depends_on`)['enroll-workers'], `${name} → enroll-workers`).condition).toBe('service_completed_successfully');
+      }
+      const enroll = services['enroll-workers'];
+      expect(enroll?.restart).toBe('no');
+      expect(arr(enroll?.entrypoint, 'enroll-workers.entrypoint')).toEqual(['node', 'enroll-workers.mjs', '/run/ax-workers', 'worker-1:*:', 'worker-2:*:gpu']);
+      expect(obj(obj(enroll?.depends_on, 'enroll-workers.depends_on')['admin-api'], 'enroll-workers → admin-api').condition).toBe('service_healthy');
+      // worker-2 is tagged gpu, and so is its enrollment (a worker may offer only its enrollment's tags)
+      expect(env('worker-2').AX_WORKER_TAGS).toBe('gpu');
+      expect(env('admin-api').AX_EXECUTOR_SECRET).toBeDefined();
+      expect(env('admin-api').AX_AMQP_MANAGEMENT_URL).toMatch(/^http:\/\/ax:.*@rabbitmq:15672$/);
     });
 
     it('starts every ax service only after the migration completed successfully', () => {

@@ -80,10 +80,23 @@ export async function listNamespaceAmqp(namespace: string, url: string = testAmq
 }
 
 /**
- * Deletes every queue and exchange named `<ns>.*` (over a connection of its own) and returns
- * the names found. Throws, after trying them all, if any could not be deleted.
+ * Deletes the RabbitMQ users of worker enrollments of `namespace` (`<ns>.enr-…`, DESIGN R24)
+ * that a test's admin API made and did not revoke (a stack killed mid-test, say). Returns them.
+ */
+export async function deleteNamespaceEnrollmentUsers(namespace: string): Promise<string[]> {
+  const prefix = `${namespace}.enr-`;
+  const users = (await rabbitmqctl(['list_users', '-q', '--no-table-headers'])).map((line) => line.split('\t')[0] ?? '').filter((u) => u.startsWith(prefix));
+  for (const user of users) await rabbitmqctl(['delete_user', user]).catch(() => undefined); // gone meanwhile: fine
+  return users;
+}
+
+/**
+ * Deletes every queue and exchange named `<ns>.*` (over a connection of its own) and the
+ * namespace's enrollment users, and returns the names found. Throws, after trying them all, if
+ * any queue or exchange could not be deleted.
  */
 export async function deleteNamespaceAmqp(namespace: string, url: string = testAmqpUrl()): Promise<AmqpNames> {
+  await deleteNamespaceEnrollmentUsers(namespace);
   const names = await listNamespaceAmqp(namespace, url);
   if (names.queues.length === 0 && names.exchanges.length === 0) return names;
   const connection = await connect(url);

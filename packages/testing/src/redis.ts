@@ -54,6 +54,9 @@ export async function createTestRedis(namespace: string, options: { url?: string
       cleaned ??= (async () => {
         try {
           await deleteNamespaceKeys(redis, namespace);
+          // and the ACL users of worker enrollments a test's admin API made (DESIGN R24)
+          const users = ((await redis.call('ACL', 'USERS')) as string[]).filter((u) => u.startsWith(`${namespace}.enr-`));
+          for (const user of users) await redis.call('ACL', 'DELUSER', user);
         } finally {
           await closeRedis(redis);
         }
