@@ -358,7 +358,8 @@ describe('instances, trigger, cancel', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ state: 'CANCELED', reason: 'CANCELED_BY_USER' });
     const cancel = t.published.find((p) => p.body['kind'] === 'cancel');
-    expect(cancel).toMatchObject({ exchange: `${t.namespace}.dispatch`, routingKey: 'w1.control', body: { executionIds: ['0190a0a0-0000-7000-8000-000000000001'], reason: 'CANCELED_BY_USER' } });
+    // by queue name on the default exchange, as brokers send cancels (an enrolled worker's control queue is bound to nothing)
+    expect(cancel).toMatchObject({ exchange: '', routingKey: `${t.namespace}.worker.w1.control`, body: { executionIds: ['0190a0a0-0000-7000-8000-000000000001'], reason: 'CANCELED_BY_USER' } });
     const again = await t.call('POST', `/api/v1/instances/${id}/cancel`, { token: t.tokens.operator });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('INVALID_STATE');

@@ -58,7 +58,9 @@ async function sendCancel(deps: AppDeps, workerId: string, executionId: string):
   }
   try {
     const body = encodeMessage({ v: 1, kind: 'cancel', workerId, executionIds: [executionId], reason: 'CANCELED_BY_USER' });
-    await publishConfirmed(deps, deps.bus.topology.dispatchExchange, deps.bus.topology.controlRoutingKey(workerId), body);
+    // By queue name on the default exchange, as brokers send cancels: an enrolled worker's control
+    // queue is bound to nothing (its RabbitMQ user may not bind, R24).
+    await publishConfirmed(deps, '', deps.bus.topology.controlQueue(workerId), body, { messageId: `cancel:${executionId}` });
     return true;
   } catch (err) {
     deps.logger.error({ err: toError(err), workerId, executionId }, 'could not send a cancel to the worker');
