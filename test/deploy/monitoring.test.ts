@@ -37,7 +37,8 @@ describe('deploy/prometheus/prometheus.yml', () => {
     expect(job?.metrics_path ?? '/metrics').toBe('/metrics');
     const targets = arr(job?.static_configs, 'static_configs').flatMap((c) => arr(obj(c, 'static_config').targets, 'targets')).map(String);
     const instances = Object.entries(composeServices)
-      .filter(([, s]) => obj(obj(s, 'service').build ?? {}, 'build').target === name)
+      // long-running services only: a one-shot of an image (migrate, enroll-workers) has nothing to scrape
+      .filter(([, s]) => obj(obj(s, 'service').build ?? {}, 'build').target === name && obj(s, 'service').restart !== 'no')
       .map(([key]) => `${key}:${port}`);
     expect(instances.length).toBeGreaterThan(0);
     expect([...targets].sort()).toEqual(instances.sort());
