@@ -7,7 +7,7 @@ import { connect, type Channel, type ChannelModel } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { busUserOf, enrollmentLoginPassword } from '@ax/core';
 import { silentLogger } from '@ax/kit';
-import { createTestAmqp, uniqueNamespace, waitFor, type TestAmqp } from '@ax/testing';
+import { createTestAmqp, deleteNamespaceAmqp, uniqueNamespace, waitFor, type TestAmqp } from '@ax/testing';
 import { amqpUserOf, createBus, type Bus } from './bus.js';
 import { busTopology, controlQueueArguments, workerQueueArguments } from './topology.js';
 import { closeConnectionsOf, defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from './bus-users.js';
@@ -19,6 +19,8 @@ const Y = 'enr-yyyyyyyyyyy1';
 let amqp: TestAmqp;
 let admin: BusAdminOptions;
 const open: ChannelModel[] = [];
+/** Namespaces of buses a test starts besides this file's, removed in afterAll even when the test fails. */
+const otherNamespaces: string[] = [];
 const buses: Bus[] = [];
 
 function loginUrl(enrollmentId: string): string {
@@ -67,6 +69,7 @@ afterAll(async () => {
   for (const b of buses) await b.close();
   for (const c of open) await c.close().catch(() => undefined);
   for (const id of [X, Y]) await deleteEnrollmentBusUser(admin, namespace, id).catch(() => undefined);
+  for (const ns of otherNamespaces) await deleteNamespaceAmqp(ns);
   await amqp?.cleanup();
 });
 
@@ -140,6 +143,7 @@ describe('an enrollment RabbitMQ user (R24)', () => {
   it("a consumer that requeues an enrollment's reply still sees the enrollment as its sender, never a sender the enrollment claims", async () => {
     // a bus of its own namespace (this file declares the shared queues with other arguments); it consumes a queue bound to this one's events
     const consumerNamespace = uniqueNamespace('axbusq');
+    otherNamespaces.push(consumerNamespace);
     const bus = createBus({ url: amqp.url, namespace: consumerNamespace, logger: silentLogger(), name: `requeue-${namespace}`, userId: amqpUserOf(amqp.url) });
     buses.push(bus);
     await bus.start();
@@ -164,8 +168,6 @@ describe('an enrollment RabbitMQ user (R24)', () => {
     await consumer.cancel();
     await amqp.channel.deleteQueue(queue);
     await bus.close();
-    const other = await createTestAmqp(consumerNamespace);
-    await other.cleanup();
   });
 
   it('a bus logged in as an enrollment (no shared topology declared) runs an enrolled worker: its queues unbound, dispatches by queue name, replies under its user', async () => {
