@@ -30,7 +30,7 @@ async function call(adminUrl, token, method, path, body) {
     signal: AbortSignal.timeout(15_000),
   });
   const text = await res.text();
-  let json = null;
+  let json;
   try {
     json = text === '' ? null : JSON.parse(text);
   } catch {
