@@ -104,10 +104,33 @@ async function lockedDuePending(stack: Stack): Promise<number> {
     const [all] = await conn.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM task_instance WHERE state = 'PENDING' AND due_at <= NOW(3)`);
     await conn.query('START TRANSACTION');
     try {
-      const [free] = await conn.query<RowDataPacket[]>(`SELECT id FROM task_instance WHERE state = 'PENDING' AND due_at <= NOW(3) LOCK IN SHARE MODE SKIP LOCKED`);
+      // Through the primary key: a broker's claim locks the clustered rows (`WHERE id IN (…) FOR
+      // UPDATE`), which a covering read of the (state, due_at) index would never visit.
+      const [free] = await conn.query<RowDataPacket[]>(
+        `SELECT id FROM task_instance FORCE INDEX (PRIMARY) WHERE state = 'PENDING' AND due_at <= NOW(3) LOCK IN SHARE MODE SKIP LOCKED`,
+      );
       return Math.max(0, Number(all[0]?.n ?? 0) - free.length);
     } finally {
       await conn.query('ROLLBACK');
+    }
+  } finally {
+    conn.release();
+  }
+}
+
+/**
+ * Runs `fn` while a connection of the drill holds `LOCK TABLES <table> WRITE` (statements on the
+ * table wait meanwhile); the table is unlocked after `fn`, also when it throws.
+ */
+async function withTableLocked<T>(stack: Stack, table: string, fn: () => Promise<T>): Promise<T> {
+  const conn = await stack.db.pool.getConnection();
+  try {
+    await conn.query('SET SESSION lock_wait_timeout = 10');
+    await conn.query(`LOCK TABLES ${table} WRITE`);
+    try {
+      return await fn();
+    } finally {
+      await conn.query('UNLOCK TABLES');
     }
   } finally {
     conn.release();
@@ -261,46 +284,50 @@ describe('fault drills', () => {
       goal: BACKLOG_GOAL,
       async fault(stack) {
         // A dispatch batch is one claim transaction (`SELECT … WHERE state = 'PENDING' AND
-        // due_at <= NOW(3) … FOR UPDATE SKIP LOCKED`, executions inserted, PENDING → DISPATCHED,
-        // events), then the publish; it runs right after a slot's instances fall due. At a slot
-        // boundary + k ms (k swept over the tries) both brokers are frozen (SIGSTOP) for a moment:
-        // a broker frozen inside a transaction (INNODB_TRX, matched by its connection's client
-        // port from /proc) that holds due PENDING rows (they are skipped by a SKIP LOCKED read)
-        // is caught mid-batch and killed with SIGKILL; otherwise both continue and it tries again.
+        // due_at <= NOW(3) … FOR UPDATE SKIP LOCKED`, then `INSERT INTO task_execution`,
+        // PENDING → DISPATCHED, events), then the publish. It lasts a few ms, so freezing the
+        // brokers at random moments caught one only by chance (CI failed on 40 misses). Instead
+        // the drill takes `LOCK TABLES task_execution WRITE` just before a slot falls due: the
+        // broker whose turn it is claims the slot's rows and then waits at its INSERT — inside
+        // its batch, rows locked, nothing committed — and is killed there with SIGKILL. The
+        // table is unlocked after the kill; the server rolls the dead broker's transaction back.
         const brokers = stack.brokers.filter((b) => !b.exitInfo);
-        const offsets = Array.from({ length: 40 }, (_, i) => (i * 7) % 120);
-        for (const [i, offset] of offsets.entries()) {
-          await atSlotBoundary(offset);
-          for (const b of brokers) b.kill('SIGSTOP');
-          let killed: { victim: Service; at: number; line: string } | undefined;
-          try {
-            const trx = await stack.query<RowDataPacket>(
-              `SELECT t.trx_id AS id, p.HOST AS host, t.trx_rows_modified AS modified, t.trx_rows_locked AS locked,
-                      TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) DIV 1000 AS age_ms
-                 FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-                WHERE t.trx_rows_locked > 0`,
-            );
-            const held = await lockedDuePending(stack);
-            for (const r of trx) {
-              const victim = brokers.find((b) => clientPortsOf(b.pid, stack.mariadb.port).has(Number(String(r.host).split(':').pop())));
-              if (victim === undefined || held === 0) continue;
-              const at = await killHard(victim);
-              killed = {
-                victim,
-                at,
-                line: `${victim.name} (pid ${victim.pid}) died of SIGKILL inside its dispatch transaction ${String(r.id)} (open ${Number(r.age_ms)} ms, ${Number(r.locked)} rows locked, ${Number(r.modified)} modified; ${held} due PENDING instances locked), ${offset} ms into a slot, try ${i + 1}`,
-              };
-              break;
+        const misses: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          await atSlotBoundary(-100);
+          const killed = await withTableLocked(stack, 'task_execution', async () => {
+            const deadline = Date.now() + 5_000;
+            while (Date.now() < deadline) {
+              const waiting = await stack.query<RowDataPacket>(
+                `SELECT t.trx_id AS id, p.HOST AS host, t.trx_rows_locked AS locked,
+                        TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) DIV 1000 AS age_ms
+                   FROM information_schema.PROCESSLIST p JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID
+                  WHERE p.INFO LIKE 'INSERT INTO task_execution%' AND t.trx_rows_locked > 0`,
+              );
+              const held = waiting.length === 0 ? 0 : await lockedDuePending(stack);
+              for (const r of waiting) {
+                const victim = brokers.find((b) => clientPortsOf(b.pid, stack.mariadb.port).has(Number(String(r.host).split(':').pop())));
+                if (victim === undefined || held === 0) continue;
+                const at = await killHard(victim);
+                return {
+                  at,
+                  victim,
+                  line: `${victim.name} (pid ${victim.pid}) died of SIGKILL inside its dispatch transaction ${String(r.id)}, waiting at its INSERT INTO task_execution (open ${Number(r.age_ms)} ms, ${Number(r.locked)} rows locked; ${held} due PENDING instances locked), try ${i + 1}`,
+                };
+              }
+              // INNODB_TRX is a cache refreshed only when it was last read over 100 ms ago: a
+              // faster poll would keep reading the snapshot taken before the batch began.
+              await sleep(250);
             }
-          } finally {
-            for (const b of brokers) if (!b.exitInfo) b.kill('SIGCONT');
-          }
+            return undefined;
+          });
           if (killed !== undefined) {
             if (brokers.every((b) => b.exitInfo)) throw new Error('no broker left running');
-            return { recoveryFromMs: killed.at, from: 'kill', evidence: [killed.line] };
+            return { recoveryFromMs: killed.at, from: 'kill', evidence: [killed.line, ...misses] };
           }
+          misses.push(`try ${i + 1}: no broker reached its INSERT INTO task_execution with due rows locked within 5 s of a slot`);
         }
-        throw new Error(`no broker was caught inside a dispatch transaction in ${offsets.length} tries: could not kill one mid-batch`);
+        throw new Error(`no broker was caught inside a dispatch transaction: ${misses.join('; ')}`);
       },
     });
   });
