@@ -1845,65 +1845,6 @@ export interface Operations {
       };
     };
   };
-  /** Stop routing new work to a worker (operator) */
-  "POST /api/v1/workers/{id}/drain": {
-    params: {
-      id: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    /** The body of a success response (the union when several statuses succeed). */
-    response: Operations["POST /api/v1/workers/{id}/drain"]["responses"][200];
-    responses: {
-      /** drained */
-      200: {
-        id: string;
-        state: "draining";
-      };
-    };
-  };
-  /** Stop all dispatching (admin) */
-  "POST /api/v1/dispatch/pause": {
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: never;
-    /** The body of a success response (the union when several statuses succeed). */
-    response: Operations["POST /api/v1/dispatch/pause"]["responses"][200];
-    responses: {
-      /** the switch */
-      200: {
-        paused: boolean;
-      };
-    };
-  };
-  /** Start dispatching again (admin) */
-  "POST /api/v1/dispatch/resume": {
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: never;
-    /** The body of a success response (the union when several statuses succeed). */
-    response: Operations["POST /api/v1/dispatch/resume"]["responses"][200];
-    responses: {
-      /** the switch */
-      200: {
-        paused: boolean;
-      };
-    };
-  };
-  /** Whether dispatching is paused (extension) (viewer) */
-  "GET /api/v1/dispatch": {
-    params: Record<string, never>;
-    query: Record<string, never>;
-    body: never;
-    /** The body of a success response (the union when several statuses succeed). */
-    response: Operations["GET /api/v1/dispatch"]["responses"][200];
-    responses: {
-      /** the switch */
-      200: {
-        paused: boolean;
-      };
-    };
-  };
   /** Today's figures (the instances that became due this UTC day), of the token's teams (viewer) */
   "GET /api/v1/stats/today": {
     params: Record<string, never>;
@@ -1956,6 +1897,140 @@ export interface Operations {
           headers: unknown;
         }[];
         nextCursor: string | null;
+      };
+    };
+  };
+  /** Stop routing new work to a worker (until undrained, or until that worker process exits) (operator) */
+  "POST /api/v1/workers/{id}/drain": {
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/workers/{id}/drain"]["responses"][200];
+    responses: {
+      /** the worker is draining */
+      200: {
+        id: string;
+        state: "draining";
+      };
+    };
+  };
+  /** Route new work to a drained worker again (operator) */
+  "POST /api/v1/workers/{id}/undrain": {
+    params: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/workers/{id}/undrain"]["responses"][200];
+    responses: {
+      /** the worker is active */
+      200: {
+        id: string;
+        state: "active";
+      };
+    };
+  };
+  /** Stop all dispatching (admin) */
+  "POST /api/v1/dispatch/pause": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** why (audited; shown while paused) */
+      reason?: string;
+    } | undefined;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/dispatch/pause"]["responses"][200];
+    responses: {
+      /** the switch */
+      200: {
+        paused: boolean;
+        /** when it was switched to this state (absent: never switched) */
+        since?: string;
+        /** the token name that switched it */
+        by?: string;
+        /** why, as given with the pause (only while paused) */
+        reason?: string;
+      };
+    };
+  };
+  /** Start dispatching again (admin) */
+  "POST /api/v1/dispatch/resume": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** why (audited; shown while paused) */
+      reason?: string;
+    } | undefined;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/dispatch/resume"]["responses"][200];
+    responses: {
+      /** the switch */
+      200: {
+        paused: boolean;
+        /** when it was switched to this state (absent: never switched) */
+        since?: string;
+        /** the token name that switched it */
+        by?: string;
+        /** why, as given with the pause (only while paused) */
+        reason?: string;
+      };
+    };
+  };
+  /** Whether dispatching is paused, since when, by whom and why (extension) (viewer) */
+  "GET /api/v1/dispatch": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/dispatch"]["responses"][200];
+    responses: {
+      /** the switch */
+      200: {
+        paused: boolean;
+        /** when it was switched to this state (absent: never switched) */
+        since?: string;
+        /** the token name that switched it */
+        by?: string;
+        /** why, as given with the pause (only while paused) */
+        reason?: string;
+      };
+    };
+  };
+  /** The platform at a glance, for the token's teams: pause, workers, backlog, late runs (viewer) */
+  "GET /api/v1/status": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/status"]["responses"][200];
+    responses: {
+      /** status */
+      200: {
+        dispatch: {
+          paused: boolean;
+          /** when it was switched to this state (absent: never switched) */
+          since?: string;
+          /** the token name that switched it */
+          by?: string;
+          /** why, as given with the pause (only while paused) */
+          reason?: string;
+        };
+        /** live workers the token sees (shared ones and its teams' own) and how many of them are draining */
+        workers: {
+          live: number;
+          draining: number;
+        };
+        /** due instances of the token's teams that wait (each carries `waiting.reason`), and how long the oldest has been due */
+        backlog: {
+          waiting: number;
+          oldestDueSeconds: number;
+        };
+        /** of those, the ones due for more than 60 s */
+        late: number;
       };
     };
   };

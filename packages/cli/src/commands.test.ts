@@ -239,6 +239,25 @@ describe('workers', () => {
     expect(json<any>(ok(await axctlIn(t, ['workers', 'list', '--json']))).items[0]).toMatchObject({ id: 'w9', state: 'draining' });
     expect(json(ok(await axctlIn(t, ['workers', 'drain', 'w9', '--json'])))).toEqual({ id: 'w9', state: 'draining' });
     expect(failed(await axctlIn(t, ['workers', 'drain', 'ghost']))).toBe('axctl: workers drain: worker "ghost" does not exist (404 NOT_FOUND)');
+    expect(ok(await axctlIn(t, ['workers', 'undrain', 'w9'])).lines).toEqual(['worker w9 active: new work is routed to it again']);
+    expect(json<any>(ok(await axctlIn(t, ['workers', 'list', '--json']))).items[0]).toMatchObject({ id: 'w9', state: 'active' });
+  });
+});
+
+describe('status and the dispatch switch (#47)', () => {
+  it('status shows the pause with its reason, workers, backlog and late; dispatch pause/show/resume', async () => {
+    const admin = { token: t.tokens.admin };
+    const paused = ok(await axctlIn(t, ['dispatch', 'pause', '--reason', 'broker upgrade'], admin));
+    expect(paused.lines).toHaveLength(1);
+    expect(paused.lines[0]).toMatch(/^dispatch PAUSED since \S+Z by \S+: broker upgrade$/);
+    expect(ok(await axctlIn(t, ['dispatch', 'show'])).lines[0]).toMatch(/: broker upgrade$/);
+    const status = ok(await axctlIn(t, ['status']));
+    expect(status.lines[0]).toMatch(/^dispatch:\s+PAUSED since \S+Z by \S+: broker upgrade$/);
+    expect(status.lines[1]).toMatch(/^workers:\s+\d+ live, \d+ draining$/);
+    expect(status.lines[2]).toMatch(/^backlog:\s+\d+ waiting/);
+    expect(status.lines[3]).toMatch(/^late:\s+\d+$/);
+    expect(json<any>(ok(await axctlIn(t, ['status', '--json'])))).toMatchObject({ dispatch: { paused: true, reason: 'broker upgrade' }, workers: { live: expect.any(Number) } });
+    expect(ok(await axctlIn(t, ['dispatch', 'resume'], admin)).lines).toEqual(['dispatch running']);
   });
 });
 
@@ -260,6 +279,11 @@ describe('the built binary', () => {
       [['rerun', 'backfill', '--task', 'nope', '--from', D1, '--to', D1, '--reason', 'r'], /\(404 NOT_FOUND\)$/],
       [['workers'], /^axctl: workers: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
       [['workers', 'drain', 'ghost'], /^axctl: workers drain: worker "ghost" does not exist \(404 NOT_FOUND\)$/],
+      [['workers', 'undrain', 'ghost'], /^axctl: workers undrain: worker "ghost" does not exist \(404 NOT_FOUND\)$/],
+      [['status'], /^axctl: status: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
+      [['dispatch', 'show'], /^axctl: dispatch show: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
+      [['dispatch', 'pause', '--reason', 'r'], /^axctl: dispatch pause: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['dispatch', 'resume'], /^axctl: dispatch resume: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['workers', 'enroll', '--name', 'x', '--team', 'default'], /^axctl: workers enroll: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['workers', 'enrollments'], /^axctl: workers enrollments: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['workers', 'revoke', 'enr-000000000000'], /^axctl: workers revoke: .*\(403 FORBIDDEN\); the token needs a higher role$/],
@@ -281,7 +305,7 @@ describe('the built binary', () => {
     expect([...covered].sort()).toEqual(COMMANDS.map((c) => c.name).filter((n) => n !== 'completion').sort());
     const results: AxctlResult[] = [];
     for (let i = 0; i < cases.length; i += 4) {
-      const batch = cases.slice(i, i + 4).map(([args]) => axctl(t, args, (args[0] === 'workers' && args[1] === undefined) || (args[0] === 'edges' && args[1] === 'list') ? { token: 'bad-token-xyz' } : {}));
+      const batch = cases.slice(i, i + 4).map(([args]) => axctl(t, args, (args[0] === 'workers' && args[1] === undefined) || (args[0] === 'edges' && args[1] === 'list') || args[0] === 'status' || (args[0] === 'dispatch' && args[1] === 'show') ? { token: 'bad-token-xyz' } : {}));
       results.push(...(await Promise.all(batch)));
     }
     cases.forEach(([args, pattern], i) => {
@@ -289,7 +313,7 @@ describe('the built binary', () => {
       expect({ args, code: r.code, stdout: r.stdout, lines: r.errLines.length }).toEqual({ args, code: 1, stdout: '', lines: 1 });
       expect(r.errLines[0], args.join(' ')).toMatch(pattern);
     });
-  }, 90_000); // 26 node processes, four at a time
+  }, 120_000); // 31 node processes, four at a time
 
   it('prints a table and --json on success; apply -f - reads stdin', async () => {
     const [table, asJson, stdin] = await Promise.all([

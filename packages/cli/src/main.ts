@@ -17,6 +17,7 @@ import { rerunCommands } from './commands/reruns.js';
 import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
 import { teamCommands, teamName } from './commands/teams.js';
+import { statusCommands } from './commands/status.js';
 import { workerCommands } from './commands/workers.js';
 import { enrollmentCommands } from './commands/enrollments.js';
 
@@ -36,6 +37,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...workerCommands,
   ...enrollmentCommands,
   ...teamCommands,
+  ...statusCommands,
   tailCommand,
   logsCommand,
   completionCommand(() => COMMANDS),
@@ -49,15 +51,17 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['dag', 'show a DAG from its root, with the states of one business date'],
   ['instances', 'runs of tasks: list, get, cancel'],
   ['rerun', 'run again: instance, dag, failed, backfill'],
-  ['workers', 'the worker registry; drain a worker; enroll workers, list and revoke enrollments'],
+  ['workers', 'the worker registry; drain and undrain a worker; enroll workers, list and revoke enrollments'],
   ['teams', 'the teams the token covers: list, show, create, update'],
+  ['status', 'the platform at a glance: dispatch paused, workers, backlog, late runs'],
+  ['dispatch', 'the global dispatch switch: show, pause (with a reason), resume'],
   ['tail', 'follow instance events as they happen'],
   ['logs', "print (and follow) a run's output"],
   ['completion', 'shell completion script: bash or zsh'],
 ];
 
 /** Commands whose first word takes a second word. */
-const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'workers', 'teams']);
+const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'workers', 'teams', 'dispatch']);
 
 function mainHelp(): string[] {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

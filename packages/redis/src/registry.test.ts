@@ -2,6 +2,7 @@ import { redisKeys } from '@ax/kit';
 import { createTestRedis, uniqueNamespace } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  isDrained,
   publishRegistration,
   readRegistration,
   readRegistry,
@@ -54,11 +55,34 @@ describe('worker registry (R14: the lease lives with the registry entry)', () =>
   });
 
   it('reports a drained worker as draining until it is undrained', async () => {
-    await setDrained(fixture.redis, keys, 'w-a', true);
+    const entry = await readRegistration(fixture.redis, keys, 'w-a');
+    await setDrained(fixture.redis, keys, 'w-a', entry!.startedAt);
     expect((await readRegistration(fixture.redis, keys, 'w-a'))?.draining).toBe(true);
     expect((await readRegistry(fixture.redis, keys)).find((w) => w.workerId === 'w-a')?.draining).toBe(true);
-    await setDrained(fixture.redis, keys, 'w-a', false);
+    expect(await isDrained(fixture.redis, keys, 'w-a', entry!.startedAt)).toBe(true);
+    await setDrained(fixture.redis, keys, 'w-a', null);
     expect((await readRegistration(fixture.redis, keys, 'w-a'))?.draining).toBe(false);
+    expect(await isDrained(fixture.redis, keys, 'w-a', entry!.startedAt)).toBe(false);
+  });
+
+  it('a drain ends with the drained process: the same id started again is not draining (ADMIN-API "Workers")', async () => {
+    const before = registration('w-restarted');
+    await publishRegistration(fixture.redis, keys, before, 60_000);
+    await setDrained(fixture.redis, keys, 'w-restarted', before.startedAt);
+    expect((await readRegistration(fixture.redis, keys, 'w-restarted'))?.draining).toBe(true);
+    // The process exits and a new one registers under the same id: it starts later.
+    const after = { ...registration('w-restarted'), startedAt: new Date(Date.parse(before.startedAt) + 1_000).toISOString() };
+    await publishRegistration(fixture.redis, keys, after, 60_000);
+    expect((await readRegistration(fixture.redis, keys, 'w-restarted'))?.draining).toBe(false);
+    expect((await readRegistry(fixture.redis, keys)).find((w) => w.workerId === 'w-restarted')?.draining).toBe(false);
+    expect(await isDrained(fixture.redis, keys, 'w-restarted', after.startedAt)).toBe(false);
+  });
+
+  it('a mark written before drains ended with their process ("1") still drains, until undrained', async () => {
+    await fixture.redis.set(keys.drain('w-b'), '1');
+    expect((await readRegistration(fixture.redis, keys, 'w-b'))?.draining).toBe(true);
+    await setDrained(fixture.redis, keys, 'w-b', null);
+    expect((await readRegistration(fixture.redis, keys, 'w-b'))?.draining).toBe(false);
   });
 
   it('removes an entry at once on deregistration', async () => {

@@ -10,7 +10,10 @@
  * workers' entries, R24), and `<ns>:enrollments` the set of live enrollment ids, which admin-api
  * keeps (sets are pruned by readers when an entry has expired);
  * `<ns>:drain:<id>` marks a worker drained by an operator (the worker reports it back as
- * `draining`, and routers treat either as "no new work").
+ * `draining`, and routers treat either as "no new work"). The mark holds the `startedAt` of the
+ * process it drained, so a drain ends with that process (ADMIN-API "Workers": a restarted worker
+ * of the same id is not drained); `1`, written by admin-api before that rule, drains whatever
+ * process holds the id until it is undrained.
  */
 import { enrollmentOfWorkerId, type HeartbeatMessage } from '@ax/core';
 import type { Redis, RedisKeys } from '@ax/kit';
@@ -52,8 +55,8 @@ export async function removeRegistration(redis: Redis, keys: RedisKeys, workerId
 
 /** One worker's entry, or null when it has expired or never existed. */
 export async function readRegistration(redis: Redis, keys: RedisKeys, workerId: string): Promise<WorkerRegistration | null> {
-  const [raw, drained] = await Promise.all([redis.get(keys.worker(workerId)), redis.exists(keys.drain(workerId))]);
-  return raw === null ? null : withDrain(parseRegistration(raw), drained === 1);
+  const [raw, mark] = await Promise.all([redis.get(keys.worker(workerId)), redis.get(keys.drain(workerId))]);
+  return raw === null ? null : withDrain(parseRegistration(raw), mark);
 }
 
 /**
@@ -73,9 +76,10 @@ export async function readRegistry(redis: Redis, keys: RedisKeys): Promise<Worke
   if (members.length === 0) return [];
   const pipeline = redis.pipeline();
   pipeline.mget(members.map((m) => keys.worker(m.id)));
-  for (const m of members) pipeline.exists(keys.drain(m.id));
+  pipeline.mget(members.map((m) => keys.drain(m.id)));
   const replies = (await pipeline.exec()) ?? [];
   const raws = (replies[0]?.[1] ?? []) as Array<string | null>;
+  const marks = (replies[1]?.[1] ?? []) as Array<string | null>;
   const live: WorkerRegistration[] = [];
   const gone = redis.pipeline();
   let pruned = 0;
@@ -90,23 +94,34 @@ export async function readRegistry(redis: Redis, keys: RedisKeys): Promise<Worke
     // An entry is believed only from the set its id belongs in: an enrolled worker id listed in
     // the set of unenrolled workers (or of another enrollment) was not written by its enrollment.
     if (registration && registration.workerId === m.id && workerSetOf(keys, m.id) === m.set) {
-      live.push(withDrain(registration, replies[i + 1]?.[1] === 1) as WorkerRegistration);
+      live.push(withDrain(registration, marks[i] ?? null) as WorkerRegistration);
     }
   });
   if (pruned > 0) await gone.exec();
   return live;
 }
 
-/** Marks a worker drained (no new work is routed to it) or undrained. */
-export async function setDrained(redis: Redis, keys: RedisKeys, workerId: string, drained: boolean): Promise<void> {
-  if (drained) await redis.set(keys.drain(workerId), '1');
+/**
+ * Marks the process that now holds `workerId` drained (no new work is routed to it; `startedAt`
+ * is that process's, from its registry entry), or, with `null`, undrains the id.
+ */
+export async function setDrained(redis: Redis, keys: RedisKeys, workerId: string, startedAt: string | null): Promise<void> {
+  if (startedAt !== null) await redis.set(keys.drain(workerId), startedAt);
   else await redis.del(keys.drain(workerId));
 }
 
-/** True when an operator drained this worker. */
-export async function isDrained(redis: Redis, keys: RedisKeys, workerId: string): Promise<boolean> {
-  return (await redis.exists(keys.drain(workerId))) === 1;
+/** True when an operator drained this process (`startedAt`: the process's start, as in its entry). */
+export async function isDrained(redis: Redis, keys: RedisKeys, workerId: string, startedAt: string): Promise<boolean> {
+  return drainHolds(await redis.get(keys.drain(workerId)), startedAt);
 }
+
+/** Whether a drain mark applies to the process that started at `startedAt` (see the layout above). */
+export function drainHolds(mark: string | null, startedAt: string | undefined): boolean {
+  return mark !== null && (mark === LEGACY_DRAIN_MARK || mark === startedAt);
+}
+
+/** The mark of admin-api versions before drains ended with their process. */
+const LEGACY_DRAIN_MARK = '1';
 
 function isReserve(value: unknown): boolean {
   const r = value as { slots?: unknown; minPriority?: unknown } | null;
@@ -134,7 +149,7 @@ function parseRegistration(raw: string): WorkerRegistration | null {
   }
 }
 
-function withDrain(registration: WorkerRegistration | null, drained: boolean): WorkerRegistration | null {
+function withDrain(registration: WorkerRegistration | null, mark: string | null): WorkerRegistration | null {
   if (registration === null) return null;
-  return drained ? { ...registration, draining: true } : registration;
+  return drainHolds(mark, registration.startedAt) ? { ...registration, draining: true } : registration;
 }

@@ -215,8 +215,8 @@ export {
   listInstances,
 } from './queries/instances-read.js';
 export type { EventRecord, ExecutionRecord, GridCellRecord, InstanceRecord, ListInstancesOptions } from './queries/instances-read.js';
-export { backlogGroups, batchLoadsUnlocked, clearStaleWaiting, readBacklog, waitingOfInstances, writeWaitingChanges } from './queries/instance-waiting.js';
-export type { BacklogGroup, BacklogRow, HeldState, InstanceWaiting, WaitingChange } from './queries/instance-waiting.js';
+export { backlogGroups, backlogSummary, batchLoadsUnlocked, clearStaleWaiting, readBacklog, waitingOfInstances, writeWaitingChanges } from './queries/instance-waiting.js';
+export type { BacklogGroup, BacklogRow, BacklogSummary, HeldState, InstanceWaiting, WaitingChange } from './queries/instance-waiting.js';
 export {
   TRIGGER_IDEMPOTENCY_WINDOW_HOURS,
   bindIdempotencyKey,
@@ -263,4 +263,4 @@ export { listAlerts } from './queries/alerts-read.js';
 export type { AlertRecord, ListAlertsOptions } from './queries/alerts-read.js';
 export { listDeadLetters } from './queries/dead-letters.js';
 export type { DeadLetterRecord } from './queries/dead-letters.js';
-export { DISPATCH_PAUSED_FLAG, getSystemFlag, setSystemFlag } from './queries/flags.js';
+export { DISPATCH_PAUSED_FLAG, getSystemFlag, readDispatchPause, setSystemFlag, writeDispatchPause, type DispatchPause } from './queries/flags.js';

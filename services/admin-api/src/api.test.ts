@@ -383,11 +383,11 @@ describe('operations', () => {
 
   it('pauses and resumes dispatching (admin)', async () => {
     expect((await t.call('POST', '/api/v1/dispatch/pause', { token: t.tokens.operator })).status).toBe(403);
-    expect((await t.call('POST', '/api/v1/dispatch/pause')).body).toEqual({ paused: true });
+    expect((await t.call('POST', '/api/v1/dispatch/pause')).body).toMatchObject({ paused: true });
     const [rows] = await t.pool.query<any[]>("SELECT value FROM system_flag WHERE name = 'dispatch_paused'");
     expect(JSON.parse(String(rows[0].value))).toBe(true);
-    expect((await t.call('GET', '/api/v1/dispatch', { token: t.tokens.viewer })).body).toEqual({ paused: true });
-    expect((await t.call('POST', '/api/v1/dispatch/resume')).body).toEqual({ paused: false });
+    expect((await t.call('GET', '/api/v1/dispatch', { token: t.tokens.viewer })).body).toMatchObject({ paused: true });
+    expect((await t.call('POST', '/api/v1/dispatch/resume')).body).toMatchObject({ paused: false });
   });
 
   it("shows today's stats and dead letters", async () => {

@@ -21,7 +21,9 @@ import { enrollmentRoutes } from './routes/enrollments.js';
 import { executionRoutes } from './routes/executions.js';
 import { instanceRoutes } from './routes/instances.js';
 import { logRoutes } from './routes/logs.js';
+import { dispatchStatusRoutes } from './routes/dispatch-status.js';
 import { opsRoutes } from './routes/ops.js';
+import { workerDrainRoutes } from './routes/worker-drain.js';
 import { rerunRoutes } from './routes/reruns.js';
 import { sessionRoutes } from './routes/session.js';
 import { statsRoutes } from './routes/stats.js';
@@ -42,6 +44,8 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...instanceRoutes,
   ...rerunRoutes,
   ...opsRoutes,
+  ...workerDrainRoutes,
+  ...dispatchStatusRoutes,
   ...workerBootstrapRoutes,
   ...enrollmentRoutes,
   ...alertRoutes,

@@ -15,7 +15,7 @@ import { redisKeys } from '@ax/kit';
 import { publishRegistration, putEnrollmentRedisUser, readRegistration, type WorkerRegistration } from '@ax/redis';
 import { insertEnrollment } from '@ax/store';
 import { testAmqpUrl, testRedisUrl, waitFor } from '@ax/testing';
-import { servedTeams } from './routes/ops.js';
+import { servedTeams } from './worker-visibility.js';
 import { EXECUTOR_SECRET, addToken, enrollmentUsersOf, startTestApp, testBusAdmin, type TestApp } from './harness.test-helper.js';
 
 let t: TestApp;

@@ -35,6 +35,8 @@ const CONTRACT: Array<[string, string, string]> = [
   ['get', '/api/v1/workers/enrollments', 'admin'],
   ['delete', '/api/v1/workers/enrollments/{id}', 'admin'],
   ['post', '/api/v1/workers/{id}/drain', 'operator'],
+  ['post', '/api/v1/workers/{id}/undrain', 'operator'],
+  ['get', '/api/v1/status', 'viewer'],
   ['post', '/api/v1/dispatch/pause', 'admin'],
   ['post', '/api/v1/dispatch/resume', 'admin'],
   ['get', '/api/v1/stats/today', 'viewer'],

@@ -179,9 +179,11 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
   it('R14 honours a drain mark: the registry entry says draining', async () => {
     await worker('w-drain');
     const keys = redisKeys(namespace);
-    await setDrained(driver.redis.redis, keys, 'w-drain', true);
+    const entry = await waitFor(() => readRegistration(driver.redis.redis, keys, 'w-drain'), { description: 'registered' });
+    await setDrained(driver.redis.redis, keys, 'w-drain', entry.startedAt);
+    // The worker reads the mark as its own (same process) and says so in its next heartbeat.
     await waitFor(async () => (await readRegistration(driver.redis.redis, keys, 'w-drain'))?.draining === true, { description: 'draining' });
-    await setDrained(driver.redis.redis, keys, 'w-drain', false);
+    await setDrained(driver.redis.redis, keys, 'w-drain', null);
   });
 
   it('SIGTERM path: a job past the grace is killed and reported, the outbox flushed, the worker deregistered', async () => {

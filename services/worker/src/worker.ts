@@ -619,7 +619,7 @@ export class Worker {
         return;
       }
       const sentAtMs = performance.now();
-      const drained = await isDrained(redis, keys, settings.workerId);
+      const drained = await isDrained(redis, keys, settings.workerId, this.startedAt);
       await publishRegistration(redis, keys, this.registration(drained), settings.leaseTtlMs);
       this.leaseWatch.renewed(sentAtMs, performance.now());
       this.registered = true;

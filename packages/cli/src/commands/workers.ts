@@ -1,4 +1,4 @@
-/** `axctl workers [list]` and `axctl workers drain <id>`. */
+/** `axctl workers [list]`, `axctl workers drain <id>` and `axctl workers undrain <id>`. */
 import type { ResponseOf, Worker as ApiWorker, WorkerPage } from '@ax/api-types';
 import { positionals } from '../args.js';
 import { printJson, type CommandSpec } from '../command.js';
@@ -37,17 +37,25 @@ const list: CommandSpec = {
   },
 };
 
-const drain: CommandSpec = {
-  name: 'workers drain',
-  synopsis: '<id>',
-  summary: 'Stop routing new work to a worker (what it runs finishes).',
-  options: {},
-  run: async (ctx, args) => {
-    const [id] = positionals(args, ['id'], ctx.command) as [string];
-    const { body } = await ctx.client.post<ResponseOf<'POST /api/v1/workers/{id}/drain'>>(`/api/v1/workers/${encodeURIComponent(id)}/drain`);
-    if (ctx.json) return printJson(ctx, body);
-    ctx.io.out(`worker ${body.id} ${body.state}: no new work is routed to it`);
-  },
-};
+/** `workers drain` and `workers undrain`: one shape, the API's answer printed as a sentence. */
+function drainCommand(action: 'drain' | 'undrain', summary: string, says: string): CommandSpec {
+  return {
+    name: `workers ${action}`,
+    synopsis: '<id>',
+    summary,
+    options: {},
+    run: async (ctx, args) => {
+      const [id] = positionals(args, ['id'], ctx.command) as [string];
+      const { body } = await ctx.client.post<ResponseOf<'POST /api/v1/workers/{id}/drain'> | ResponseOf<'POST /api/v1/workers/{id}/undrain'>>(
+        `/api/v1/workers/${encodeURIComponent(id)}/${action}`,
+      );
+      if (ctx.json) return printJson(ctx, body);
+      ctx.io.out(`worker ${body.id} ${body.state}: ${says}`);
+    },
+  };
+}
 
-export const workerCommands: readonly CommandSpec[] = [list, drain];
+const drain = drainCommand('drain', 'Stop routing new work to a worker (what it runs finishes; the drain ends when that worker process exits).', 'no new work is routed to it');
+const undrain = drainCommand('undrain', 'Route new work to a drained worker again.', 'new work is routed to it again');
+
+export const workerCommands: readonly CommandSpec[] = [list, drain, undrain];

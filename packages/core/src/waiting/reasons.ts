@@ -29,3 +29,10 @@ export interface WaitingVerdict {
   readonly reason: WaitingReason;
   readonly message: string;
 }
+
+/**
+ * A held instance due for longer than this counts as late in `GET /status` and on the console's
+ * dashboard: one minute is past any claim round, scan period or retry of a healthy stack, so a
+ * late run always has a cause an operator should read (its `waiting.reason`).
+ */
+export const LATE_AFTER_SECONDS = 60;

@@ -230,3 +230,39 @@ export async function waitingOfInstances(db: Queryable, ids: readonly string[]):
   }
   return out;
 }
+
+/** The held backlog of some teams as `GET /status` shows it. */
+export interface BacklogSummary {
+  /** Due instances that carry a waiting reason. */
+  readonly waiting: number;
+  /** Seconds the oldest of them has been due (0 when none). */
+  readonly oldestDueSeconds: number;
+  /** Those due for more than `lateAfterSeconds`. */
+  readonly late: number;
+}
+
+/**
+ * Counts the instances the brokers' backlog scan has given a waiting reason, for `teams` (null =
+ * every team, rows written before 0010 included), through `idx_instance_waiting`, which holds
+ * only rows with a reason: the read costs what the backlog holds, not the history. Zero on a
+ * schema before 0013.
+ */
+export async function backlogSummary(db: Queryable, teams: readonly string[] | null, lateAfterSeconds: number): Promise<BacklogSummary> {
+  if (teams !== null && teams.length === 0) return { waiting: 0, oldestDueSeconds: 0, late: 0 };
+  let rows: RowDataPacket[];
+  try {
+    [rows] = await db.query<RowDataPacket[]>(
+      `SELECT COUNT(*) AS waiting,
+              COALESCE(TIMESTAMPDIFF(SECOND, MIN(due_at), NOW(3)), 0) AS oldest_s,
+              COALESCE(SUM(due_at < NOW(3) - INTERVAL ? SECOND), 0) AS late
+         FROM task_instance FORCE INDEX (idx_instance_waiting)
+        WHERE waiting_reason IS NOT NULL AND state IN ('WAITING', 'PENDING')${teams === null ? '' : ' AND team IN (?)'}`,
+      teams === null ? [lateAfterSeconds] : [lateAfterSeconds, teams],
+    );
+  } catch (err) {
+    if (isNoSuchColumnError(err) || isNoSuchIndexError(err)) return { waiting: 0, oldestDueSeconds: 0, late: 0 };
+    throw err;
+  }
+  const r = rows[0];
+  return { waiting: Number(r?.waiting ?? 0), oldestDueSeconds: Math.max(0, Number(r?.oldest_s ?? 0)), late: Number(r?.late ?? 0) };
+}

@@ -1,16 +1,14 @@
-/** Operations: workers and drain, global dispatch pause, today's figures, dead letters. */
+/** Operations: the worker registry, today's figures, dead letters (drain: worker-drain.ts; pause and status: dispatch-status.ts). */
 import { z } from 'zod';
 import { enrollmentOfWorkerId } from '@ax/core';
-import { readRegistry, setDrained, readRegistration } from '@ax/redis';
-import { DISPATCH_PAUSED_FLAG, dayStats, getSystemFlag, listDeadLetters, liveEnrollmentTeams, setSystemFlag } from '@ax/store';
-import { audit } from '../audit.js';
-import { notFound, validationFailed } from '../errors.js';
+import { dayStats, listDeadLetters } from '@ax/store';
+import { validationFailed } from '../errors.js';
 import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
 import { defineRoute, type RouteSpec } from '../route.js';
-import { idParams, listOf } from '../schemas.js';
+import { listOf } from '../schemas.js';
 import { statsKey } from '../stats-cache.js';
-import { assertAllTeams, coversAllTeams, coversTeam, visibleTeams } from '../team-scope.js';
-import { writeTransaction } from '../write-transaction.js';
+import { assertAllTeams, visibleTeams } from '../team-scope.js';
+import { visibleWorkers } from '../worker-visibility.js';
 
 const workerSchema = z.object({
   id: z.string(),
@@ -28,23 +26,6 @@ const workerSchema = z.object({
   enrollment: z.string().nullable().describe('the id of the worker enrollment it runs under (the prefix of its id); null = an unenrolled worker'),
 });
 
-const pausedSchema = z.object({ paused: z.boolean() });
-
-/**
- * The teams a worker serves (the enrollment contract's decision 5): an enrolled worker's are its
- * live enrollment's (`["*"]`: every team), narrowed by what its registry entry advertises
- * (AX_WORKER_TEAMS), and none when its enrollment is not live; an unenrolled worker's are what
- * it advertises, every team when nothing.
- */
-export function servedTeams(advertised: readonly string[] | undefined, enrollmentId: string | null, liveEnrollments: ReadonlyMap<string, readonly string[]>): string[] {
-  const own = advertised === undefined || advertised.length === 0 ? null : [...advertised];
-  if (enrollmentId === null) return own ?? ['*'];
-  const record = liveEnrollments.get(enrollmentId);
-  if (record === undefined) return [];
-  if (record.includes('*')) return own ?? ['*'];
-  return own === null ? [...record] : own.filter((team) => record.includes(team));
-}
-
 export const opsRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
@@ -54,13 +35,7 @@ export const opsRoutes: RouteSpec[] = [
     summary: "The worker registry: workers serving every team, and those serving one of the token's teams",
     responses: { 200: { description: 'live workers', schema: listOf(workerSchema) } },
     handler: async ({ deps, principal }) => {
-      // A worker of every team is shared: everyone sees it. One started with AX_WORKER_TEAMS, or
-      // enrolled for some teams, is the machine of those teams: tokens of other teams do not see it.
-      const registry = await readRegistry(deps.redis, deps.keys);
-      const enrollments = registry.some((w) => enrollmentOfWorkerId(w.workerId) !== null) ? await liveEnrollmentTeams(deps.pool) : new Map<string, readonly string[]>();
-      const workers = registry
-        .map((w) => ({ w, teams: servedTeams(w.teams, enrollmentOfWorkerId(w.workerId), enrollments) }))
-        .filter(({ teams }) => teams.includes('*') || coversAllTeams(principal) || teams.some((team) => coversTeam(principal, team)));
+      const workers = (await visibleWorkers(deps, principal)).map(({ worker: w, teams }) => ({ w, teams }));
       return {
         status: 200,
         body: {
@@ -84,65 +59,6 @@ export const opsRoutes: RouteSpec[] = [
         },
       };
     },
-  }),
-  defineRoute<{ id: string }>({
-    method: 'post',
-    path: '/api/v1/workers/{id}/drain',
-    access: 'operator',
-    tag: 'workers',
-    summary: 'Stop routing new work to a worker',
-    params: idParams,
-    responses: {
-      200: { description: 'drained', schema: z.object({ id: z.string(), state: z.literal('draining') }) },
-      403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team (every worker serves every team)' },
-      404: { description: 'no such live worker' },
-    },
-    handler: async ({ params, deps, principal }) => {
-      // Until AX_WORKER_TEAMS, every worker serves every team: draining one is an act on all teams.
-      assertAllTeams(principal, 'draining a worker that serves every team');
-      if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(params.id)) throw notFound(`worker ${JSON.stringify(params.id)}`);
-      const worker = await readRegistration(deps.redis, deps.keys, params.id);
-      if (worker === null) throw notFound(`worker ${JSON.stringify(params.id)}`);
-      await setDrained(deps.redis, deps.keys, params.id, true);
-      await writeTransaction(deps.pool, (tx) => audit(tx, principal, { action: 'worker.drain', target: `worker:${params.id}`, team: null, after: { state: 'draining' } }));
-      try {
-        await deps.redis.publish(deps.keys.channels.workersChanged, params.id);
-      } catch {
-        deps.logger.warn({ workerId: params.id }, 'could not publish workers-changed');
-      }
-      return { status: 200, body: { id: params.id, state: 'draining' } };
-    },
-  }),
-  ...(['pause', 'resume'] as const).map((action) =>
-    defineRoute({
-      method: 'post',
-      path: `/api/v1/dispatch/${action}`,
-      access: 'admin',
-      tag: 'dispatch',
-      summary: action === 'pause' ? 'Stop all dispatching' : 'Start dispatching again',
-      description: 'Needs a token of every team ("*").',
-      responses: { 200: { description: 'the switch', schema: pausedSchema }, 403: { description: '`FORBIDDEN`: the role is too low, or the token does not cover every team' } },
-      handler: async ({ deps, principal }) => {
-        assertAllTeams(principal, 'the global dispatch pause');
-        const paused = action === 'pause';
-        await writeTransaction(deps.pool, async (tx) => {
-          const before = (await getSystemFlag(tx, DISPATCH_PAUSED_FLAG)) === true;
-          await setSystemFlag(tx, DISPATCH_PAUSED_FLAG, paused, principal?.name ?? null);
-          await audit(tx, principal, { action: `dispatch.${action}`, target: 'dispatch', team: null, before: { paused: before }, after: { paused } });
-        });
-        return { status: 200, body: { paused } };
-      },
-    }),
-  ),
-  defineRoute({
-    method: 'get',
-    path: '/api/v1/dispatch',
-    access: 'viewer',
-    tag: 'dispatch',
-    extension: true,
-    summary: 'Whether dispatching is paused (extension)',
-    responses: { 200: { description: 'the switch', schema: pausedSchema } },
-    handler: async ({ deps }) => ({ status: 200, body: { paused: (await getSystemFlag(deps.pool, DISPATCH_PAUSED_FLAG)) === true } }),
   }),
   defineRoute({
     method: 'get',
