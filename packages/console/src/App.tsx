@@ -1,5 +1,6 @@
 /** The console: sign-in until a token is accepted, then the pages under one navigation bar. */
 import { Link, Route, Switch, useLocation } from 'wouter';
+import { PauseBanner, useStatus } from './components/PauseBanner';
 import { can } from './roles';
 import { SessionProvider, useSession, useSignIn } from './session';
 import { teamsText } from './teams';
@@ -34,6 +35,7 @@ function NavLink({ href, children }: { href: string; children: string }) {
 function Shell() {
   const { principal, signOut } = useSession();
   const teams = teamsText(principal);
+  const status = useStatus();
   return (
     <>
       <header className="container-fluid topbar">
@@ -74,6 +76,7 @@ function Shell() {
         </nav>
       </header>
       <main className="container-fluid">
+        <PauseBanner status={status} />
         <Switch>
           <Route path="/" component={DashboardPage} />
           <Route path="/tasks" component={TasksPage} />

@@ -40,6 +40,9 @@ export type InstanceDetail = Api.InstanceDetail;
  */
 export type Worker = Api.Worker & { version?: string; clockOffsetMs?: number | null };
 
+/** `GET /api/v1/status`: pause, workers, backlog, late runs of the token's teams. */
+export type Status = Api.ResponseOf<'GET /api/v1/status'>;
+
 export type TodayStats = Api.TodayStats;
 
 export type HourStats = Api.HourStats;

@@ -2,8 +2,16 @@
  * Today at a glance (UTC day of the slots, as `GET /api/v1/stats/today` counts): runs,
  * failures, average trigger delay, longest run, the five tasks that failed most, and per-hour
  * charts of runs, failures and fire lag (`GET /api/v1/stats/hourly`). Refreshed every 30 s.
+ * Above them, now (`GET /api/v1/status`, every 10 s): dispatch running or paused (admins of every
+ * team pause and resume here, with a reason), the backlog, late runs and workers. Each card links
+ * to the list behind it.
  */
+import { useState } from 'react';
 import { Link } from 'wouter';
+import { errorText } from '../api';
+import { pauseSentence, useStatus } from '../components/PauseBanner';
+import { can } from '../roles';
+import { useSession } from '../session';
 import { ErrorLine } from '../components/ErrorLine';
 import { HourlyChart, type ChartSeries } from '../components/HourlyChart';
 import { Loading } from '../components/Loading';
@@ -23,12 +31,102 @@ const LAG: ChartSeries[] = [
   { label: 'trigger delay', value: (h) => seconds(h.avgTriggerDelayMs), color: '#ff7f0e', kind: 'line' },
 ];
 
-function Figure({ name, label, value, text, tone }: { name: string; label: string; value: number | null; text: string; tone?: 'bad' | 'good' }) {
-  return (
-    <article className={`figure${tone === undefined ? '' : ` figure-${tone}`}`} data-stat={name} data-value={value === null ? '' : String(value)}>
+interface FigureProps {
+  name: string;
+  label: string;
+  value: number | null;
+  text: string;
+  tone?: 'bad' | 'good';
+  /** The list behind the figure. */
+  href?: string;
+  title?: string;
+}
+
+function Figure({ name, label, value, text, tone, href, title }: FigureProps) {
+  const className = `figure${tone === undefined ? '' : ` figure-${tone}`}`;
+  const body = (
+    <>
       <small>{label}</small>
       <strong>{text}</strong>
+    </>
+  );
+  const data = { 'data-stat': name, 'data-value': value === null ? '' : String(value) };
+  return href === undefined ? (
+    <article className={className} title={title} {...data}>
+      {body}
     </article>
+  ) : (
+    <Link href={href} className={`${className} card-link`} title={title} {...data}>
+      {body}
+    </Link>
+  );
+}
+
+/** Now: dispatch, backlog, late, workers; the pause switch for an admin of every team. */
+function NowFigures() {
+  const { client, principal } = useSession();
+  const status = useStatus();
+  const [error, setError] = useState<string | null>(null);
+  const s = status.data;
+  const switcher = can(principal.role, 'admin') && (principal.teams === undefined || principal.teams.includes('*'));
+  const toggle = async (pause: boolean) => {
+    const reason = pause ? window.prompt('Pause dispatching for every team. Why? (audited, shown on every page)') : null;
+    if (pause && reason === null) return;
+    if (!pause && !window.confirm('Resume dispatching for every team?')) return;
+    try {
+      await client.post(`/api/v1/dispatch/${pause ? 'pause' : 'resume'}`, reason === null || reason.trim() === '' ? {} : { reason: reason.trim() });
+      setError(null);
+      status.reload();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  if (s === undefined) return <ErrorLine error={status.error} />;
+  const held = '/instances?state=PENDING';
+  return (
+    <section data-testid="now">
+      <ErrorLine error={error ?? status.error} />
+      <div className="figures">
+        <Figure
+          name="dispatch"
+          label="Dispatch"
+          value={s.dispatch.paused ? 1 : 0}
+          text={s.dispatch.paused ? 'Paused' : 'Running'}
+          tone={s.dispatch.paused ? 'bad' : 'good'}
+          title={s.dispatch.paused ? pauseSentence(s.dispatch) : 'every due instance is dispatched'}
+        />
+        <Figure
+          name="waiting"
+          label="Waiting (due, held)"
+          value={s.backlog.waiting}
+          text={s.backlog.waiting === 0 ? '0' : `${s.backlog.waiting} · oldest ${duration(s.backlog.oldestDueSeconds * 1000)}`}
+          tone={s.backlog.waiting > 0 ? 'bad' : undefined}
+          href={held}
+        />
+        <Figure name="late" label="Late (due > 60 s)" value={s.late} text={String(s.late)} tone={s.late > 0 ? 'bad' : undefined} href={held} />
+        <Figure
+          name="workers"
+          label="Workers"
+          value={s.workers.live}
+          text={`${s.workers.live} live${s.workers.draining > 0 ? ` · ${s.workers.draining} draining` : ''}`}
+          tone={s.workers.live === 0 ? 'bad' : undefined}
+          href="/workers"
+        />
+      </div>
+      {switcher && (
+        <div className="actions">
+          {s.dispatch.paused ? (
+            <button type="button" data-action="resume-dispatch" onClick={() => void toggle(false)}>
+              Resume dispatching
+            </button>
+          ) : (
+            <button type="button" className="secondary" data-action="pause-dispatch" onClick={() => void toggle(true)}>
+              Pause dispatching…
+            </button>
+          )}
+        </div>
+      )}
+    </section>
   );
 }
 
@@ -42,16 +140,17 @@ export function DashboardPage() {
         <h2>Dashboard</h2>
         <p>Today {s?.day ?? ''} (UTC), by slot time · refreshed every {REFRESH_MS / 1000} s</p>
       </hgroup>
+      <NowFigures />
       <ErrorLine error={today.error ?? hourly.error} />
       {s === undefined ? (
         today.error === null && <Loading what="today's figures" />
       ) : (
         <>
           <div className="figures">
-            <Figure name="total" label="Runs today" value={s.total} text={String(s.total)} />
-            <Figure name="succeeded" label="Succeeded" value={s.succeeded} text={String(s.succeeded)} tone="good" />
-            <Figure name="failed" label="Failed" value={s.failed} text={String(s.failed)} tone={s.failed > 0 ? 'bad' : undefined} />
-            <Figure name="running" label="Running" value={s.running} text={String(s.running)} />
+            <Figure name="total" label="Runs today" value={s.total} text={String(s.total)} href={`/instances?from=${s.day}T00:00:00.000Z`} />
+            <Figure name="succeeded" label="Succeeded" value={s.succeeded} text={String(s.succeeded)} tone="good" href={`/instances?state=SUCCESS&from=${s.day}T00:00:00.000Z`} />
+            <Figure name="failed" label="Failed" value={s.failed} text={String(s.failed)} tone={s.failed > 0 ? 'bad' : undefined} href={`/instances?state=FAILED&from=${s.day}T00:00:00.000Z`} />
+            <Figure name="running" label="Running" value={s.running} text={String(s.running)} href="/instances?state=RUNNING" />
             <Figure name="avgTriggerDelayMs" label="Avg trigger delay" value={s.avgTriggerDelayMs} text={duration(s.avgTriggerDelayMs)} />
             <Figure name="maxDurationMs" label="Longest run" value={s.maxDurationMs} text={duration(s.maxDurationMs)} />
           </div>

@@ -1,4 +1,4 @@
-/** The worker registry: tags, load (running / slots), average duration, heartbeat; operators may drain a worker. */
+/** The worker registry: tags, load (running / slots), average duration, heartbeat; operators drain and undrain a worker. */
 import { useState } from 'react';
 import { errorText, type Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
@@ -15,10 +15,14 @@ export function WorkersPage() {
   const [error, setError] = useState<string | null>(null);
   const operator = can(principal.role, 'operator');
 
-  const drain = async (id: string) => {
-    if (!window.confirm(`Drain ${id}? No new work is routed to it; what runs finishes.`)) return;
+  const act = async (id: string, action: 'drain' | 'undrain') => {
+    const question =
+      action === 'drain'
+        ? `Drain ${id}? No new work is routed to it; what runs finishes. The drain ends when this worker process exits.`
+        : `Undrain ${id}? New work is routed to it again.`;
+    if (!window.confirm(question)) return;
     try {
-      await client.post(`/api/v1/workers/${encodeURIComponent(id)}/drain`, {});
+      await client.post(`/api/v1/workers/${encodeURIComponent(id)}/${action}`, {});
       setError(null);
       workers.reload();
     } catch (err) {
@@ -80,9 +84,13 @@ export function WorkersPage() {
                   </td>
                   {operator && (
                     <td>
-                      {w.state === 'active' && (
-                        <button type="button" className="secondary small" data-action="drain" onClick={() => void drain(w.id)}>
+                      {w.state === 'active' ? (
+                        <button type="button" className="secondary small" data-action="drain" onClick={() => void act(w.id, 'drain')}>
                           Drain
+                        </button>
+                      ) : (
+                        <button type="button" className="small" data-action="undrain" onClick={() => void act(w.id, 'undrain')}>
+                          Undrain
                         </button>
                       )}
                     </td>
