@@ -9,10 +9,13 @@
 // does (HMAC-SHA256(secret, "ax-executor-key\n<team>\n<version>")), and says so. A real team's
 // service never holds the master secret.
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createApp } from './app.mjs';
 
 const env = { AX_TEAM: 'default', ...process.env };
+// The compose stack hands the secret over as a file (AX_EXECUTOR_SECRET_FILE, a Docker secret), never a variable.
+if (!env.AX_EXECUTOR_SECRET && env.AX_EXECUTOR_SECRET_FILE) env.AX_EXECUTOR_SECRET = readFileSync(env.AX_EXECUTOR_SECRET_FILE, 'utf8').replace(/\r?\n$/, '');
 if (!env.AX_EXECUTOR_KEY && env.AX_EXECUTOR_SECRET) {
   env.AX_EXECUTOR_KEY = createHmac('sha256', env.AX_EXECUTOR_SECRET).update(`ax-executor-key\n${env.AX_TEAM}\n${env.AX_EXECUTOR_KEY_VERSION ?? '1'}`).digest('hex');
   process.stderr.write(`business-service: demo mode, key of team ${env.AX_TEAM} derived from AX_EXECUTOR_SECRET (a team's service gets AX_EXECUTOR_KEY instead)\n`);

@@ -1,33 +1,27 @@
 // deploy/docker-compose.rabbitmq-cluster.yml on top of docker-compose.yml, resolved by
 // `docker-compose config` (no Docker engine): three RabbitMQ nodes sharing a cookie and a
-// cluster configuration, and every AMQP service given the three node URLs, which it accepts.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+// cluster configuration, and every AMQP service given the three node URLs, which it accepts:
+// the broker and admin API in their credential file, the enrolled workers without a login.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axServiceFields, loadConfig } from '@ax/kit';
 import { missingRequirement } from '@ax/testing';
-import { deployDir, hasCommand, obj, parseYamlDocuments, readRepoFile } from './support.js';
+import { COMPOSE, credentialsIn, resolveCompose, type ComposeModel } from './compose-model.js';
+import { hasCommand, readRepoFile } from './support.js';
 
-const run = promisify(execFile);
-const COMPOSE = 'docker-compose';
 const AMQP_SERVICES = ['broker', 'worker-1', 'worker-2', 'admin-api'];
 const NODES = ['rabbitmq', 'rabbitmq-2', 'rabbitmq-3'];
 
 describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMPOSE), install: 'apt-get install docker-compose' }))('deploy/docker-compose.rabbitmq-cluster.yml', () => {
+  let model: ComposeModel | undefined;
   let services: Record<string, Record<string, unknown>> = {};
 
   beforeAll(async () => {
-    const { stdout } = await run(
-      COMPOSE,
-      ['--env-file', path.join(deployDir, '.env.example'), '-f', path.join(deployDir, 'docker-compose.yml'), '-f', path.join(deployDir, 'docker-compose.rabbitmq-cluster.yml'), 'config'],
-      { cwd: deployDir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, timeout: 60_000 },
-    );
-    const model = obj(parseYamlDocuments(stdout, 'docker-compose config')[0], 'config');
-    services = Object.fromEntries(Object.entries(obj(model.services, 'services')).map(([k, v]) => [k, obj(v, k)]));
+    model = await resolveCompose(['docker-compose.rabbitmq-cluster.yml']);
+    services = model.services;
   });
+  afterAll(async () => model?.cleanup());
 
-  const env = (name: string): Record<string, string> => obj(services[name]?.environment ?? {}, `${name}.environment`) as Record<string, string>;
+  const env = (name: string): Record<string, string> => model?.env(name) ?? {};
 
   it('#23 runs three nodes with one Erlang cookie, each its own volume and the cluster configuration naming all three', () => {
     const cookies = new Set(NODES.map((n) => env(n).RABBITMQ_ERLANG_COOKIE));
@@ -45,12 +39,14 @@ describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMP
     expect(conf).toContain('cluster_partition_handling = pause_minority');
   });
 
-  it('#23 gives every AMQP service the three node URLs, which each accepts', () => {
+  it('#23 gives every AMQP service the three node URLs, which each accepts; #44 as a credential file, or without a login to an enrolled worker', () => {
     for (const name of AMQP_SERVICES) {
-      const urls = env(name).AX_AMQP_URL?.split(',') ?? [];
+      // as the container reads it (the broker and admin API: AX_AMQP_URL_FILE, the secret's file)
+      const urls = loadConfig(axServiceFields('broker'), { ...(model?.hostEnv(name) ?? {}), NODE_ENV: 'development' }).amqpUrl;
       expect(urls.map((u) => new URL(u).hostname), name).toEqual(NODES);
+      expect(credentialsIn(env(name)), `${name} has credentials in its environment`).toEqual([]);
+      const logins = urls.map((u) => new URL(u).username);
+      expect(logins, name).toEqual(name.startsWith('worker-') ? ['', '', ''] : ['ax', 'ax', 'ax']);
     }
-    const config = loadConfig(axServiceFields('broker'), { ...env('broker'), NODE_ENV: 'development' });
-    expect(config.amqpUrl).toHaveLength(3);
   });
 });

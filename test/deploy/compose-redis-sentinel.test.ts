@@ -1,32 +1,25 @@
 // deploy/docker-compose.redis-sentinel.yml on top of docker-compose.yml, resolved by
 // `docker-compose config` (no Docker engine): a replica and three sentinels, and every ax
 // service reaching Redis through them with a configuration the services accept.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axServiceFields, loadConfig } from '@ax/kit';
 import { missingRequirement } from '@ax/testing';
-import { deployDir, hasCommand, obj, parseYamlDocuments } from './support.js';
+import { COMPOSE, resolveCompose, type ComposeModel } from './compose-model.js';
+import { hasCommand } from './support.js';
 
-const run = promisify(execFile);
-const COMPOSE = 'docker-compose';
 const AX_SERVICES = ['scheduler-1', 'scheduler-2', 'broker', 'worker-1', 'worker-2', 'admin-api'];
 
 describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMPOSE), install: 'apt-get install docker-compose' }))('deploy/docker-compose.redis-sentinel.yml', () => {
+  let model: ComposeModel | undefined;
   let services: Record<string, Record<string, unknown>> = {};
 
   beforeAll(async () => {
-    const { stdout } = await run(
-      COMPOSE,
-      ['--env-file', path.join(deployDir, '.env.example'), '-f', path.join(deployDir, 'docker-compose.yml'), '-f', path.join(deployDir, 'docker-compose.redis-sentinel.yml'), 'config'],
-      { cwd: deployDir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, timeout: 60_000 },
-    );
-    const model = obj(parseYamlDocuments(stdout, 'docker-compose config')[0], 'config');
-    services = Object.fromEntries(Object.entries(obj(model.services, 'services')).map(([k, v]) => [k, obj(v, k)]));
+    model = await resolveCompose(['docker-compose.redis-sentinel.yml']);
+    services = model.services;
   });
+  afterAll(async () => model?.cleanup());
 
-  const env = (name: string): Record<string, string> => obj(services[name]?.environment ?? {}, `${name}.environment`) as Record<string, string>;
+  const env = (name: string): Record<string, string> => model?.env(name) ?? {};
 
   it('adds a replica of the primary and three sentinels monitoring it under one name with quorum 2', () => {
     expect(String(services['redis-replica']?.command)).toContain('--replicaof,redis,6379');
@@ -43,7 +36,8 @@ describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMP
       expect(e.AX_REDIS_SENTINEL_NAME, name).toBe('axredis');
       for (const hostPort of e.AX_REDIS_SENTINELS?.split(',') ?? []) expect(Object.keys(services)).toContain(hostPort.split(':')[0]);
     }
-    const config = loadConfig(axServiceFields('broker'), { ...env('broker'), NODE_ENV: 'development' });
+    // as the container reads it: AX_REDIS_URL_FILE is the secret's file
+    const config = loadConfig(axServiceFields('broker'), { ...(model?.hostEnv('broker') ?? {}), NODE_ENV: 'development' });
     expect(config.redisSentinels).toHaveLength(3);
     expect(config.redisSentinelName).toBe('axredis');
   });

@@ -1,31 +1,18 @@
 // deploy/docker-compose.yml, checked without a Docker engine: `docker-compose config` validates
-// and resolves it (with the placeholders of deploy/.env.example), then the resolved model is
-// checked for what the stack needs. Locally the check is skipped when the binary is missing;
-// in CI (CI=true) a missing binary fails it.
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+// and resolves it (with the placeholders of deploy/.env.example and the credential files
+// deploy/write-credentials.sh makes of them), then the resolved model is checked for what the
+// stack needs. Locally the check is skipped when the binary is missing; in CI (CI=true) a
+// missing binary fails it.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axServiceFields, ConfigError, loadConfig, type ServiceName } from '@ax/kit';
 import { missingRequirement } from '@ax/testing';
-import {
-  arr,
-  deployDir,
-  hasCommand,
-  IMAGE_TARGETS,
-  knownAxVariables,
-  obj,
-  parseDockerfile,
-  parseYamlDocuments,
-  readRepoFile,
-} from './support.js';
+import { COMPOSE, compose, credentialsIn, resolveCompose, type ComposeModel } from './compose-model.js';
+import { arr, deployDir, hasCommand, IMAGE_TARGETS, knownAxVariables, obj, parseDockerfile, readRepoFile } from './support.js';
 
-const run = promisify(execFile);
-const COMPOSE = 'docker-compose';
 const composeFile = path.join(deployDir, 'docker-compose.yml');
-const envExample = path.join(deployDir, '.env.example');
 
 /** A published port of the resolved model: host address (undefined = every interface), host port, container port. */
 interface PublishedPort {
@@ -60,25 +47,22 @@ function publishedPorts(service: Record<string, unknown> | undefined, name: stri
 
 const LOOPBACK = ['127.0.0.1', '::1', '[::1]'];
 
-/** Runs `docker-compose <args>`, never reading a developer's own deploy/.env. */
-async function compose(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return run(COMPOSE, args, { cwd: deployDir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, timeout: 60_000 });
-}
-
 describe('deploy/docker-compose.yml', () => {
   describe.skipIf(missingRequirement(it, { name: COMPOSE, present: hasCommand(COMPOSE), install: 'apt-get install docker-compose' }))('resolved by docker-compose config', () => {
+    let model: ComposeModel | undefined;
     let services: Record<string, Record<string, unknown>> = {};
     let volumes: Record<string, unknown> = {};
 
     beforeAll(async () => {
-      const { stdout } = await compose(['--env-file', envExample, '-f', composeFile, 'config']);
-      const model = obj(parseYamlDocuments(stdout, 'docker-compose config')[0], 'config');
-      services = Object.fromEntries(Object.entries(obj(model.services, 'services')).map(([k, v]) => [k, obj(v, k)]));
-      volumes = obj(model.volumes, 'volumes');
+      model = await resolveCompose();
+      ({ services, volumes } = model);
     });
+    afterAll(async () => model?.cleanup());
 
-    const env = (name: string): Record<string, string> => obj(services[name]?.environment ?? {}, `${name}.environment`) as Record<string, string>;
+    const env = (name: string): Record<string, string> => model?.env(name) ?? {};
     const axServices = ['scheduler-1', 'scheduler-2', 'broker', 'worker-1', 'worker-2', 'admin-api'];
+    /** Every container of an ax image (built from deploy/Dockerfile): the services, the one-shots, the example. */
+    const axImages = (): string[] => Object.keys(services).filter((name) => services[name]?.build !== undefined);
 
     it('runs MySQL 8, Redis 7, RabbitMQ 3 with management, each health-checked', () => {
       expect(services.mysql?.image).toMatch(/^mysql:8\.\d+$/);
@@ -112,25 +96,21 @@ describe('deploy/docker-compose.yml', () => {
     });
 
     it('publishes the admin API on the address of AX_ADMIN_BIND when it is set', async () => {
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'ax-compose-'));
+      const bound = await resolveCompose([], 'AX_ADMIN_BIND=0.0.0.0');
       try {
-        const envFile = path.join(dir, 'bind.env');
-        await writeFile(envFile, `${readRepoFile('deploy/.env.example')}\nAX_ADMIN_BIND=0.0.0.0\n`);
-        const { stdout } = await compose(['--env-file', envFile, '-f', composeFile, 'config']);
-        const model = obj(parseYamlDocuments(stdout, 'docker-compose config')[0], 'config');
-        const adminApi = obj(obj(model.services, 'services')['admin-api'], 'admin-api');
-        expect(publishedPorts(adminApi, 'admin-api')).toEqual([{ hostIp: '0.0.0.0', published: '8080', target: '8080' }]);
+        expect(publishedPorts(bound.services['admin-api'], 'admin-api')).toEqual([{ hostIp: '0.0.0.0', published: '8080', target: '8080' }]);
       } finally {
-        await rm(dir, { recursive: true, force: true });
+        await bound.cleanup();
       }
     });
 
     it('every ax service refuses the placeholders of .env.example (NODE_ENV=production), naming each secret it was given', () => {
       const secretVariables = ['AX_MYSQL_URL', 'AX_REDIS_URL', 'AX_AMQP_URL', 'AX_AMQP_MANAGEMENT_URL', 'AX_ADMIN_TOKEN', 'AX_EXECUTOR_SECRET'];
       for (const name of axServices.filter((n) => !n.startsWith('worker-'))) {
-        const e = env(name);
+        // as the container reads it: each <NAME>_FILE is the file write-credentials.sh made of .env.example
+        const e = model?.hostEnv(name) ?? {};
         const service = name.replace(/-\d+$/, '') as ServiceName;
-        const given = secretVariables.filter((v) => e[v] !== undefined);
+        const given = secretVariables.filter((v) => e[`${v}_FILE`] !== undefined);
         expect(given, `${name} gets secrets`).not.toEqual([]);
         let refused: string[] = [];
         try {
@@ -143,7 +123,7 @@ describe('deploy/docker-compose.yml', () => {
       }
     });
 
-    it('#44 R24/R25: workers are enrolled and hold no credential of the stack: no master secret, no admin token, no MySQL, no login in their server URLs', () => {
+    it('#44 R24/R25: workers are enrolled and hold no credential of the stack: no master secret, no admin token, no MySQL, no login in their server URLs', async () => {
       for (const name of ['worker-1', 'worker-2']) {
         const e = env(name);
         for (const v of ['AX_EXECUTOR_SECRET', 'AX_ADMIN_TOKEN', 'AX_MYSQL_URL', 'AX_ALERT_WEBHOOK_URL']) expect(e[v], `${name} ${v}`).toBeUndefined();
@@ -165,8 +145,31 @@ describe('deploy/docker-compose.yml', () => {
       expect(obj(obj(enroll?.depends_on, 'enroll-workers.depends_on')['admin-api'], 'enroll-workers → admin-api').condition).toBe('service_healthy');
       // worker-2 is tagged gpu, and so is its enrollment (a worker may offer only its enrollment's tags)
       expect(env('worker-2').AX_WORKER_TAGS).toBe('gpu');
-      expect(env('admin-api').AX_EXECUTOR_SECRET).toBeDefined();
-      expect(env('admin-api').AX_AMQP_MANAGEMENT_URL).toMatch(/^http:\/\/ax:.*@rabbitmq:15672$/);
+      expect(env('admin-api').AX_EXECUTOR_SECRET_FILE).toBeDefined();
+      const management = model?.secretFile('admin-api', 'AX_AMQP_MANAGEMENT_URL_FILE');
+      expect(management !== undefined && 'file' in management, JSON.stringify(management)).toBe(true);
+      expect((await readFile(management !== undefined && 'file' in management ? management.file : '', 'utf8')).trim()).toMatch(/^http:\/\/ax:.*@rabbitmq:15672$/);
+    });
+
+    it('#44 gives no container of an ax image a credential in its environment: every one is a compose secret read through <NAME>_FILE', () => {
+      const images = axImages();
+      expect(images).toEqual(expect.arrayContaining([...axServices, 'migrate', 'enroll-workers', 'example-business-service']));
+      for (const name of images) {
+        expect(credentialsIn(env(name)), `${name} has credentials in its environment`).toEqual([]);
+        for (const variable of Object.keys(env(name)).filter((k) => k.endsWith('_FILE') && k !== 'AX_WORKER_CREDENTIAL_FILE')) {
+          expect(model?.secretFile(name, variable), `${name} ${variable}`).toHaveProperty('file');
+        }
+      }
+      // each gets only the secrets it reads
+      const mounted = (name: string): string[] => arr(services[name]?.secrets ?? [], `${name}.secrets`).map((s) => String(obj(s, 'secret').source)).sort();
+      expect(mounted('scheduler-1')).toEqual(['AX_MYSQL_URL', 'AX_REDIS_URL']);
+      expect(mounted('broker')).toEqual(['AX_AMQP_URL', 'AX_MYSQL_URL', 'AX_REDIS_URL']);
+      expect(mounted('migrate')).toEqual(['AX_MYSQL_URL']);
+      expect(mounted('enroll-workers')).toEqual(['AX_ADMIN_TOKEN']);
+      expect(mounted('example-business-service')).toEqual(['AX_EXECUTOR_SECRET']);
+      for (const worker of ['worker-1', 'worker-2']) expect(mounted(worker), worker).toEqual([]);
+      // the files are deploy/credentials/<NAME> by default, never committed
+      expect(readRepoFile('deploy/.gitignore').split('\n')).toContain('credentials/*');
     });
 
     it('starts every ax service only after the migration completed successfully', () => {
@@ -219,7 +222,7 @@ describe('deploy/docker-compose.yml', () => {
         expect(service?.cap_drop, name).toEqual(['ALL']);
         expect([...arr(service?.cap_add, `${name}.cap_add`)].sort(), name).toEqual(['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID']);
       }
-      for (const name of axServices.filter((n) => !n.startsWith('worker-'))) expect(env(name).AX_MYSQL_URL, name).toBeDefined();
+      for (const name of axServices.filter((n) => !n.startsWith('worker-'))) expect(env(name).AX_MYSQL_URL_FILE, name).toBeDefined();
     });
 
     it('gives each worker a stable id and its own outbox volume', () => {

@@ -6,7 +6,7 @@
 // Needs the built dist/ of the workspace (`pnpm build`, as the root test script does first).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -112,32 +112,43 @@ describe('the pnpm deploy folders the images copy', () => {
     const own: Record<string, Record<string, string>> = {
       'scheduler': {},
       'broker': {},
-      'worker': {
-        AX_WORKER_ID: `${namespace}-worker`,
-        AX_WORKER_DATA_DIR: path.join(tmp, 'worker-data'),
-        // R25 (#44): production jobs run under their team's uid (the tests run as root).
-        AX_JOB_UIDS: 'default=47140',
-        AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
-      },
       'admin-api': { AX_ADMIN_TOKEN: ADMIN_TOKEN },
     };
-    await Promise.all(
-      SERVICES.map(async (s) => {
-        const port = await freePort();
-        const baseUrl = `http://127.0.0.1:${port}`;
-        const proc = await startProcess({
-          name: `deployed-${s.name}`,
-          command: process.execPath,
-          args: ['dist/main.js'],
-          cwd: path.join(tmp, s.name),
-          inheritEnv: false,
-          env: { ...common, ...own[s.name], AX_HTTP_PORT: String(port) },
-          readyUrl: `${baseUrl}/healthz`,
-          readyTimeoutMs: 45_000,
-        });
-        started.set(s.name, Object.assign(proc, { baseUrl }));
-      }),
-    );
+    const start = async (name: string, env: Record<string, string>): Promise<void> => {
+      const port = await freePort();
+      const baseUrl = `http://127.0.0.1:${port}`;
+      const proc = await startProcess({
+        name: `deployed-${name}`,
+        command: process.execPath,
+        args: ['dist/main.js'],
+        cwd: path.join(tmp, name),
+        inheritEnv: false,
+        env: { ...env, AX_HTTP_PORT: String(port) },
+        readyUrl: `${baseUrl}/healthz`,
+        readyTimeoutMs: 45_000,
+      });
+      started.set(name, Object.assign(proc, { baseUrl }));
+    };
+    await Promise.all(SERVICES.filter((s) => s.name !== 'worker').map((s) => start(s.name, { ...common, ...own[s.name] })));
+    // #44: a production worker is enrolled (it refuses to start otherwise), as the images do it:
+    // deploy/enroll-workers.mjs (in the admin-api image) writes its credential, and the worker
+    // gets that file and AX_ADMIN_URL, neither the master secret nor MySQL.
+    const credentials = path.join(tmp, 'worker-credentials');
+    await run(process.execPath, [path.join(repo, 'deploy', 'enroll-workers.mjs'), credentials, 'deployed:*:'], {
+      env: { PATH: process.env.PATH ?? '', AX_ADMIN_URL: started.get('admin-api')?.baseUrl ?? '', AX_ADMIN_TOKEN: ADMIN_TOKEN },
+      timeout: 60_000,
+    });
+    const { AX_MYSQL_URL: _mysql, AX_EXECUTOR_SECRET: _secret, ...workerCommon } = common;
+    await start('worker', {
+      ...workerCommon,
+      AX_WORKER_CREDENTIAL_FILE: path.join(credentials, 'deployed.credential'),
+      AX_ADMIN_URL: started.get('admin-api')?.baseUrl ?? '',
+      AX_WORKER_ID: `${namespace}-worker`,
+      AX_WORKER_DATA_DIR: path.join(tmp, 'worker-data'),
+      // R25 (#44): production jobs run under their team's uid (the tests run as root).
+      AX_JOB_UIDS: 'default=47140',
+      AX_PLUGIN_DIR: path.join(tmp, 'plugins'),
+    });
     for (const s of SERVICES) {
       const baseUrl = started.get(s.name)?.baseUrl ?? '';
       const health = await fetch(`${baseUrl}/healthz`);
@@ -155,7 +166,10 @@ describe('the pnpm deploy folders the images copy', () => {
       expect(metrics.status, `${s.name} /metrics`).toBe(200);
       metricsText.set(s.name, await metrics.text());
     }
-    expect(existsSync(path.join(tmp, 'worker-data', `${namespace}-worker`, 'outbox.db'))).toBe(true);
+    // an enrolled worker's id is <enrollment id>.<AX_WORKER_ID>
+    const outboxes = (await readdir(path.join(tmp, 'worker-data'))).filter((id) => id.endsWith(`.${namespace}-worker`));
+    expect(outboxes).toHaveLength(1);
+    expect(existsSync(path.join(tmp, 'worker-data', outboxes[0] ?? '', 'outbox.db'))).toBe(true);
   }, 120_000);
 
   it('the admin API from its folder accepts the bootstrap token', async () => {

@@ -145,13 +145,9 @@ describe.skipIf(missingRequirement(it, { name: 'kubectl', present: hasKubectl, i
           expect(String(envValue(container ?? {}, 'AX_JOB_UIDS')?.value)).toMatch(/^[a-z][a-z0-9_-]*=\d+/);
           expect(envValue(container ?? {}, 'AX_MYSQL_URL'), 'a worker never gets MySQL').toBeUndefined();
           expect(envValue(container ?? {}, 'AX_MYSQL_URL_FILE'), 'a worker never gets MySQL').toBeUndefined();
-          // #44: its credentials are mounted files, none is a variable.
-          for (const credential of ['AX_REDIS_URL', 'AX_AMQP_URL', 'AX_EXECUTOR_SECRET']) {
-            expect(envValue(container ?? {}, credential), credential).toBeUndefined();
-            expect(String(envValue(container ?? {}, `${credential}_FILE`)?.value), credential).toBe(`/run/ax-credentials/${credential}`);
-          }
-          const credentials = arr(spec.volumes, 'volumes').map((v) => obj(v, 'volume')).find((v) => v.name === 'credentials');
-          expect(obj(credentials?.secret, 'credentials secret').defaultMode).toBe(0o400); // 256
+          // #44: enrolled (the test below); the one secret volume of the pod is the admin token of its init container, root's 0400
+          const adminToken = arr(spec.volumes, 'volumes').map((v) => obj(v, 'volume')).find((v) => v.name === 'admin-token');
+          expect(obj(adminToken?.secret, 'admin-token secret').defaultMode).toBe(0o400); // 256
         } else {
           expect(security.runAsNonRoot).toBe(true);
           expect(security.runAsUser).toBe(10001);
@@ -198,6 +194,67 @@ describe.skipIf(missingRequirement(it, { name: 'kubectl', present: hasKubectl, i
       const claims = arr(obj(worker?.spec, 'spec').volumeClaimTemplates, 'volumeClaimTemplates').map((c) => nameOf(obj(c, 'claim')));
       expect(claims).toContain(data?.name);
       expect(obj(podSpec(worker ?? {}).securityContext, 'securityContext').fsGroup).toBe(10001);
+    });
+
+    it('#44 the worker is enrolled: an init container enrolls the pod with the admin token only it mounts; the worker gets the credential file and AX_ADMIN_URL, no master secret, MySQL or service login', () => {
+      const worker = find('StatefulSet', 'ax-worker');
+      const spec = podSpec(worker ?? {});
+      const [container] = containers(worker ?? {});
+      const env = arr(container?.env ?? [], 'env').map((e) => obj(e, 'env entry'));
+      const names = env.map((e) => String(e.name));
+      // nothing of the stack's credentials: no master secret, no MySQL, no admin token, nothing out of a Secret
+      for (const v of ['AX_EXECUTOR_SECRET', 'AX_MYSQL_URL', 'AX_ADMIN_TOKEN', 'AX_REDIS_SENTINEL_PASSWORD', 'AX_AMQP_MANAGEMENT_URL']) {
+        expect(names, `worker ${v}`).not.toContain(v);
+        expect(names, `worker ${v}_FILE`).not.toContain(`${v}_FILE`);
+      }
+      for (const e of env) expect(obj(e.valueFrom ?? {}, 'valueFrom').secretKeyRef, `worker ${String(e.name)} from a Secret`).toBeUndefined();
+      expect(arr(container?.envFrom ?? [], 'envFrom').map((f) => obj(f, 'envFrom')).filter((f) => f.secretRef !== undefined)).toEqual([]);
+      // the servers' addresses carry no login: its own users come from its enrollment
+      for (const v of ['AX_REDIS_URL', 'AX_AMQP_URL']) {
+        for (const url of String(envValue(container ?? {}, v)?.value).split(',').map((u) => new URL(u))) expect([url.username, url.password], v).toEqual(['', '']);
+      }
+      // no Secret volume of the pod reaches the worker container
+      const secretVolumes = arr(spec.volumes, 'volumes').map((v) => obj(v, 'volume')).filter((v) => v.secret !== undefined);
+      const teamSecrets = secretVolumes.filter((v) => String(obj(v.secret, 'secret').secretName).startsWith('ax-team-')).map((v) => v.name);
+      const workerMounts = arr(container?.volumeMounts, 'volumeMounts').map((m) => obj(m, 'mount'));
+      expect(workerMounts.map((m) => m.name).filter((n) => secretVolumes.some((v) => v.name === n) && !teamSecrets.includes(n))).toEqual([]);
+      // the admin API it asks is the admin-api Service
+      const adminService = obj(find('Service', 'ax-admin-api')?.spec, 'ax-admin-api spec');
+      const adminPort = arr(adminService.ports, 'ports').map((p) => obj(p, 'port'))[0]?.port;
+      expect(envValue(container ?? {}, 'AX_ADMIN_URL')?.value).toBe(`http://ax-admin-api:${String(adminPort)}`);
+
+      // the init container: deploy/enroll-workers.mjs of the admin-api image, named after the pod
+      const inits = arr(spec.initContainers, 'initContainers').map((c) => obj(c, 'init container'));
+      expect(inits.map((c) => c.name)).toEqual(['enroll']);
+      const enroll = inits[0] ?? {};
+      expect(String(enroll.image)).toMatch(/^ax\/admin-api:\d+\.\d+\.\d+$/);
+      expect(readRepoFile('deploy/Dockerfile')).toContain('COPY --chown=root:root deploy/enroll-workers.mjs /app/enroll-workers.mjs');
+      expect(enroll.command).toEqual(['node', 'enroll-workers.mjs']);
+      const [dir, workerSpec] = arr(enroll.args, 'args').map(String);
+      expect(workerSpec).toMatch(/^\$\(POD_NAME\):[^:]+:/);
+      expect(obj(obj(envValue(enroll, 'POD_NAME')?.valueFrom, 'valueFrom').fieldRef, 'fieldRef').fieldPath).toBe('metadata.name');
+      expect(envValue(enroll, 'AX_ADMIN_URL')?.value).toBe(envValue(container ?? {}, 'AX_ADMIN_URL')?.value);
+      // it writes <dir>/<pod>.credential where the worker reads it (its id is the pod's name too), on the pod's claim: a restarted pod keeps its enrollment, worker id and outbox
+      expect(obj(obj(envValue(container ?? {}, 'AX_WORKER_ID')?.valueFrom, 'valueFrom').fieldRef, 'fieldRef').fieldPath).toBe('metadata.name');
+      expect(envValue(container ?? {}, 'AX_WORKER_CREDENTIAL_FILE')?.value).toBe(`${dir}/$(AX_WORKER_ID).credential`);
+      const initMounts = arr(enroll.volumeMounts, 'volumeMounts').map((m) => obj(m, 'mount'));
+      const claims = arr(obj(worker?.spec, 'spec').volumeClaimTemplates, 'volumeClaimTemplates').map((c) => nameOf(obj(c, 'claim')));
+      for (const mounts of [initMounts, workerMounts]) {
+        const holding = mounts.find((m) => String(dir).startsWith(`${String(m.mountPath)}/`));
+        expect(claims).toContain(holding?.name);
+      }
+      // the admin token: mounted by the init container only, as a file
+      const tokenFile = String(envValue(enroll, 'AX_ADMIN_TOKEN_FILE')?.value);
+      const tokenMount = initMounts.find((m) => tokenFile.startsWith(`${String(m.mountPath)}/`));
+      const tokenVolume = secretVolumes.find((v) => v.name === tokenMount?.name);
+      expect(arr(obj(tokenVolume?.secret, 'token secret').items, 'items')).toEqual([{ key: 'AX_ADMIN_TOKEN', path: tokenFile.slice(String(tokenMount?.mountPath).length + 1) }]);
+      expect(workerMounts.map((m) => m.name)).not.toContain(tokenMount?.name);
+      expect(envValue(enroll, 'AX_ADMIN_TOKEN')).toBeUndefined();
+      const security = obj(enroll.securityContext, 'enroll securityContext');
+      expect(security.allowPrivilegeEscalation).toBe(false);
+      expect(obj(security.capabilities, 'capabilities').drop).toEqual(['ALL']);
+      expect(obj(security.capabilities, 'capabilities').add).toBeUndefined();
+      expect(obj(enroll.resources, 'resources').limits).toBeDefined();
     });
 
     it('#18 secrets: the worker reads job secrets from a team Secret mounted read-only under AX_SECRETS_DIR', () => {

@@ -44,6 +44,8 @@ const WORKER_ID = `${ns}-worker`;
 describe.skipIf(missingRequirement(it, { name: DEBIAN_PYTHON, present: hasDebianPython, install: 'apt-get install python3' }))("a python task on the worker's pnpm deploy folder", () => {
   let tmp = '';
   let adminUrl = '';
+  /** `<enrollment id>.<AX_WORKER_ID>`: the id of the enrolled worker. */
+  let workerId = '';
   let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   let redis: Awaited<ReturnType<typeof createTestRedis>> | undefined;
   let amqp: Awaited<ReturnType<typeof createTestAmqp>> | undefined;
@@ -72,6 +74,15 @@ describe.skipIf(missingRequirement(it, { name: DEBIAN_PYTHON, present: hasDebian
     adminUrl = (await startService('admin-api', { env: { ...env, AX_ADMIN_TOKEN: ADMIN_TOKEN } })).baseUrl;
     await startService('broker', { env });
 
+    // #44: a production worker is enrolled: deploy/enroll-workers.mjs (shipped in the admin-api
+    // image) writes its credential; it gets that file and AX_ADMIN_URL, never the master secret.
+    const credentials = path.join(tmp, 'worker-credentials');
+    const { stdout } = await run(process.execPath, [path.join(repo, 'deploy', 'enroll-workers.mjs'), credentials, 'python:*:'], {
+      env: { PATH: process.env.PATH ?? '', AX_ADMIN_URL: adminUrl, AX_ADMIN_TOKEN: ADMIN_TOKEN },
+      timeout: 60_000,
+    });
+    workerId = `${/ as (enr-[a-z0-9]+) /.exec(stdout)?.[1] ?? 'no enrollment id printed'}.${WORKER_ID}`;
+
     const port = await freePort();
     await startProcess({
       name: 'deployed-worker',
@@ -87,7 +98,8 @@ describe.skipIf(missingRequirement(it, { name: DEBIAN_PYTHON, present: hasDebian
         AX_LOG_LEVEL: 'warn',
         AX_REDIS_URL: redis.url,
         AX_AMQP_URL: amqp.url,
-        AX_EXECUTOR_SECRET: EXECUTOR_SECRET,
+        AX_WORKER_CREDENTIAL_FILE: path.join(credentials, 'python.credential'),
+        AX_ADMIN_URL: adminUrl,
         AX_HTTP_PORT: String(port),
         AX_HTTP_EXECUTOR_ALLOW: '127.0.0.1:9',
         AX_WORKER_ID: WORKER_ID,
@@ -100,8 +112,8 @@ describe.skipIf(missingRequirement(it, { name: DEBIAN_PYTHON, present: hasDebian
       readyUrl: `http://127.0.0.1:${port}/healthz`,
       readyTimeoutMs: 45_000,
     });
-    await waitFor(async () => (await api<{ items: Array<{ id: string }> }>('GET', '/api/v1/workers')).items.some((w) => w.id === WORKER_ID), {
-      description: `worker ${WORKER_ID} registered`,
+    await waitFor(async () => (await api<{ items: Array<{ id: string }> }>('GET', '/api/v1/workers')).items.some((w) => w.id === workerId), {
+      description: `worker ${workerId} registered`,
       timeoutMs: 30_000,
       intervalMs: 200,
     });
@@ -128,7 +140,7 @@ describe.skipIf(missingRequirement(it, { name: DEBIAN_PYTHON, present: hasDebian
       },
       { description: `instance ${id} final`, timeoutMs: 30_000, intervalMs: 200 },
     );
-    expect({ state: done.state, worker: done.executions[0]?.workerId, error: done.executions[0]?.error ?? null }).toEqual({ state: 'SUCCESS', worker: WORKER_ID, error: null });
+    expect({ state: done.state, worker: done.executions[0]?.workerId, error: done.executions[0]?.error ?? null }).toEqual({ state: 'SUCCESS', worker: workerId, error: null });
     const log = await waitFor(
       async () => {
         const res = await fetch(`${adminUrl}/api/v1/instances/${id}/log`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

@@ -228,7 +228,8 @@ export const axConfigFields = {
    * `AX_WORKER_CREDENTIAL_FILE` — worker: the file holding its enrollment's credential (`axw_…`,
    * ADMIN-API.md "Workers"; keep it readable by the worker only). Set, the worker asks
    * `AX_ADMIN_URL` for its teams, RabbitMQ and Redis logins and executor keys, and is never given
-   * `AX_EXECUTOR_SECRET` (R24, R25). Default: none — the worker runs unenrolled.
+   * `AX_EXECUTOR_SECRET` (R24, R25). Default: none — the worker runs unenrolled, which the
+   * worker refuses with `NODE_ENV=production` (services/worker/src/env.ts).
    */
   workerCredentialFile: pathField({ env: 'AX_WORKER_CREDENTIAL_FILE', optional: true }),
   /** `AX_ADMIN_URL` — worker: admin-api's base URL (`http(s)://host:port`), required with `AX_WORKER_CREDENTIAL_FILE`. Default: none. */

@@ -25,6 +25,7 @@ export {
   pathField,
   positiveNumberField,
   stringField,
+  UNSET_PARAM,
   urlField,
 } from './env-fields.js';
 export * from './errors.js';

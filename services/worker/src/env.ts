@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { axConfigFields, booleanField, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, type ConfigOf, type EnvField } from '@ax/kit';
+import { axConfigFields, booleanField, enumField, httpPortField, intField, listField, pathField, pickFields, stringField, UNSET_PARAM, type ConfigOf, type EnvField } from '@ax/kit';
 import { z } from 'zod';
 import { DEFAULT_LOG_MAX_BYTES, ENROLLMENT_ID_PATTERN, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN, WORKER_CREDENTIAL_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
@@ -125,7 +125,9 @@ export interface WorkerCredential {
  * not hold a credential (`axw_<id>_<secret>`, one trailing newline allowed), is one config line
  * naming the variable and the file (never its content) and exit code 2. So is a file every user
  * may read while jobs run under other uids (AX_JOB_ISOLATION=uid): a job could take the
- * enrollment's credential, hence its teams' keys (R25).
+ * enrollment's credential, hence its teams' keys (R25). Unset with NODE_ENV=production, too: an
+ * unenrolled worker holds the master secret and the services' shared logins, which a job of any
+ * team could take (#44), so production runs enrolled workers only.
  */
 function credentialFileField(): EnvField<WorkerCredential | undefined> {
   const kit = axConfigFields.workerCredentialFile;
@@ -135,7 +137,15 @@ function credentialFileField(): EnvField<WorkerCredential | undefined> {
     expected,
     schema: (ctx) =>
       kit.schema(ctx).transform((file, zctx): WorkerCredential | undefined => {
-        if (file === undefined) return undefined;
+        if (file === undefined) {
+          if (!ctx.production) return undefined;
+          zctx.addIssue({
+            code: 'custom',
+            message: `required when NODE_ENV=production: a worker must be enrolled (ADMIN-API.md "Workers"), never run with AX_EXECUTOR_SECRET and the services' logins; see docs/deploy.md "An enrolled worker"`,
+            params: { [UNSET_PARAM]: true },
+          });
+          return z.NEVER;
+        }
         const fail = (problem: string): typeof z.NEVER => {
           zctx.addIssue({ code: 'custom', message: `expected ${expected} (${problem})` });
           return z.NEVER;

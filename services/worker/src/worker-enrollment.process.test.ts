@@ -169,6 +169,23 @@ describe('an enrolled worker that must not start: one line naming the thing, exi
     // Nothing of theirs reached the registry.
     expect(await driver.redis.redis.keys(`${namespace}:worker:enr-*`)).toEqual([]);
   });
+
+  it('#44 NODE_ENV=production without a credential file (the legacy mode: master secret and service logins) is refused: it must be enrolled', async () => {
+    const workerId = `${namespace}-unenrolled`;
+    const legacy = await refusedStart('unenrolled-production', {
+      NODE_ENV: 'production',
+      AX_EXECUTOR_SECRET: 'a-real-looking-master-secret-0123456789',
+      AX_HTTP_EXECUTOR_ALLOW: 'orders.internal',
+      AX_JOB_ISOLATION: 'uid',
+      AX_JOB_UIDS: 'default=47202',
+      AX_WORKER_ID: workerId,
+    });
+    expect(legacy).toEqual([
+      `ax: AX_WORKER_CREDENTIAL_FILE is not set: required when NODE_ENV=production: a worker must be enrolled (ADMIN-API.md "Workers"), never run with AX_EXECUTOR_SECRET and the services' logins; see docs/deploy.md "An enrolled worker"`,
+    ]);
+    // it stopped before connecting: no registry entry, no queue of its own
+    expect(await driver.redis.redis.exists(keys.worker(workerId))).toBe(0);
+  });
 });
 
 describe('without a credential file (ENROLLMENT-CONTRACT point 6)', () => {

@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newWorkerCredential } from '@ax/core';
 import { redisKeys } from '@ax/kit';
 import { readRegistration } from '@ax/redis';
 import {
@@ -197,11 +198,15 @@ describe('worker processes', () => {
     });
 
     it('without AX_JOB_UIDS (and no AX_JOB_ISOLATION=off), or with a shared uid, the worker does not start: one line, exit 2', async () => {
+      // a production worker is enrolled (#44): this one's credential is never used, it stops at its isolation
+      const credentialFile = path.join(tmp, 'r25-credential');
+      writeFileSync(credentialFile, `${newWorkerCredential('enr-r25isolation')}\n`, { mode: 0o600 });
+      const enrolled = { AX_WORKER_CREDENTIAL_FILE: credentialFile, AX_ADMIN_URL: 'http://127.0.0.1:9' };
       for (const [env, expected] of [
         [{ AX_JOB_ISOLATION: 'uid' }, /^ax: AX_JOB_UIDS is not set: required unless AX_JOB_ISOLATION=off/],
         [{ AX_JOB_UIDS: 'alpha=47120,beta=47120' }, /^ax: AX_JOB_UIDS="alpha=47120,beta=47120" is invalid: .*teams alpha and beta share uid 47120/],
         [{ AX_JOB_UIDS: 'alpha=0' }, /^ax: AX_JOB_UIDS="alpha=0" is invalid: .*never root's 0/],
-        [{ AX_JOB_ISOLATION: 'off', NODE_ENV: 'production', AX_HTTP_EXECUTOR_ALLOW: 'x.internal' }, /^ax: AX_JOB_ISOLATION="off" is invalid: off is for development only/],
+        [{ AX_JOB_ISOLATION: 'off', NODE_ENV: 'production', AX_HTTP_EXECUTOR_ALLOW: 'x.internal', ...enrolled }, /^ax: AX_JOB_ISOLATION="off" is invalid: off is for development only/],
       ] as const) {
         const bad = await startProcess({ name: 'worker-r25-bad', command: process.execPath, args: [mainJs], env: { AX_NAMESPACE: namespace, AX_JOB_ISOLATION: undefined, ...env }, cwd: tmp });
         expect(await bad.waitExit(10_000)).toEqual({ code: 2, signal: null });

@@ -124,6 +124,17 @@ describe('AX_HTTP_EXECUTOR_ALLOW: entries', () => {
     expect(loadConfig(workerEnvFields, jobs).httpExecutorAllow).toEqual(['*']);
     expect(() => allow('a.example,10.1.2.3/24')).toThrow(ConfigError);
     expect(() => allow('a.example,10.1.2.3/24')).toThrow(/AX_HTTP_EXECUTOR_ALLOW=.*bad item "10\.1\.2\.3\/24": host bits are set/);
-    expect(() => loadConfig(workerEnvFields, { NODE_ENV: 'production', AX_JOB_UIDS: 'default=20001' })).toThrow(/AX_HTTP_EXECUTOR_ALLOW is not set: required when NODE_ENV=production/);
+    // (a production worker without AX_WORKER_CREDENTIAL_FILE is refused too, #44: only this issue matters here)
+    const production = ((): unknown => {
+      try {
+        return loadConfig(workerEnvFields, { NODE_ENV: 'production', AX_JOB_UIDS: 'default=20001' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(production).toBeInstanceOf(ConfigError);
+    const issue = (production as ConfigError).issues.find((i) => i.variable === 'AX_HTTP_EXECUTOR_ALLOW');
+    expect(issue?.unset).toBe(true);
+    expect(issue?.problem).toMatch(/^required when NODE_ENV=production/);
   });
 });
