@@ -2,31 +2,18 @@
 // headless) against a real admin-api process on MariaDB, Redis and RabbitMQ: two teams, a
 // viewer of one of them. It sees its teams in the header, a Team column and a team filter on
 // the Tasks and Instances lists, the team on the task page, and nothing of the other team.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import {
-  assertNoLeftoverProcesses,
-  createTestAmqp,
-  createTestDatabase,
-  createTestRedis,
-  dumpAllProcessOutput,
-  startService,
-  stopAllProcesses,
-  uniqueNamespace,
-} from '@ax/testing';
+import type { Page } from 'playwright-core';
+import { dumpAllProcessOutput } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
+import { startAdminAlone, type AdminAlone } from './admin-alone.js';
+import { ARTIFACTS, noChromium } from './chromium.js';
 
 const ADMIN_TOKEN = `axt_teams_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 30_000;
 
 
-const ns = uniqueNamespace('axuit');
-let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
-let redis: Awaited<ReturnType<typeof createTestRedis>> | undefined;
-let amqp: Awaited<ReturnType<typeof createTestAmqp>> | undefined;
-let browser: Browser | undefined;
+let stack: AdminAlone | undefined;
 let baseUrl = '';
 let paymentsViewer = '';
 
@@ -48,16 +35,8 @@ async function column(page: Page, table: string, name: string): Promise<string[]
 
 beforeAll(async () => {
   if (noChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  redis = await createTestRedis(ns);
-  amqp = await createTestAmqp(ns);
-  const env = { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_LOG_LEVEL: 'warn', AX_EXECUTOR_SECRET: 'teams-console-secret-0123456789', AX_ADMIN_TOKEN: ADMIN_TOKEN };
-  const admin = await startService('admin-api', { env });
-  baseUrl = admin.baseUrl;
-  const root = await fetch(`${baseUrl}/`);
-  if (root.status !== 200) throw new Error(`GET / answered ${root.status}: ${await root.text()} (run \`pnpm build\` first)`);
-
+  stack = await startAdminAlone('axuit', ADMIN_TOKEN);
+  baseUrl = stack.baseUrl;
   for (const team of ['payments', 'orders', 'search']) await api('POST', '/api/v1/teams', { name: team, description: `the ${team} team` });
   const job = (name: string, team: string) => ({ name, team, schedule: { type: 'none' }, exec: { type: 'shell', command: ['echo', name] } });
   for (const [name, team] of [['pay_settle', 'payments'], ['pay_refunds', 'payments'], ['ord_export', 'orders'], ['search_index', 'search']] as const) {
@@ -66,23 +45,16 @@ beforeAll(async () => {
   // No scheduler or broker runs: the triggered instances wait PENDING, which is all the lists need.
   for (const name of ['pay_settle', 'pay_refunds', 'ord_export', 'search_index']) await api('POST', `/api/v1/tasks/${name}/trigger`, {});
   paymentsViewer = (await api<{ token: string }>('POST', '/api/v1/tokens', { name: 'payments-orders-viewer', role: 'viewer', teams: ['payments', 'orders'] })).token;
-
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true, timeout: 30_000 });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await stopAllProcesses();
-  await amqp?.cleanup();
-  await redis?.cleanup();
-  await db?.drop();
-  assertNoLeftoverProcesses();
+  await stack?.close();
 }, 60_000);
 
 describe.skipIf(noChromium)('the console of a team token', () => {
   it("#18 console: a token of two teams sees its teams, a Team column and filter, and nothing of a third team", async () => {
     onTestFailed(() => dumpAllProcessOutput());
-    const context = await (browser as Browser).newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));

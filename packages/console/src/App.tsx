@@ -18,6 +18,7 @@ import { SignInPage } from './pages/SignIn';
 import { TaskDetailPage } from './pages/TaskDetail';
 import { TaskEditorPage } from './pages/TaskEditor';
 import { TasksPage } from './pages/Tasks';
+import { TeamsPage } from './pages/Teams';
 import { WorkersPage } from './pages/Workers';
 
 function NavLink({ href, children }: { href: string; children: string }) {
@@ -56,6 +57,7 @@ function Shell() {
             <NavLink href="/alerts">Alerts</NavLink>
             {can(principal.role, 'operator') && <NavLink href="/dead-letters">Dead letters</NavLink>}
             <NavLink href="/workers">Workers</NavLink>
+            <NavLink href="/teams">Teams</NavLink>
             {can(principal.role, 'admin') && <NavLink href="/audit">Audit</NavLink>}
           </ul>
           <ul>
@@ -92,6 +94,7 @@ function Shell() {
           <Route path="/alerts" component={AlertsPage} />
           <Route path="/dead-letters" component={DeadLettersPage} />
           <Route path="/workers" component={WorkersPage} />
+          <Route path="/teams" component={TeamsPage} />
           <Route path="/audit" component={AuditPage} />
           <Route>
             <h2>Not found</h2>

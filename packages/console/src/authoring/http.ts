@@ -1,5 +1,5 @@
 /**
- * Task writes the shared client (`api.ts`, GET/POST only) cannot send: PUT and DELETE, an
+ * Writes the shared client (`api.ts`, GET/POST only) cannot send: PUT, PATCH and DELETE, an
  * `Idempotency-Key` header, and an answer whose `error.details` (the fields a 400 names, the
  * cycle of a 409) the page needs. Same origin, same bearer token as the signed-in session
  * (read from where session.tsx keeps it); a 401 signs out as the shared client does.
@@ -25,7 +25,7 @@ export class DetailedApiError extends ApiError {
   }
 }
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface SendOptions {
   body?: unknown;
