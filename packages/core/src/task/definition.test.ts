@@ -353,6 +353,16 @@ describe('parseTaskDefinition refusals', () => {
     expect(issues).toEqual([{ path: 'priorty', message: 'priorty: unknown field (did you mean "priority"?)' }]);
   });
 
+  it('names the field meant for names from other schedulers that no typo leads to (#47): retries, timeout, tz', () => {
+    expect(issuesOf({ ...minimal, retries: 3 })).toEqual([{ path: 'retries', message: 'retries: unknown field (did you mean "retry.max"?)' }]);
+    expect(issuesOf({ ...minimal, timeout: 60 })).toEqual([{ path: 'timeout', message: 'timeout: unknown field (did you mean "timeoutSeconds"?)' }]);
+    expect(issuesOf({ ...minimal, tz: 'Asia/Shanghai' })).toEqual([{ path: 'tz', message: 'tz: unknown field (did you mean "schedule.timezone"?)' }]);
+    expect(issuesOf({ ...minimal, schedule: { type: 'cron', expr: '0 2 * * *', tz: 'UTC' } })).toEqual([
+      { path: 'schedule.tz', message: 'schedule.tz: unknown field (did you mean "timezone"?)' },
+    ]);
+    expect(issuesOf({ ...minimal, retry: { retries: 2 } })).toEqual([{ path: 'retry.retries', message: 'retry.retries: unknown field (did you mean "max"?)' }]);
+  });
+
   it('refuses unknown nested fields too', () => {
     const issues = issuesOf({ ...minimal, schedule: { type: 'cron', expr: '0 2 * * *', timzone: 'UTC' } });
     expect(issues).toEqual([{ path: 'schedule.timzone', message: 'schedule.timzone: unknown field (did you mean "timezone"?)' }]);

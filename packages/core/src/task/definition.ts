@@ -11,6 +11,7 @@ import { convertZodIssue, describeValue, issueAt, type PathSegments } from './is
 import { MAX_JITTER_SECONDS } from '../schedule/jitter.js';
 import { structureProblems } from './json-guard.js';
 import { jsonSizeExcess } from './json-size.js';
+import { misnamedTaskField } from './misnamed-fields.js';
 import { SCHEDULE_FIELDS, scheduleSchema } from './schedule-schema.js';
 
 /** `^[a-z0-9][a-z0-9_.-]{0,127}$`: lower case, digits, `_ . -`, at most 128 characters. */
@@ -345,7 +346,7 @@ export function parseTaskDefinition(input: unknown, options: ParseTaskOptions = 
     return crossed.length === 0 ? { ok: true, value: parsed.data } : { ok: false, issues: crossed };
   }
   const known = knownFieldsAt(candidate);
-  return { ok: false, issues: parsed.error.issues.flatMap((issue) => convertZodIssue(issue, known)) };
+  return { ok: false, issues: parsed.error.issues.flatMap((issue) => convertZodIssue(issue, known, misnamedTaskField)) };
 }
 
 /**

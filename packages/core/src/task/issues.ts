@@ -93,8 +93,14 @@ function sizeDetail(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig, sm
  * Custom and format issues keep the message the schema wrote (which names the value itself).
  *
  * @param knownKeys keys of the object at the issue's path, used to suggest a field for a typo.
+ * @param misnamed a field name from another tool that means one of ours (`retries` → `retry.max`),
+ *   suggested before any typo.
  */
-export function convertZodIssue(issue: z.core.$ZodIssue, knownKeys?: (path: PathSegments) => readonly string[]): Issue[] {
+export function convertZodIssue(
+  issue: z.core.$ZodIssue,
+  knownKeys?: (path: PathSegments) => readonly string[],
+  misnamed?: (path: PathSegments, key: string) => string | undefined,
+): Issue[] {
   const path = issue.path as PathSegments;
   switch (issue.code) {
     case 'invalid_type': {
@@ -110,7 +116,7 @@ export function convertZodIssue(issue: z.core.$ZodIssue, knownKeys?: (path: Path
       return [issueAt(path, `must be one of ${listValues(issue.values)}, got ${describeValue(issue.input)}`)];
     case 'unrecognized_keys':
       return issue.keys.map((key) => {
-        const suggestion = closestKey(key, knownKeys?.(path) ?? []);
+        const suggestion = misnamed?.(path, key) ?? closestKey(key, knownKeys?.(path) ?? []);
         return issueAt([...path, key], `unknown field${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`);
       });
     case 'invalid_union': {
