@@ -136,6 +136,16 @@ export class ApiClient {
     this.signal = opts.signal;
   }
 
+  /** The same client whose every request also ends when `signal` is aborted (`trigger --wait --timeout`). */
+  withSignal(signal: AbortSignal): ApiClient {
+    return new ApiClient({
+      baseUrl: this.baseUrl,
+      token: this.token,
+      requestTimeoutMs: this.timeoutMs,
+      signal: this.signal === undefined ? signal : AbortSignal.any([this.signal, signal]),
+    });
+  }
+
   /** GET a JSON resource. */
   get<T = unknown>(path: string, query?: RequestOptions['query']): Promise<ApiResponse<T>> {
     return this.request<T>('GET', path, query === undefined ? {} : { query });

@@ -77,7 +77,7 @@ function mainHelp(): string[] {
     "--team NAME (AX_TEAM), --json or -o json|yaml|table (print the API's JSON / task definitions as YAML),",
     '-h/--help. `axctl <command> --help` describes a command.',
     'Exit codes: 0 success, 1 failure (API or network error; `tasks trigger --wait`: the run did not',
-    'succeed), 2 usage error, 3 `apply --dry-run` with changes, 130 interrupted.',
+    'succeed), 2 usage error, 3 `apply --dry-run` with changes, 124 `--wait --timeout` ran out, 130 interrupted.',
   ];
 }
 

@@ -27,6 +27,7 @@ beforeAll(async () => {
   await startService('worker', { name: 'worker', env: { ...common, AX_WORKER_ID: 'cli-w1', AX_WORKER_SLOTS: '4', AX_WORKER_DATA_DIR: dataDir, AX_LOG_FLUSH_MS: '100' } });
   const tasks = [
     taskDef('ci_ok', { schedule: { type: 'none' }, exec: sh('echo "hello from ci_ok"; sleep 1; echo "to stderr" >&2; echo done') }),
+    taskDef('ci_slow', { schedule: { type: 'none' }, exec: sh('echo "slow started"; sleep 30'), timeoutSeconds: 60 }),
     taskDef('ci_fail', {
       schedule: { type: 'none' },
       exec: sh('echo "failing run"; echo "bad thing" >&2; exit 3'),
@@ -74,5 +75,27 @@ describe('tasks trigger --wait', () => {
     expect(failed.code).toBe(1);
     expect((JSON.parse(failed.stdout) as { state: string }).state).toBe('FAILED');
     expect(failed.errLines).toEqual([expect.stringMatching(/^instance \d+ \(ci_fail\) FAILED/)]);
+  }, 60_000);
+
+  it('--timeout: stops waiting with exit 124 and says where the run stands; the run goes on (#47)', async () => {
+    for (const args of [['--wait'], ['--follow']]) {
+      const r = await axctl(t, ['tasks', 'trigger', 'ci_slow', ...args, '--timeout', '3s'], { killAfterMs: 40_000 });
+      expect(r.code, r.stderr).toBe(124);
+      const id = /instance (\d+)/.exec(r.stdout + r.stderr)?.[1];
+      expect(r.errLines.at(-1)).toMatch(new RegExp(`^axctl: tasks trigger: instance ${id} is still (PENDING|DISPATCHED|RUNNING) after 3 s; stopped waiting, the run goes on \\(axctl instances get ${id}\\)$`));
+      if (args[0] === '--follow') expect(r.stdout).toBe('slow started\n');
+      const still = await t.call('GET', `/api/v1/instances/${id}`);
+      expect(['PENDING', 'DISPATCHED', 'RUNNING']).toContain(still.body.state);
+      expect((await t.call('POST', `/api/v1/instances/${id}/cancel`)).status).toBe(200);
+    }
+  }, 90_000);
+
+  it('--timeout: a bad duration, or --timeout without --wait, is a usage error (exit 2)', async () => {
+    const [bad, alone] = await Promise.all([
+      axctl(t, ['tasks', 'trigger', 'ci_ok', '--wait', '--timeout', 'soon'], { killAfterMs: 30_000 }),
+      axctl(t, ['tasks', 'trigger', 'ci_ok', '--timeout', '10s'], { killAfterMs: 30_000 }),
+    ]);
+    expect([bad.code, bad.errLines]).toEqual([2, ['axctl: --timeout: expected a duration from 1s to 7 days such as 90s, 30m or 2h, got "soon"']]);
+    expect([alone.code, alone.errLines]).toEqual([2, ['axctl: tasks trigger: --timeout goes with --wait or --follow']]);
   }, 60_000);
 });

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Instance, InstanceDetail, Task, TaskImport, TaskListItem, TaskPage } from '@ax/api-types';
 import { bizDate, flag, integer, keyValues, listOption, positionals, requiredOption, stringOption, UsageError } from '../args.js';
 import { ApiRequestError, oneLine } from '../client.js';
-import { CommandFailed, printJson, printMore, type CommandSpec } from '../command.js';
+import { CommandFailed, printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
 import { describeExec, describeSchedule, EMPTY_CELL, formatDuration, formatKeyValues, formatTable } from '../table.js';
 import { printInstanceSummary } from './instances.js';
 import { executionsInOrder, followInstance } from './log-follow.js';
@@ -193,7 +193,7 @@ export function finalSummary(d: InstanceDetail): string {
 
 const trigger: CommandSpec = {
   name: 'tasks trigger',
-  synopsis: '<name> [--param k=v …] [--biz-date D] [--idempotency-key K] [--wait [--follow]]',
+  synopsis: '<name> [--param k=v …] [--biz-date D] [--idempotency-key K] [--wait [--follow] [--timeout DURATION]]',
   summary: 'Run a task now; prints the new instance (--wait: waits for its result and exits with it).',
   options: {
     param: { type: 'string', multiple: true, value: 'k=v', help: 'param merged over the task params (string value)' },
@@ -201,11 +201,12 @@ const trigger: CommandSpec = {
     'idempotency-key': { type: 'string', value: 'K', help: 'a repeat with the same key within 24 h returns the same instance' },
     wait: { type: 'boolean', help: 'wait until the instance is final: exit 0 on SUCCESS, 1 otherwise, a summary line on stderr' },
     follow: { type: 'boolean', help: "implies --wait; prints the run's output on stdout as it runs, each retry's after the last" },
+    timeout: { type: 'string', value: 'DURATION', help: 'with --wait: stop waiting after this long (90s, 30m, 2h; plain seconds too) and exit 124; the run goes on' },
   },
   notes: [
     'With --follow, stdout is only the job\'s output (both streams, as captured); the "triggered" line,',
     'a line per retry and the summary go to stderr. With --wait --json, the final instance is printed.',
-    'Ctrl-C stops waiting (exit 130); the run goes on.',
+    'Ctrl-C stops waiting (exit 130); the run goes on. --timeout stops waiting with exit 124 (as timeout(1)); the run goes on.',
     '',
     'In a CI pipeline:  axctl tasks trigger nightly_report --wait --follow',
   ],
@@ -213,6 +214,9 @@ const trigger: CommandSpec = {
     const [name] = positionals(args, ['name'], ctx.command) as [string];
     const follow = flag(args, 'follow');
     const wait = follow || flag(args, 'wait');
+    const timeoutText = stringOption(args, 'timeout');
+    if (timeoutText !== undefined && !wait) throw new UsageError(`${ctx.command}: --timeout goes with --wait or --follow`);
+    const timeoutMs = timeoutText === undefined ? undefined : waitDurationMs('timeout', timeoutText);
     if (follow && ctx.json) throw new UsageError(`${ctx.command}: --follow prints the job's output on stdout; it does not go with --json`);
     const params = keyValues('param', listOption(args, 'param'));
     const date = stringOption(args, 'biz-date');
@@ -232,13 +236,43 @@ const trigger: CommandSpec = {
     }
     if (follow) ctx.io.err(triggered);
     else if (!ctx.json) ctx.io.out(triggered);
-    const final = await followInstance(ctx, body.id, { logs: follow, view: 'all', fromCurrent: false });
+    const final = await followWithin(ctx, body.id, follow, timeoutMs);
+    if (typeof final === 'number') return final;
     if (ctx.json) printJson(ctx, final);
     const summary = finalSummary(final);
     ctx.io.err(summary);
     if (final.state !== 'SUCCESS') throw new CommandFailed(summary, { reported: true });
   },
 };
+
+/** `--timeout`: `90s`, `30m`, `2h` or plain seconds, 1 s to 7 days. */
+export function waitDurationMs(option: string, text: string): number {
+  const m = /^(\d{1,7})(s|m|h)?$/.exec(text.trim());
+  const ms = m === null ? NaN : Number(m[1]) * ({ s: 1_000, m: 60_000, h: 3_600_000 } as const)[(m[2] ?? 's') as 's' | 'm' | 'h'];
+  if (!(ms >= 1_000 && ms <= 7 * 86_400_000)) throw new UsageError(`--${option}: expected a duration from 1s to 7 days such as 90s, 30m or 2h, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** Exit code of a wait that ran out of time (GNU timeout's). */
+const EXIT_TIMED_OUT = 124;
+
+/**
+ * Follows the instance to its end, or until `timeoutMs`: then says where it stands on stderr
+ * and answers {@link EXIT_TIMED_OUT} (Ctrl-C stays exit 130: only the timer's abort is ours).
+ */
+async function followWithin(ctx: Ctx, instanceId: string, logs: boolean, timeoutMs: number | undefined): Promise<InstanceDetail | number> {
+  if (timeoutMs === undefined) return followInstance(ctx, instanceId, { logs, view: 'all', fromCurrent: false });
+  const timer = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, timer]);
+  try {
+    return await followInstance({ ...ctx, signal, client: ctx.client.withSignal(timer) }, instanceId, { logs, view: 'all', fromCurrent: false });
+  } catch (err) {
+    if (ctx.signal.aborted || !timer.aborted) throw err;
+    const { body: now } = await ctx.client.get<InstanceDetail>(`/api/v1/instances/${encodeURIComponent(instanceId)}`);
+    ctx.io.err(`axctl: ${ctx.command}: instance ${instanceId} is still ${now.state} after ${timeoutMs / 1000} s; stopped waiting, the run goes on (axctl instances get ${instanceId})`);
+    return EXIT_TIMED_OUT;
+  }
+}
 
 const remove: CommandSpec = {
   name: 'tasks delete',
