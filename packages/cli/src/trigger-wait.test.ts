@@ -85,7 +85,7 @@ describe('tasks trigger --wait', () => {
       expect(r.errLines.at(-1)).toMatch(new RegExp(`^axctl: tasks trigger: instance ${id} is still (PENDING|DISPATCHED|RUNNING) after 3 s; stopped waiting, the run goes on \\(axctl instances get ${id}\\)$`));
       if (args[0] === '--follow') expect(r.stdout).toBe('slow started\n');
       const still = await t.call('GET', `/api/v1/instances/${id}`);
-      expect(['PENDING', 'DISPATCHED', 'RUNNING']).toContain(still.body.state);
+      expect(['PENDING', 'DISPATCHED', 'RUNNING']).toContain((still.body as { state: string }).state);
       expect((await t.call('POST', `/api/v1/instances/${id}/cancel`)).status).toBe(200);
     }
   }, 90_000);
