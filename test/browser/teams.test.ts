@@ -128,4 +128,27 @@ describe.skipIf(noChromium)('the console of a team token', () => {
       await context.close();
     }
   }, 120_000);
+
+  it('#47 console: a token of one team starts a new task in its team (not `default`, which it does not cover) and creates it', async () => {
+    onTestFailed(() => dumpAllProcessOutput());
+    const operator = (await api<{ token: string }>('POST', '/api/v1/tokens', { name: 'payments-operator', role: 'operator', teams: ['payments'] })).token;
+    const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${baseUrl}/`);
+      await page.locator('input[name="token"]').fill(operator);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByTestId('who').waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.goto(`${baseUrl}/tasks/new`);
+      const editor = page.locator('textarea[name="yaml"]');
+      await editor.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await editor.inputValue()).toMatch(/^team: payments$/m);
+      await editor.fill((await editor.inputValue()).replace('name: my_task', 'name: pay_from_template'));
+      await page.locator('[data-action="create"]').click();
+      await page.waitForURL(/\/tasks\/pay_from_template$/, { timeout: UI_TIMEOUT_MS });
+      expect((await api<{ team: string }>('GET', '/api/v1/tasks/pay_from_template')).team).toBe('payments');
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 });

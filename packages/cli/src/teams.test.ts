@@ -4,7 +4,7 @@
  * axctl and teams, against the real admin API (in-process, test database): `teams
  * list|show|create`, `tasks apply --team`, the `--team` filters and TEAM columns of the lists.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,8 +127,21 @@ describe('#18 axctl: tasks apply --team and the --team filters', () => {
     expect((await t.call('GET', '/api/v1/tasks/pay_new')).status).toBe(404);
     // Without --team a file names its team itself (the API decides what the token may do).
     const own = await axctlIn(t, ['tasks', 'apply', '-f', file('ord.yaml', job('ord_export', 'team: orders\n'))], { token: opPay });
-    expect([own.code, own.errLines[0]]).toEqual([1, 'axctl: tasks apply: team "orders" does not exist (404 NOT_FOUND)']);
+    expect([own.code, own.errLines[0]]).toEqual([1, 'axctl: tasks apply: team "orders" does not exist; this token\'s teams: payments (set "team: payments") (404 NOT_FOUND)']);
     ok(await axctlIn(t, ['tasks', 'apply', '-f', file('ord2.yaml', job('ord_export')), '--team', 'orders'], { token: t.tokens.admin }));
+  });
+
+  it('#47 axctl: a token of one team applies files without `team:` and without --team into its team', async () => {
+    ok(await axctlIn(t, ['tasks', 'apply', '-f', file('own1.yaml', job('pay_own_one'))], { token: opPay }));
+    const folder = path.join(dir, 'jobs-own');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, 'a.yaml'), job('pay_own_dir'));
+    ok(await axctlIn(t, ['apply', '-f', folder], { token: opPay }));
+    for (const name of ['pay_own_one', 'pay_own_dir']) expect((await t.call('GET', `/api/v1/tasks/${name}`)).body.team).toBe('payments');
+    // A token of every team keeps the API's default.
+    ok(await axctlIn(t, ['tasks', 'apply', '-f', file('any.yaml', job('any_default'))], { token: t.tokens.admin }));
+    expect((await t.call('GET', '/api/v1/tasks/any_default')).body.team).toBe('default');
+    for (const name of ['pay_own_one', 'pay_own_dir', 'any_default']) expect((await t.call('DELETE', `/api/v1/tasks/${name}`)).status).toBe(204);
   });
 
   it('#18 axctl: tasks list and instances list: a TEAM column and --team', async () => {

@@ -146,6 +146,11 @@ describe("another team's objects answer 404 NOT_FOUND on every route", () => {
     expect(other.body.error.code).toBe('NOT_FOUND');
     expect(none.status).toBe(404);
     expect(other.body.error.message.replace('"b"', 'X')).toBe(none.body.error.message.replace('"nope"', 'X'));
+    // A team token that leaves `team` out gets the default team, which it does not cover: the
+    // answer names the field and the token's own team (#47).
+    const defaulted = await t.call('POST', '/api/v1/tasks', { token: opA, body: taskDef('a_teamless') });
+    expect(defaulted.status).toBe(404);
+    expect(defaulted.body.error).toMatchObject({ message: 'team "default" does not exist; this token\'s teams: a (set "team: a")', details: { path: 'team' } });
     const yaml = 'name: a_import\nteam: b\nschedule: {type: none}\nexec: {type: shell, command: [echo]}\n';
     const imported = await t.call('POST', '/api/v1/tasks/import', { token: opA, raw: yaml, contentType: 'application/yaml' });
     expect(imported.status).toBe(404);
@@ -242,8 +247,12 @@ describe('tokens and teams', () => {
     // The global pause, dead letters and draining a worker need a token of every team.
     expect((await t.call('POST', '/api/v1/dispatch/pause', { token: adminA })).status).toBe(403);
     expect((await t.call('GET', '/api/v1/dead-letters', { token: opA })).status).toBe(403);
-    // Every worker serves every team: a team's operator sees them but cannot drain one.
-    expect((await t.call('POST', '/api/v1/workers/w-1/drain', { token: opA })).status).toBe(403);
+    // A worker serving every team: a team's operator sees it but cannot drain it.
+    const now = new Date().toISOString();
+    await publishRegistration(t.redis.redis, redisKeys(t.namespace), {
+      workerId: 'shared-1', host: 'h', tags: [], cores: 2, slots: 8, running: 0, runningExecutionIds: [], avgDurationMs5m: 0, draining: false, version: '1', startedAt: now, at: now,
+    }, 15_000);
+    expect((await t.call('POST', '/api/v1/workers/shared-1/drain', { token: opA })).status).toBe(403);
     expect((await t.call('GET', '/api/v1/workers', { token: opA })).status).toBe(200);
   });
 

@@ -17,6 +17,7 @@ import { CommandFailed, printJson, type CommandSpec, type Ctx } from '../command
 import { diffTasks, hasChanges, summarize, type TaskDiff } from '../apply-diff.js';
 import { formatTable } from '../table.js';
 import { withTeam } from './team-yaml.js';
+import { applyTeam } from './token-team.js';
 
 /** Exit code of `apply --dry-run` when applying would change something. */
 export const EXIT_DRY_RUN_CHANGES = 3;
@@ -62,7 +63,7 @@ async function readDocs(ctx: Ctx, target: string, team: string | undefined): Pro
       throw new CommandFailed(`${ctx.command}: ${readError(file, err)}`);
     }
     if (team !== undefined) {
-      const placed = withTeam(text, team);
+      const placed = withTeam(text, team, { othersAllowed: ctx.team === undefined });
       if (!placed.ok) throw new CommandFailed(`${ctx.command}: ${file}: ${placed.message}; nothing was applied`);
       text = placed.yaml;
     }
@@ -148,7 +149,7 @@ export const applyCommand: CommandSpec = {
   notes: [
     'Every document of every file is validated, then the API checks the whole set (parents named in',
     'dependsOn, cycles across files, teams) before anything is written; one import writes it all, or nothing.',
-    'With --team, a document without `team:` gets that team (one naming another team is an error).',
+    'With --team (or a token of exactly one team), a document without `team:` gets that team (one naming another team is an error).',
     'Exit codes: 0 nothing to do or applied, 1 invalid or refused (nothing applied), 2 usage, 3 --dry-run with changes.',
     '',
     'In CI:  axctl apply -f jobs/ --prune --dry-run; axctl apply -f jobs/ --prune',
@@ -158,20 +159,21 @@ export const applyCommand: CommandSpec = {
     const target = requiredOption(args, 'file', ctx.command);
     const prune = flag(args, 'prune');
     const dryRun = flag(args, 'dry-run');
-    const docs = await readDocs(ctx, target, ctx.team);
+    const team = await applyTeam(ctx);
+    const docs = await readDocs(ctx, target, team);
     const remote = await remoteTasks(ctx);
     const diff = diffTasks(
       docs.map((d) => d.definition as unknown as Record<string, unknown>),
       remote,
-      { prune, ...(ctx.team === undefined ? {} : { inScope: (team: string) => team === ctx.team }) },
+      { prune, ...(team === undefined ? {} : { inScope: (team: string) => team === team }) },
     );
     const deletions = diff.filter((d) => d.action === 'delete');
     if (prune && !ctx.json) {
-      const scope = ctx.team === undefined ? "the token's teams" : `team ${ctx.team}`;
+      const scope = team === undefined ? "the token's teams" : `team ${team}`;
       ctx.io.out(deletions.length === 0 ? `--prune: no task of ${scope} is left out of the files` : `--prune: ${deletions.length} task(s) of ${scope} named in no file will be deleted: ${deletions.map((d) => d.name).join(', ')}`);
     }
     const yaml = docs.map((d) => JSON.stringify(d.definition)).join('\n---\n');
-    const query = { prune: prune ? 'true' : undefined, team: prune ? ctx.team : undefined };
+    const query = { prune: prune ? 'true' : undefined, team: prune ? team : undefined };
     let checked: ImportAnswer;
     try {
       checked = (await ctx.client.post<ImportAnswer>('/api/v1/tasks/import', { yaml, query: { ...query, dryRun: 'true' } })).body;

@@ -9,6 +9,7 @@ import { printInstanceSummary } from './instances.js';
 import { executionsInOrder, followInstance } from './log-follow.js';
 import { formatTaskYaml } from '@ax/core';
 import { withTeam } from './team-yaml.js';
+import { applyTeam } from './token-team.js';
 import { teamName } from './teams.js';
 
 const taskPath = (name: string): string => `/api/v1/tasks/${encodeURIComponent(name)}`;
@@ -137,9 +138,9 @@ const apply: CommandSpec = {
       const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : oneLine(String(e.message));
       throw new CommandFailed(`${ctx.command}: cannot read ${file}: ${why}`);
     }
-    const team = ctx.team;
+    const team = await applyTeam(ctx);
     if (team !== undefined) {
-      const placed = withTeam(yaml, teamName('--team', team));
+      const placed = withTeam(yaml, teamName('--team', team), { othersAllowed: ctx.team === undefined });
       if (!placed.ok) throw new CommandFailed(`${ctx.command}: ${file === '-' ? 'standard input' : file}: ${placed.message}; nothing was applied`);
       yaml = placed.yaml;
     }

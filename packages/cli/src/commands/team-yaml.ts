@@ -38,10 +38,12 @@ function hasContent(doc: readonly string[]): boolean {
 }
 
 /**
- * `yaml` with `team: <team>` added to each task definition that names no team.
+ * `yaml` with `team: <team>` added to each task definition that names no team. A document naming
+ * another team is an error, unless `othersAllowed` (the team came from the token, not from
+ * `--team`: such a document keeps its team and the API decides).
  * A file the API would refuse anyway is returned unchanged (the API then names its problems).
  */
-export function withTeam(yaml: string, team: string): WithTeam {
+export function withTeam(yaml: string, team: string, opts: { othersAllowed?: boolean } = {}): WithTeam {
   const parsed = parseTaskYaml(yaml);
   if (!parsed.ok) return { ok: true, yaml };
   const lines = yaml.split('\n');
@@ -58,6 +60,7 @@ export function withTeam(yaml: string, team: string): WithTeam {
     const def = parsed.value[n];
     if (def === undefined || def.team === team) return;
     const named = doc.some((line) => TEAM_KEY.test(line));
+    if ((named || def.team !== DEFAULT_TEAM) && opts.othersAllowed === true) return; // its own team: the API decides
     if (named || def.team !== DEFAULT_TEAM) {
       conflicts.push(`document ${n + 1} (task ${JSON.stringify(def.name)}) names team ${JSON.stringify(def.team)}, not --team ${JSON.stringify(team)}`);
     } else if (DOCUMENT_END.test(doc[doc.length - 1] ?? '')) {
@@ -71,6 +74,7 @@ export function withTeam(yaml: string, team: string): WithTeam {
   const text = all.flat().join('\n') + (finalNewline ? '\n' : '');
   // Proof: the API's parser reads the same tasks, every one of them now of `team`.
   const again = parseTaskYaml(text);
-  if (!again.ok || again.value.length !== parsed.value.length || again.value.some((def, n) => def.team !== team || def.name !== parsed.value[n]?.name)) return cannot;
+  const placedIn = (n: number): string | undefined => (opts.othersAllowed === true && parsed.value[n]?.team !== DEFAULT_TEAM ? parsed.value[n]?.team : team);
+  if (!again.ok || again.value.length !== parsed.value.length || again.value.some((def, n) => def.team !== placedIn(n) || def.name !== parsed.value[n]?.name)) return cannot;
   return { ok: true, yaml: text };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { definitionOf, lineOfPath, NEW_TASK_YAML, parseDraftYaml, pathSegments, toYaml } from './task-yaml';
+import { definitionOf, lineOfPath, newTaskTeam, newTaskYaml, parseDraftYaml, pathSegments, toYaml } from './task-yaml';
 
 const DOC = `name: t1
 schedule:
@@ -21,7 +21,12 @@ describe('parseDraftYaml', () => {
   it('reads one mapping', () => {
     const parsed = parseDraftYaml(DOC);
     expect(parsed).toMatchObject({ ok: true, value: { name: 't1', schedule: { expr: '0 99 * * *' }, dependsOn: [{ task: 'p1' }, { task: 'p2', rule: 'ALL_DONE' }] } });
-    expect(parseDraftYaml(NEW_TASK_YAML).ok).toBe(true);
+    expect(parseDraftYaml(newTaskYaml()).ok).toBe(true);
+    // A token of one team starts its new task in that team, not in `default` it may not cover (#47).
+    expect(parseDraftYaml(newTaskYaml(newTaskTeam(['payments'])))).toMatchObject({ ok: true, value: { team: 'payments' } });
+    expect(newTaskTeam(['*'])).toBe('default');
+    expect(newTaskTeam(['a', 'b'])).toBe('default');
+    expect(newTaskTeam(undefined)).toBe('default');
   });
 
   it('names the line of a syntax error, refuses several documents and non-mappings', () => {

@@ -6,6 +6,9 @@
  */
 import { isMap, isSeq, LineCounter, parseAllDocuments, parseDocument, stringify, type Node } from 'yaml';
 
+/** The team a task without one belongs to (ADMIN-API.md; @ax/core's DEFAULT_TEAM, which the browser bundle does not import). */
+const DEFAULT_TEAM = 'default';
+
 /** A definition being edited: the JSON body of `POST /tasks` / `PUT /tasks/{name}`. */
 export type Draft = Record<string, unknown>;
 
@@ -33,10 +36,15 @@ export function toYaml(draft: Draft): string {
   return stringify(draft, { lineWidth: 0 });
 }
 
-/** A new task's starting document: a daily cron in a named zone, a shell command. */
-export const NEW_TASK_YAML = `name: my_task
+/**
+ * A new task's starting document: a daily cron in a named zone, a shell command, in `team` —
+ * the token's team when it covers exactly one (issue #47: a team token tripped on `default`,
+ * a team it does not cover), else `default`.
+ */
+export function newTaskYaml(team: string = DEFAULT_TEAM): string {
+  return `name: my_task
 description: ""
-team: default
+team: ${team}
 schedule:
   type: cron
   expr: "0 2 * * *"
@@ -51,6 +59,13 @@ retry:
 tags: []
 enabled: true
 `;
+}
+
+/** The team a new task starts in for a token of `teams`: its only team, else `default`. */
+export function newTaskTeam(teams: readonly string[] | undefined): string {
+  const only = teams?.length === 1 ? teams[0] : undefined;
+  return only === undefined || only === '*' ? DEFAULT_TEAM : only;
+}
 
 export type ParsedYaml = { ok: true; value: Draft } | { ok: false; message: string; line?: number };
 

@@ -14,7 +14,7 @@ import { bodyOf } from '../authoring/draft-form';
 import { byFormField, byYamlLine, issuesOfError, type FieldIssue } from '../authoring/field-errors';
 import { DetailedApiError, useSend } from '../authoring/http';
 import { TaskForm } from '../authoring/TaskForm';
-import { definitionOf, NEW_TASK_YAML, parseDraftYaml, toYaml, type Draft } from '../authoring/task-yaml';
+import { definitionOf, newTaskTeam, newTaskYaml, parseDraftYaml, toYaml, type Draft } from '../authoring/task-yaml';
 import type { TaskResource } from '../authoring/types';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
@@ -58,7 +58,7 @@ export function TaskEditorPage() {
   const [stored, setStored] = useState<Stored | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [mode, setMode] = useState<Mode>('yaml');
-  const [yamlText, setYamlText] = useState(editing ? '' : NEW_TASK_YAML);
+  const [yamlText, setYamlText] = useState(editing ? '' : newTaskYaml(newTaskTeam(principal.teams)));
   const [draft, setDraft] = useState<Draft>({});
   const [issues, setIssues] = useState<FieldIssue[]>([]);
   const [error, setError] = useState<string | null>(null);

@@ -29,7 +29,7 @@ import { httpAllowIssue } from '../http-allow.js';
 import { redactFor, stableStringify, taskResource } from '../resources.js';
 import { defineRoute, type Parsed, type RouteSpec, type Tx } from '../route.js';
 import type { Principal } from '../auth.js';
-import { assertTeamVisible, coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
+import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
 import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
 import { writeTransaction } from '../write-transaction.js';
 import { parseImportYaml } from '../yaml-body.js';
@@ -142,7 +142,13 @@ function withStoredSecrets(definition: TaskDefinition, stored: TaskDefinition | 
  * the caller acts for; a team it does not cover answers as a missing one.
  */
 async function assertTeamUsable(tx: Tx, principal: Principal | null, team: string): Promise<void> {
-  assertTeamVisible(principal, team, `team ${JSON.stringify(team)}`);
+  if (!coversTeam(principal, team)) {
+    // The same answer whether the team exists or not, plus the token's own teams: a team token
+    // that left `team` out got the default, `default`, and only this line tells it why (#47).
+    const own = principal === null || principal.teams === '*' ? [] : principal.teams;
+    const hint = own.length === 0 ? '' : `; this token's teams: ${own.join(', ')} (set "team: ${own[0]}")`;
+    throw new ApiError(404, 'NOT_FOUND', `team ${JSON.stringify(team)} does not exist${hint}`, { path: 'team' });
+  }
   if ((await getTeam(tx, team)) === null) throw notFound(`team ${JSON.stringify(team)}`);
 }
 
