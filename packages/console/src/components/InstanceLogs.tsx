@@ -4,9 +4,13 @@ import type { Execution, LogView } from '../types';
 import { LogViewer } from './LogViewer';
 import { StateBadge } from './StateBadge';
 
-function label(e: Execution): string {
+/**
+ * `run 2 · attempt 1 · shard 1/3`: a rerun starts its attempts at 1 again, so once an instance
+ * has more than one run the tab names the run too (#47: tabs read "attempt 1, 2, 1, 2").
+ */
+export function attemptLabel(e: Pick<Execution, 'runNo' | 'attempt' | 'shardIndex' | 'shardTotal'>, severalRuns: boolean): string {
   const shard = e.shardTotal !== null && e.shardTotal > 1 ? ` · shard ${(e.shardIndex ?? 0) + 1}/${e.shardTotal}` : '';
-  return `attempt ${e.attempt}${shard}`;
+  return `${severalRuns ? `run ${e.runNo} · ` : ''}attempt ${e.attempt}${shard}`;
 }
 
 export function InstanceLogs({ executions }: { executions: readonly Execution[] }) {
@@ -14,6 +18,7 @@ export function InstanceLogs({ executions }: { executions: readonly Execution[] 
   const [view, setView] = useState<LogView>('all');
   // newest first: the attempt running now (or the last one) is what a reader looks for
   const ordered = [...executions].reverse();
+  const severalRuns = new Set(executions.map((e) => e.runNo)).size > 1;
   const selected = ordered.find((e) => e.executionId === picked) ?? ordered[0];
   if (selected === undefined) return <p>Not dispatched yet.</p>;
   return (
@@ -30,7 +35,7 @@ export function InstanceLogs({ executions }: { executions: readonly Execution[] 
               data-execution={e.executionId}
               onClick={() => setPicked(e.executionId)}
             >
-              {label(e)} <StateBadge state={e.state} />
+              {attemptLabel(e, severalRuns)} <StateBadge state={e.state} />
             </button>
           ))}
         </div>
@@ -38,7 +43,7 @@ export function InstanceLogs({ executions }: { executions: readonly Execution[] 
       {ordered.length === 1 && (
         <p className="muted">
           <small>
-            {label(selected)} · <code>{selected.executionId}</code>
+            {attemptLabel(selected, severalRuns)} · <code>{selected.executionId}</code>
           </small>
         </p>
       )}

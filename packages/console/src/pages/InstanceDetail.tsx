@@ -45,6 +45,16 @@ function Timeline({ events }: { events: readonly InstanceEvent[] }) {
   );
 }
 
+/**
+ * What a job answered (an HTTP executor's `data`, an async `/report`'s `{success, message, data}`,
+ * a plugin's return), in one line, cut at 200 characters: the full value is in the API's answer.
+ */
+export function resultText(result: unknown): string {
+  if (result === null || result === undefined) return '';
+  const text = typeof result === 'string' ? result : JSON.stringify(result);
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
 export function InstanceDetailPage() {
   const { id = '' } = useParams<{ id: string }>();
   const { client, principal } = useSession();
@@ -167,6 +177,7 @@ export function InstanceDetailPage() {
             <table className="striped" data-testid="executions">
               <thead>
                 <tr>
+                  <th>run</th>
                   <th>attempt</th>
                   <th>execution</th>
                   <th>worker</th>
@@ -175,12 +186,14 @@ export function InstanceDetailPage() {
                   <th>duration</th>
                   <th>exit</th>
                   <th>error</th>
+                  <th>result</th>
                 </tr>
               </thead>
               <tbody>
                 {i.executions.map((e) => (
-                  <tr key={e.executionId}>
-                    <td>
+                  <tr key={e.executionId} data-execution={e.executionId}>
+                    <td data-column="run">{e.runNo}</td>
+                    <td data-column="attempt">
                       {e.attempt}
                       {e.shardTotal !== null && e.shardTotal > 1 && <small className="muted"> shard {(e.shardIndex ?? 0) + 1}/{e.shardTotal}</small>}
                     </td>
@@ -196,6 +209,7 @@ export function InstanceDetailPage() {
                     <td>{duration(between(e.startedAt, e.endedAt))}</td>
                     <td>{e.exitCode ?? '—'}</td>
                     <td>{e.error ?? ''}</td>
+                    <td data-column="result">{resultText(e.result)}</td>
                   </tr>
                 ))}
               </tbody>
