@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
-import { deleteNamespaceAmqp, deleteNamespaceKeys, serviceEntry } from '../packages/testing/dist/index.js';
+import { deleteNamespaceAmqp, deleteNamespaceEnrollmentRedisUsers, deleteNamespaceKeys, serviceEntry } from '../packages/testing/dist/index.js';
 import { AX_BENCH_ENV, repoRoot } from './lib/ax-stack.mjs';
 import { prepareBaseline } from './lib/baseline.mjs';
 import { roundKeys, roundOrder } from './lib/compare.mjs';
@@ -146,6 +146,8 @@ async function fallbackCleanup(resources) {
         try {
           await redis.connect();
           for (const p of prefixes) await deleteNamespaceKeys(redis, p);
+          // the ACL users of the round's worker enrollment (bench/lib/enrollment.mjs), if its cleanup did not run
+          for (const ns of resources.namespaces ?? []) await deleteNamespaceEnrollmentRedisUsers(redis, ns);
         } finally {
           redis.disconnect();
         }

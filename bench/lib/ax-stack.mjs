@@ -2,7 +2,8 @@
  * A real ax stack for one scenario round: its own database, namespace (Redis keys, exchanges,
  * queues) and worker data directory, real service processes from `services/*\/dist`, all
  * tracked for cleanup (see harness.mjs). Settings an operator would tune for a burst of no-op
- * HTTP jobs are in `AX_BENCH_ENV`, documented in docs/benchmarks.md.
+ * HTTP jobs are in `AX_BENCH_ENV`, documented in docs/benchmarks.md. Workers are enrolled
+ * through an admin-api of the round, as in production (enrollment.mjs).
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +20,7 @@ import {
   startProcess,
   uniqueNamespace,
 } from '../../packages/testing/dist/index.js';
+import { busAdminOf, deleteEnrollmentLogins, enrollBenchWorkers, enrolledWorkerEnv, enrolledWorkerId, roundAdminToken, workerLoginOf } from './enrollment.mjs';
 import { log, onCleanup, removeDir, track, untrack } from './harness.mjs';
 import { cpuSnapshot, serverPids } from './proc-cpu.mjs';
 
@@ -31,6 +33,8 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const benchTree = process.env.AX_BENCH_TREE ?? repoRoot;
 const entryOf = (service) => (benchTree === repoRoot ? serviceEntry(service) : path.join(benchTree, 'services', service, 'dist', 'main.js'));
 export const EXECUTOR_SECRET = 'bench-executor-secret-0123456789';
+/** `enrollment` (workers enrolled through the round's admin-api) or `service` (bench/lib/enrollment.mjs). */
+export const WORKER_LOGIN = workerLoginOf(process.env, benchTree !== repoRoot);
 
 /** Operator settings of the bench stack (per service; overridable by the same env names). */
 export const AX_BENCH_ENV = {
@@ -72,12 +76,18 @@ export async function createAxRound(label, { database, serverUrl } = {}) {
   const procs = [];
   const allProcs = [];
   const httpPorts = new WeakMap();
+  /** The bootstrap admin token of every admin-api the round starts (unless a scenario gives its own). */
+  const adminToken = roundAdminToken();
+  const adminTokens = new WeakMap();
+  let enrolling;
   const round = {
     namespace,
     db,
     redis,
     dataDir,
     procs,
+    /** The enrollment of the round's workers, once one started enrolled (WORKER_LOGIN `enrollment`). */
+    enrollment: undefined,
     env: {
       AX_MYSQL_URL: db.url,
       AX_REDIS_URL: redis.url,
@@ -95,12 +105,15 @@ export async function createAxRound(label, { database, serverUrl } = {}) {
      * node before the entry (e.g. `--heapsnapshot-signal=SIGUSR2`).
      */
     async start(service, count, { profileDir, extraEnv = {}, name, serviceDefaults = false, nodeArgs: extraNodeArgs = [] } = {}) {
+      const enrolled = service === 'worker' && WORKER_LOGIN === 'enrollment' ? enrolledWorkerEnv(await round.enroll()) : {};
+      const serviceEnv =
+        service === 'admin-api' ? { AX_ADMIN_TOKEN: adminToken, AX_AMQP_MANAGEMENT_URL: busAdminOf(amqp.url).managementUrl } : {};
       const started = await Promise.all(
         Array.from({ length: count }, async (_, i) => {
           const settings = serviceDefaults
             ? Object.fromEntries(Object.keys({ ...AX_BENCH_ENV.common, ...(AX_BENCH_ENV[service] ?? {}) }).map((k) => [k, process.env[k]]))
             : fromEnv(AX_BENCH_ENV[service] ?? {});
-          const env = { ...round.env, ...settings, ...extraEnv };
+          const env = { ...round.env, ...settings, ...serviceEnv, ...enrolled, ...extraEnv };
           if (service === 'worker') {
             env.AX_WORKER_ID = extraEnv.AX_WORKER_ID ?? `bench-w${i + 1}`;
             // R25: as root (this machine, CI) the bench runs each job under its team's uid, as
@@ -129,12 +142,32 @@ export async function createAxRound(label, { database, serverUrl } = {}) {
           });
           track('pgids', proc.pgid);
           httpPorts.set(proc, port);
+          if (service === 'admin-api') adminTokens.set(proc, env.AX_ADMIN_TOKEN);
           return proc;
         }),
       );
       procs.push(...started.map((p) => ({ service, proc: p })));
       allProcs.push(...started.map((p) => ({ service, proc: p })));
       return started.map((p) => p);
+    },
+    /**
+     * The round's enrollment, made on the first call: through an admin-api of the round that runs
+     * with the round's token, or one started for it (it stays up: enrolled workers refresh their
+     * enrollment from it, and its CPU counts with the round's).
+     */
+    enroll() {
+      enrolling ??= (async () => {
+        const running = procs.find((p) => p.service === 'admin-api' && adminTokens.get(p.proc) === adminToken);
+        const api = running?.proc ?? (await round.start('admin-api', 1, { name: 'admin-api-enroll' }))[0];
+        round.enrollment = await enrollBenchWorkers({ adminUrl: round.httpUrl(api), token: adminToken, dir: path.join(dataDir, 'enrollment') });
+        log(`workers enrolled as ${round.enrollment.id} through ${round.httpUrl(api)}`);
+        return round.enrollment;
+      })();
+      return enrolling;
+    },
+    /** The id a worker started with `AX_WORKER_ID=localId` registers (and runs jobs) under. */
+    workerId(localId) {
+      return enrolledWorkerId(round.enrollment, localId);
     },
     /** `http://127.0.0.1:<port>` of a started process's health server (`/healthz`, `/metrics`). */
     httpUrl(proc) {
@@ -200,6 +233,10 @@ export async function createAxRound(label, { database, serverUrl } = {}) {
     await redis.cleanup();
     await amqp.cleanup();
     untrack('namespaces', namespace);
+  });
+  // After the processes stop (cleanups run last-in first-out): what revoking the enrollment removes.
+  onCleanup(async () => {
+    if (round.enrollment !== undefined) await deleteEnrollmentLogins({ enrollment: round.enrollment, amqpUrl: amqp.url, redis: redis.redis, namespace });
   });
   onCleanup(() => round.stop(undefined, 10_000));
   return round;

@@ -430,9 +430,9 @@ export function steadyProfileSection(sc) {
   return lines.join('\n');
 }
 
-const CPU_NAMES = ['scheduler', 'broker', 'worker', 'bench', 'mariadb', 'rabbitmq', 'redis', 'machine'];
-const CPU_LABEL = { bench: 'bench process (sink)', machine: 'whole machine (all users)' };
-const OURS = ['scheduler', 'broker', 'worker', 'bench', 'mariadb', 'rabbitmq', 'redis'];
+const CPU_NAMES = ['scheduler', 'broker', 'worker', 'admin-api', 'bench', 'mariadb', 'rabbitmq', 'redis', 'machine'];
+const CPU_LABEL = { 'admin-api': 'admin-api (the workers\' enrollment)', bench: 'bench process (sink)', machine: 'whole machine (all users)' };
+const OURS = ['scheduler', 'broker', 'worker', 'admin-api', 'bench', 'mariadb', 'rabbitmq', 'redis'];
 
 /** Jobs completed in a run (for CPU per job). */
 const jobsOf = (r) => r.succeeded ?? r.finalStates?.SUCCESS ?? (r.system === 'bullmq' && r.mode === 'burst' ? r.tasks : null);

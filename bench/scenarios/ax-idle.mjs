@@ -55,10 +55,11 @@ async function startStack(label, tasks) {
     });
   }
   const opts = { serviceDefaults: true, ...(PROFILE ? { profileDir: path.join(PROFILE, label) } : {}) };
+  // admin-api first: the workers enroll through it (bench/lib/enrollment.mjs) rather than a second one.
+  await round.start('admin-api', 1, opts);
   await round.start('worker', WORKERS, opts);
   await round.start('broker', 1, opts);
   await round.start('scheduler', 1, opts);
-  await round.start('admin-api', 1, opts);
   return { label, tasks, round };
 }
 

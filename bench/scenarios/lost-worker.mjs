@@ -29,7 +29,7 @@ await runScenario(async () => {
   const startWorker = async () => {
     const id = `lost-w${next++}`;
     const [proc] = await round.start('worker', 1, { extraEnv: { ...TIMINGS, AX_WORKER_ID: id } });
-    workers.set(id, proc);
+    workers.set(round.workerId(id), proc); // the id task_execution.worker_id names
   };
   await startWorker();
   await startWorker();

@@ -38,6 +38,16 @@ export async function deleteNamespaceKeys(redis: Redis, namespace: string): Prom
   return deleted;
 }
 
+/**
+ * Deletes the ACL users of worker enrollments of `namespace` (`<ns>.enr-…`, DESIGN R24) that a
+ * test's admin API made and did not revoke (a stack killed mid-test, say). Returns them.
+ */
+export async function deleteNamespaceEnrollmentRedisUsers(redis: Redis, namespace: string): Promise<string[]> {
+  const users = ((await redis.call('ACL', 'USERS')) as string[]).filter((u) => u.startsWith(`${namespace}.enr-`));
+  for (const user of users) await redis.call('ACL', 'DELUSER', user);
+  return users;
+}
+
 /** Connects to the test Redis (default `testRedisUrl()`); call `cleanup()` in `afterAll`. */
 export async function createTestRedis(namespace: string, options: { url?: string } = {}): Promise<TestRedis> {
   const url = options.url ?? testRedisUrl();
@@ -54,9 +64,7 @@ export async function createTestRedis(namespace: string, options: { url?: string
       cleaned ??= (async () => {
         try {
           await deleteNamespaceKeys(redis, namespace);
-          // and the ACL users of worker enrollments a test's admin API made (DESIGN R24)
-          const users = ((await redis.call('ACL', 'USERS')) as string[]).filter((u) => u.startsWith(`${namespace}.enr-`));
-          for (const user of users) await redis.call('ACL', 'DELUSER', user);
+          await deleteNamespaceEnrollmentRedisUsers(redis, namespace);
         } finally {
           await closeRedis(redis);
         }
