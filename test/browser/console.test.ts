@@ -241,6 +241,10 @@ describe.skipIf(noChromium)('the web console in chromium', () => {
       await page.locator('[data-testid="instance-facts"]', { hasText: 'run 2' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await page.locator('h2 [data-state="SUCCESS"]').waitFor({ timeout: UI_TIMEOUT_MS });
       expect(await page.getByTestId('executions').locator('tbody tr').count()).toBe(2);
+      // #47: the run column tells the two runs apart (attempts restart at 1), and so do the log tabs.
+      expect(await page.getByTestId('executions').locator('td[data-column="run"]').allInnerTexts()).toEqual(['1', '2']);
+      expect(await page.getByTestId('executions').locator('td[data-column="attempt"]').allInnerTexts()).toEqual(['1', '1']);
+      expect(await page.locator('.log-tabs [role="tab"]').allInnerTexts()).toEqual([expect.stringMatching(/^run 2 · attempt 1/), expect.stringMatching(/^run 1 · attempt 1/)]);
 
       // The dashboard shows what the API says (once nothing is moving any more).
       await waitQuiet();

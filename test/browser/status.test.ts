@@ -106,8 +106,8 @@ describe('the pause, the backlog and the workers, seen and undone in the console
       try {
         await signIn(page);
         const now = page.getByTestId('now');
-        await now.locator('[data-stat="dispatch"]').waitFor({ timeout: UI_TIMEOUT_MS });
-        expect(await now.locator('[data-stat="dispatch"]').getAttribute('data-value')).toBe('0');
+        await now.locator('[data-now="dispatch"]').waitFor({ timeout: UI_TIMEOUT_MS });
+        expect(await now.locator('[data-now="dispatch"]').getAttribute('data-value')).toBe('0');
 
         // Pause from the dashboard: the prompt asks why.
         page.once('dialog', (dialog) => void dialog.accept(REASON));
@@ -116,13 +116,13 @@ describe('the pause, the backlog and the workers, seen and undone in the console
         await banner.waitFor({ timeout: UI_TIMEOUT_MS });
         expect(await banner.textContent()).toContain(REASON);
         expect((await api<Status>('GET', '/api/v1/status')).dispatch).toMatchObject({ paused: true, reason: REASON });
-        await waitFor(async () => (await now.locator('[data-stat="dispatch"]').getAttribute('data-value')) === '1', { description: 'the dispatch card says paused', timeoutMs: UI_TIMEOUT_MS });
-        await waitFor(async () => (await now.locator('[data-stat="waiting"]').getAttribute('data-value')) === '2', { description: 'the waiting card counts 2', timeoutMs: UI_TIMEOUT_MS });
-        expect(await now.locator('[data-stat="workers"]').getAttribute('data-value')).toBe('1');
+        await waitFor(async () => (await now.locator('[data-now="dispatch"]').getAttribute('data-value')) === '1', { description: 'the dispatch card says paused', timeoutMs: UI_TIMEOUT_MS });
+        await waitFor(async () => (await now.locator('[data-now="waiting"]').getAttribute('data-value')) === '2', { description: 'the waiting card counts 2', timeoutMs: UI_TIMEOUT_MS });
+        expect(await now.locator('[data-now="workers"]').getAttribute('data-value')).toBe('1');
         await page.screenshot({ path: join(ARTIFACTS, `status-dashboard-${width}.png`), fullPage: true });
 
         // A card opens the list behind it; the banner stays on every page.
-        await now.locator('[data-stat="waiting"]').click();
+        await now.locator('[data-now="waiting"]').click();
         await page.waitForURL(/\/instances\?state=PENDING$/, { timeout: UI_TIMEOUT_MS });
         await banner.waitFor({ timeout: UI_TIMEOUT_MS });
 

@@ -40,9 +40,11 @@ interface FigureProps {
   /** The list behind the figure. */
   href?: string;
   title?: string;
+  /** `stat`: today's figures (`data-stat`, as `GET /stats/today` names them); `now`: the status cards (`data-now`). */
+  kind?: 'stat' | 'now';
 }
 
-function Figure({ name, label, value, text, tone, href, title }: FigureProps) {
+function Figure({ name, label, value, text, tone, href, title, kind = 'stat' }: FigureProps) {
   const className = `figure${tone === undefined ? '' : ` figure-${tone}`}`;
   const body = (
     <>
@@ -50,7 +52,7 @@ function Figure({ name, label, value, text, tone, href, title }: FigureProps) {
       <strong>{text}</strong>
     </>
   );
-  const data = { 'data-stat': name, 'data-value': value === null ? '' : String(value) };
+  const data = { [`data-${kind}`]: name, 'data-value': value === null ? '' : String(value) };
   return href === undefined ? (
     <article className={className} title={title} {...data}>
       {body}
@@ -88,6 +90,7 @@ function NowFigures() {
       <ErrorLine error={error ?? status.error} />
       <div className="figures">
         <Figure
+          kind="now"
           name="dispatch"
           label="Dispatch"
           value={s.dispatch.paused ? 1 : 0}
@@ -96,6 +99,7 @@ function NowFigures() {
           title={s.dispatch.paused ? pauseSentence(s.dispatch) : 'every due instance is dispatched'}
         />
         <Figure
+          kind="now"
           name="waiting"
           label="Waiting (due, held)"
           value={s.backlog.waiting}
@@ -103,8 +107,9 @@ function NowFigures() {
           tone={s.backlog.waiting > 0 ? 'bad' : undefined}
           href={held}
         />
-        <Figure name="late" label="Late (due > 60 s)" value={s.late} text={String(s.late)} tone={s.late > 0 ? 'bad' : undefined} href={held} />
+        <Figure kind="now" name="late" label="Late (due > 60 s)" value={s.late} text={String(s.late)} tone={s.late > 0 ? 'bad' : undefined} href={held} />
         <Figure
+          kind="now"
           name="workers"
           label="Workers"
           value={s.workers.live}
