@@ -147,6 +147,19 @@ describe.skipIf(noChromium)('the console of a team token', () => {
       await page.locator('[data-action="create"]').click();
       await page.waitForURL(/\/tasks\/pay_from_template$/, { timeout: UI_TIMEOUT_MS });
       expect((await api<{ team: string }>('GET', '/api/v1/tasks/pay_from_template')).team).toBe('payments');
+
+      // #47: disabling asks why (the reason goes to the audit); a disabled task says it fires nothing.
+      page.once('dialog', (dialog) => void dialog.accept('paused for the ledger migration'));
+      await page.locator('[data-action="disable"]').click();
+      await page.getByTestId('disabled-fires').waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await page.getByTestId('disabled-fires').innerText()).toMatch(/^Disabled: it fires nothing until it is enabled\./);
+      expect(await page.getByTestId('fire-times').getAttribute('data-enabled')).toBe('false');
+      const audit = await api<{ items: Array<{ action: string; target: string; reason: string | null }> }>('GET', '/api/v1/audit?limit=20');
+      expect(audit.items.find((e) => e.action === 'task.disable' && e.target === 'task:pay_from_template')?.reason).toBe('paused for the ledger migration');
+      // Cancelling the question changes nothing.
+      page.once('dialog', (dialog) => void dialog.dismiss());
+      await page.locator('[data-action="enable"]').click();
+      expect((await api<{ enabled: boolean }>('GET', '/api/v1/tasks/pay_from_template')).enabled).toBe(false);
     } finally {
       await context.close();
     }

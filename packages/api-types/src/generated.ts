@@ -813,7 +813,10 @@ export interface Operations {
       name: string;
     };
     query: Record<string, never>;
-    body: never;
+    body: {
+      /** why (audited) */
+      reason?: string;
+    } | undefined;
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["POST /api/v1/tasks/{name}/enable"]["responses"][200];
     responses: {
@@ -935,7 +938,10 @@ export interface Operations {
       name: string;
     };
     query: Record<string, never>;
-    body: never;
+    body: {
+      /** why (audited) */
+      reason?: string;
+    } | undefined;
     /** The body of a success response (the union when several statuses succeed). */
     response: Operations["POST /api/v1/tasks/{name}/disable"]["responses"][200];
     responses: {

@@ -130,6 +130,11 @@ describe('tasks', () => {
     expect(ok(await axctlIn(t, ['tasks', 'enable', 'cli_http'])).lines[0]).toMatch(/^task cli_http enabled \(version 6, next fire (-|20\d\d-\S+Z)\)$/);
     expect(failed(await axctlIn(t, ['tasks', 'enable', 'nope']))).toBe('axctl: tasks enable: task "nope" does not exist (404 NOT_FOUND)');
     expect(failed(await axctlIn(t, ['tasks', 'disable', 'cli_http'], { token: t.tokens.viewer }))).toMatch(/^axctl: tasks disable: .+ \(403 FORBIDDEN\); the token needs a higher role$/);
+    // #47: a reason goes to the audit.
+    ok(await axctlIn(t, ['tasks', 'disable', 'cli_http', '--reason', 'upstream outage INC-9']));
+    const audit = await t.call('GET', '/api/v1/audit?limit=5', { token: t.tokens.admin });
+    expect(audit.body.items.find((e: any) => e.action === 'task.disable')?.reason).toBe('upstream outage INC-9');
+    ok(await axctlIn(t, ['tasks', 'enable', 'cli_http']));
   });
 
   it('trigger: params, business date, idempotency key; --json; 404', async () => {

@@ -171,12 +171,13 @@ const apply: CommandSpec = {
 
 const switchTask = (action: 'enable' | 'disable'): CommandSpec => ({
   name: `tasks ${action}`,
-  synopsis: '<name>',
+  synopsis: '<name> [--reason TEXT]',
   summary: action === 'enable' ? 'Switch scheduling of a task on.' : 'Switch scheduling of a task off (running instances go on).',
-  options: {},
+  options: { reason: { type: 'string', value: 'TEXT', help: 'why (kept in the audit)' } },
   run: async (ctx, args) => {
     const [name] = positionals(args, ['name'], ctx.command) as [string];
-    const { body } = await ctx.client.post<Task>(`${taskPath(name)}/${action}`);
+    const reason = stringOption(args, 'reason');
+    const { body } = await ctx.client.post<Task>(`${taskPath(name)}/${action}`, reason === undefined ? {} : { json: { reason } });
     if (ctx.json) return printJson(ctx, body);
     // A disabled task does not fire: "-", whatever an older server still answers.
     const next = action === 'disable' ? null : (body.nextFireTime ?? null);

@@ -17,7 +17,7 @@ import { TriggerDialog } from '../components/TriggerDialog';
 import { duration, inZone, scheduleText, utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
-import { setEnabled } from '../task-actions';
+import { askSwitch, setEnabled } from '../task-actions';
 import { useApi } from '../use-api';
 import '../styles/authoring.css';
 import type { Instance } from '../types';
@@ -123,12 +123,20 @@ export function TaskDetailPage() {
             <Link href={`/tasks/${encodeURIComponent(t.name)}/edit`} role="button" className="secondary" data-action="edit">
               Edit
             </Link>
-            <button type="button" className="secondary" disabled={busy} onClick={() =>
+            <button
+              type="button"
+              className="secondary"
+              data-action={t.enabled ? 'disable' : 'enable'}
+              disabled={busy}
+              onClick={() => {
+                const reason = askSwitch(t.name, !t.enabled);
+                if (reason === null) return;
                 void act(async () => {
-                  await setEnabled(client, t.name, !t.enabled);
+                  await setEnabled(client, t.name, !t.enabled, reason);
                   task.reload();
-                })
-              }>
+                });
+              }}
+            >
               {t.enabled ? 'Disable' : 'Enable'}
             </button>
             <button type="button" className="secondary outline" onClick={() => setDialog('rerun')}>
@@ -154,10 +162,16 @@ export function TaskDetailPage() {
         <section>
           <h3>Next fire times</h3>
           <ErrorLine error={preview.error} />
+          {!t.enabled && (
+            <p data-testid="disabled-fires">
+              <strong>Disabled:</strong> it fires nothing until it is enabled.
+              {preview.data !== undefined && preview.data.fireTimes.length > 0 && ' Once enabled, it would fire at:'}
+            </p>
+          )}
           {preview.data === undefined ? null : preview.data.fireTimes.length === 0 ? (
             <p>None scheduled{t.schedule.type === 'none' ? ' (manual / dependency only)' : ''}.</p>
           ) : (
-            <table className="striped" data-testid="fire-times">
+            <table className={t.enabled ? 'striped' : 'striped muted'} data-testid="fire-times" data-enabled={String(t.enabled)}>
               <thead>
                 <tr>
                   <th>UTC</th>

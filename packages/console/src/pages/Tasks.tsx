@@ -15,7 +15,7 @@ import { TriggerDialog } from '../components/TriggerDialog';
 import { age, scheduleText, utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
-import { setEnabled } from '../task-actions';
+import { askSwitch, setEnabled } from '../task-actions';
 import { useApi } from '../use-api';
 import '../styles/authoring.css';
 
@@ -149,8 +149,10 @@ export function TasksPage() {
                         disabled={busy === t.name}
                         onChange={(e) => {
                           const enabled = e.target.checked;
+                          const reason = askSwitch(t.name, enabled);
+                          if (reason === null) return;
                           void act(t.name, async () => {
-                            await setEnabled(client, t.name, enabled);
+                            await setEnabled(client, t.name, enabled, reason);
                           });
                         }}
                       />

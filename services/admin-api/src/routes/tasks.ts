@@ -30,7 +30,7 @@ import { redactFor, stableStringify, taskResource } from '../resources.js';
 import { defineRoute, type Parsed, type RouteSpec, type Tx } from '../route.js';
 import type { Principal } from '../auth.js';
 import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
-import { listOf, nameParams, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
+import { listOf, nameParams, reasonSchema, taskReplaceSchema, taskResourceSchema } from '../schemas.js';
 import { writeTransaction } from '../write-transaction.js';
 import { parseImportYaml } from '../yaml-body.js';
 
@@ -323,19 +323,27 @@ export const taskRoutes: RouteSpec[] = [
     },
   }),
   ...(['enable', 'disable'] as const).map((action) =>
-    defineRoute<{ name: string }>({
+    defineRoute<{ name: string }, unknown, { reason?: string }>({
       method: 'post',
       path: `/api/v1/tasks/{name}/${action}`,
       access: 'operator',
       tag: 'tasks',
       summary: action === 'enable' ? 'Switch scheduling on' : 'Switch scheduling off',
       params: nameParams,
+      body: { optional: true, schema: z.strictObject({ reason: reasonSchema.optional().describe('why (audited)') }) },
       responses: { 200: { description: 'the task', schema: taskResourceSchema }, 404: { description: 'no such task' } },
-      handler: async ({ params, deps, principal }) => {
+      handler: async ({ params, deps, principal, body }) => {
         const after = await writeTransaction(deps.pool, async (tx) => {
           const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
           const changed = (await setTaskEnabled(tx, params.name, action === 'enable')) ?? before;
-          await audit(tx, principal, { action: `task.${action}`, target: `task:${params.name}`, team: before.definition.team, before: auditView(before), after: auditView(changed) });
+          await audit(tx, principal, {
+            action: `task.${action}`,
+            target: `task:${params.name}`,
+            team: before.definition.team,
+            before: auditView(before),
+            after: auditView(changed),
+            reason: body?.reason ?? null,
+          });
           return resourceOf(tx, principal, changed);
         });
         await notifyTaskChanged(deps, [params.name]);
