@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseTaskYaml } from '@ax/core';
-import { changedFields, diffTasks, hasChanges, summarize } from './apply-diff.js';
+import { changedFields, diffTasks, hasChanges, summarize, valueChanges } from './apply-diff.js';
 
 const defs = (yaml: string): Array<Record<string, unknown>> => {
   const r = parseTaskYaml(yaml);
@@ -18,11 +18,36 @@ describe('apply diff', () => {
     const diff = diffTasks(local, [resource(a), resource(b)], { prune: false });
     expect(diff).toEqual([
       { name: 'a', team: 'default', action: 'unchanged', fields: [] },
-      { name: 'b', team: 'default', action: 'change', fields: ['description', 'priority'] },
+      {
+        name: 'b',
+        team: 'default',
+        action: 'change',
+        fields: ['description', 'priority'],
+        changes: [
+          { path: 'description', from: '""', to: '"x"' },
+          { path: 'priority', from: '5', to: '7' },
+        ],
+      },
       { name: 'c', team: 'default', action: 'create', fields: [] },
     ]);
     expect(summarize(diff)).toEqual({ create: 1, change: 1, delete: 0, unchanged: 1 });
     expect(hasChanges(diff.slice(0, 1))).toBe(false);
+  });
+
+  it('#47 the values of a change: old → new per leaf, never the text of env, headers or credentials', () => {
+    const http = (timeout: number, host: string, auth: string): string =>
+      `name: v\nschedule: {type: none}\ntimeoutSeconds: ${timeout}\nexec: {type: http, url: "https://${host}/x", headers: {Authorization: "${auth}"}}\n`;
+    const [stored] = defs(http(600, 'a.example', 'Bearer old')) as [Record<string, unknown>];
+    const [file] = defs(http(900, 'b.example', 'Bearer new-secret')) as [Record<string, unknown>];
+    const changes = valueChanges(file, resource(stored));
+    expect(changes).toEqual([
+      { path: 'exec.headers.Authorization', from: '***', to: '***' },
+      { path: 'exec.url', from: '"https://a.example/x"', to: '"https://b.example/x"' },
+      { path: 'timeoutSeconds', from: '600', to: '900' },
+    ]);
+    expect(JSON.stringify(changes)).not.toContain('new-secret');
+    const [withDeps] = defs(`${http(600, 'a.example', 'Bearer old')}dependsOn: [{task: a}]\n`) as [Record<string, unknown>];
+    expect(valueChanges(withDeps, resource(stored, [{ task: 'b', rule: 'ALL_DONE' }]))).toContainEqual({ path: 'dependsOn', from: 'b:ALL_DONE', to: 'a:ALL_SUCCESS' });
   });
 
   it('dependsOn counts only when the file names it; its order does not count, a default rule equals ALL_SUCCESS', () => {

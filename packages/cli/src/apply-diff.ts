@@ -14,6 +14,8 @@ export interface TaskDiff {
   readonly action: 'create' | 'change' | 'delete' | 'unchanged';
   /** The definition fields that differ (`change`); empty otherwise. */
   readonly fields: readonly string[];
+  /** What changes in those fields, value by value (`change`); empty otherwise. */
+  readonly changes?: readonly ValueChange[];
 }
 
 /** JSON with object keys sorted, so key order never counts as a difference. */
@@ -66,7 +68,7 @@ export function diffTasks(local: ReadonlyArray<Readonly<Record<string, unknown>>
     const current = byName.get(name);
     if (current === undefined) return { name, team, action: 'create', fields: [] };
     const fields = changedFields(def, current);
-    return { name, team, action: fields.length === 0 ? 'unchanged' : 'change', fields };
+    return fields.length === 0 ? { name, team, action: 'unchanged', fields } : { name, team, action: 'change', fields, changes: valueChanges(def, current) };
   });
   if (opts.prune) {
     const named = new Set(local.map((d) => String(d['name'])));
@@ -89,4 +91,50 @@ export function summarize(diff: readonly TaskDiff[]): Record<TaskDiff['action'],
 /** Whether applying changes anything. */
 export function hasChanges(diff: readonly TaskDiff[]): boolean {
   return diff.some((d) => d.action !== 'unchanged');
+}
+
+/** One changed value of a `change`, at a definition path (`schedule.expr`, `exec.env.TOKEN`). */
+export interface ValueChange {
+  readonly path: string;
+  /** Canonical JSON of the server's value (`undefined`: absent), `***` where the value may be a secret. */
+  readonly from: string | undefined;
+  readonly to: string | undefined;
+}
+
+/** Keys whose values (and everything under them) are never printed: literal env values, headers, credentials. */
+const SECRET_KEYS = /^(env|headers|password|secret|token|credentials?)$/i;
+/** Longest value printed; the rest is cut with `…` (the whole is in the file and on the server). */
+const VALUE_MAX_CHARS = 120;
+
+function shown(value: unknown, secret: boolean): string | undefined {
+  if (value === undefined) return undefined;
+  if (secret) return '***';
+  const text = canonical(value);
+  return text.length > VALUE_MAX_CHARS ? `${text.slice(0, VALUE_MAX_CHARS - 1)}…` : text;
+}
+
+function leafChanges(path: string, from: unknown, to: unknown, secret: boolean, out: ValueChange[]): void {
+  if (canonical(from) === canonical(to)) return;
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (isObject(from) && isObject(to)) {
+    const keys = [...new Set([...Object.keys(from), ...Object.keys(to)])].sort();
+    for (const key of keys) leafChanges(`${path}.${key}`, from[key], to[key], secret || SECRET_KEYS.test(key), out);
+    return;
+  }
+  out.push({ path, from: shown(from, secret), to: shown(to, secret) });
+}
+
+/**
+ * The values behind {@link changedFields}: each differing leaf with the server's value and the
+ * file's (issue #47: the dry run named the fields, not what changes). Values under `env`,
+ * `headers` and credential-like keys print as `***`, never their text: a dry run's output goes
+ * into CI logs.
+ */
+export function valueChanges(local: Readonly<Record<string, unknown>>, remote: Readonly<Record<string, unknown>>): ValueChange[] {
+  const out: ValueChange[] = [];
+  for (const field of changedFields(local, remote)) {
+    if (field === 'dependsOn') out.push({ path: field, from: parentsKey(remote[field]) || undefined, to: parentsKey(local[field]) || undefined });
+    else leafChanges(field, remote[field], local[field], SECRET_KEYS.test(field), out);
+  }
+  return out;
 }

@@ -66,7 +66,7 @@ describe('axctl apply -f DIR', () => {
     const dry = await axctlIn(t, ['apply', '-f', dag, '--prune', '--dry-run'], { token: t.tokens.admin });
     expect(dry.code).toBe(3);
     expect(dry.lines[0]).toBe("--prune: 1 task(s) of the token's teams named in no file will be deleted: report");
-    const rows = dry.lines.slice(2, -2).map((l) => l.split(/\s{2,}/));
+    const rows = dry.lines.slice(2, 7).map((l) => l.split(/\s{2,}/));
     expect(rows).toEqual([
       ['unchanged', 'extract', 'default', '-'],
       ['unchanged', 'clean', 'default', '-'],
@@ -74,6 +74,8 @@ describe('axctl apply -f DIR', () => {
       ['change', 'load', 'default', 'priority,dependsOn'],
       ['delete', 'report', 'default', '-'],
     ]);
+    // #47: then what changes, value by value (old → new).
+    expect(dry.lines.slice(7, -2)).toEqual(['  load.priority: 5 → 8', '  load.dependsOn: clean:ALL_SUCCESS,enrich:ALL_SUCCESS → clean:ALL_SUCCESS']);
     // Prune deletes tasks: an operator token is refused, nothing applied.
     const operator = await axctlIn(t, ['apply', '-f', dag, '--prune']);
     expect(operator.code).toBe(1);

@@ -135,6 +135,8 @@ function printDiff(ctx: Ctx, diff: readonly TaskDiff[]): void {
     ],
     diff,
   ).forEach((l) => ctx.io.out(l));
+  // Then what each change does, value by value: `  nightly.timeoutSeconds: 600 → 900`.
+  for (const d of diff) for (const c of d.changes ?? []) ctx.io.out(`  ${d.name}.${c.path}: ${c.from ?? '(none)'} → ${c.to ?? '(none)'}`);
 }
 
 export const applyCommand: CommandSpec = {
