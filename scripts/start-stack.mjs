@@ -6,7 +6,8 @@
 // name. Ctrl-C stops everything (SIGTERM, then SIGKILL after the grace); so does the end of the
 // launcher any other way (pnpm killed, terminal closed, this script SIGKILLed: scripts/lifeline.mjs).
 // AX_STACK_ADMIN_PORT, AX_STACK_BUSINESS_PORT, AX_STACK_HEALTH_PORT_BASE (scheduler, broker and the
-// two workers on base…base+3) and AX_STACK_DATA_DIR move it aside, e.g. for a second stack.
+// two workers on base…base+3) and AX_STACK_DATA_DIR move it aside, e.g. for a second stack: its
+// example jobs then call its own business port and keep their files under AX_STACK_DATA_DIR/files.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -33,6 +34,12 @@ const adminUrl = `http://127.0.0.1:${adminPort}`;
 const businessPort = Number(env.AX_STACK_BUSINESS_PORT ?? 8090);
 const healthPortBase = Number(env.AX_STACK_HEALTH_PORT_BASE ?? 9101);
 const dataDir = env.AX_STACK_DATA_DIR || join(root, '.ax-dev');
+// The example jobs' files (the plugin's inbox and archive): /tmp/ax-dev as the job files say, or
+// under AX_STACK_DATA_DIR for a stack moved aside, so two stacks never share an inbox (#47).
+const filesDir = env.AX_STACK_DATA_DIR ? join(dataDir, 'files') : '/tmp/ax-dev';
+/** The example job files as written (business service on :8090, files in /tmp/ax-dev) → this stack's. */
+const EXAMPLE_BUSINESS_URL = 'http://127.0.0.1:8090';
+const EXAMPLE_FILES_DIR = '/tmp/ax-dev';
 const stopGraceMs = 15_000;
 // When the launcher is gone (pnpm killed, terminal closed) nobody waits for a long drain: the
 // stack must be gone within 10 s, so the services get less time before the SIGKILL.
@@ -224,7 +231,9 @@ async function waitReady(url, timeoutMs) {
 async function importExamples() {
   const jobsDir = join(root, 'examples/jobs');
   for (const file of readdirSync(jobsDir).filter((f) => f.endsWith('.yaml')).sort()) {
-    const res = await api('POST', '/api/v1/tasks/import', readFileSync(join(jobsDir, file), 'utf8'), 'application/yaml');
+    // A stack given other ports calls its own example service, never the one on :8090 (#47).
+    const text = readFileSync(join(jobsDir, file), 'utf8').replaceAll(EXAMPLE_BUSINESS_URL, `http://127.0.0.1:${businessPort}`).replaceAll(EXAMPLE_FILES_DIR, filesDir);
+    const res = await api('POST', '/api/v1/tasks/import', text, 'application/yaml');
     if (res.status !== 200) {
       say(`import of examples/jobs/${file} failed (${res.status}): ${JSON.stringify(res.body?.error ?? res.body)}`);
       continue;
@@ -259,7 +268,7 @@ await checkServers();
 say('migrating the database');
 if ((await runOnce(process.execPath, ['packages/store/dist/cli.js', 'migrate'])) !== 0) fail('migration failed (see above)');
 mkdirSync(join(dataDir, 'workers'), { recursive: true });
-mkdirSync('/tmp/ax-dev/inbox', { recursive: true });
+mkdirSync(join(filesDir, 'inbox'), { recursive: true });
 
 start('scheduler', 'services/scheduler/dist/main.js', { AX_HTTP_PORT: String(healthPortBase) }, 36);
 start('broker', 'services/broker/dist/main.js', { AX_HTTP_PORT: String(healthPortBase + 1) }, 35);

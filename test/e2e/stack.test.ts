@@ -12,6 +12,7 @@ import {
   createTestRedis,
   dumpAllProcessOutput,
   freePort,
+  freePortRange,
   repoRoot,
   startProcess,
   stopAllProcesses,
@@ -46,6 +47,7 @@ describe('pnpm start (scripts/start-stack.mjs)', () => {
     const db = await createTestDatabase({ migrate: false });
     cleanups.push(() => db.drop());
     const adminPort = await freePort();
+    const businessPort = await freePort();
     // Its own outbox folder: a developer's `pnpm start` uses .ax-dev with the same worker ids.
     const dataDir = mkdtempSync(join(tmpdir(), 'ax-stack-'));
     cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
@@ -53,7 +55,16 @@ describe('pnpm start (scripts/start-stack.mjs)', () => {
       name: 'pnpm-start',
       command: process.execPath,
       args: [script],
-      env: { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_STACK_ADMIN_PORT: String(adminPort), AX_STACK_DATA_DIR: dataDir, AX_LOG_LEVEL: 'warn' },
+      // Moved aside as a second stack would be (#47): another business port, health ports, data dir.
+      env: {
+        AX_MYSQL_URL: db.url,
+        AX_NAMESPACE: ns,
+        AX_STACK_ADMIN_PORT: String(adminPort),
+        AX_STACK_BUSINESS_PORT: String(businessPort),
+        AX_STACK_HEALTH_PORT_BASE: String(await freePortRange(4)),
+        AX_STACK_DATA_DIR: dataDir,
+        AX_LOG_LEVEL: 'warn',
+      },
       readyLine: /ax is running/,
       readyTimeoutMs: 90_000,
     });
@@ -75,6 +86,11 @@ describe('pnpm start (scripts/start-stack.mjs)', () => {
     expect(tasks.map((t) => t.name)).toEqual(
       expect.arrayContaining(['hello_shell', 'order_stat', 'export_async', 'archive_inbox', 'dag_extract', 'dag_transform', 'dag_load', 'flaky_settle']),
     );
+    // Its example jobs call its own business service and keep their files in its own data dir.
+    const detail = async (name: string): Promise<{ exec: { url?: string; config?: { source?: string } } }> =>
+      (await (await fetch(`http://127.0.0.1:${adminPort}/api/v1/tasks/${name}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { exec: { url?: string; config?: { source?: string } } };
+    expect((await detail('order_stat')).exec.url).toBe(`http://127.0.0.1:${businessPort}/ax/order-stat`);
+    expect((await detail('archive_inbox')).exec.config?.source).toBe(join(dataDir, 'files', 'inbox'));
     const started = Date.now();
     for (const task of ['dag_extract', 'dag_transform', 'dag_load']) {
       await waitFor(async () => (await api(`/api/v1/instances?task=${task}`)).items.some((i) => i.state === 'SUCCESS'), {

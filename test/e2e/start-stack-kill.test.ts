@@ -17,6 +17,7 @@ import {
   createTestRedis,
   dumpAllProcessOutput,
   freePort,
+  freePortRange,
   type ManagedProcess,
   repoRoot,
   startProcess,
@@ -130,28 +131,6 @@ function acceptsConnections(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-async function isFree(port: number): Promise<boolean> {
-  const server = net.createServer();
-  const ok = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => resolve(true));
-  });
-  if (ok) await new Promise<void>((resolve) => server.close(() => resolve()));
-  return ok;
-}
-
-/** The first of `count` consecutive ports free on 127.0.0.1 right now. */
-async function freePortRange(count: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = await freePort();
-    if (base + count > 65_535) continue;
-    let all = true;
-    for (let p = base + 1; p < base + count && all; p += 1) all = await isFree(p);
-    if (all) return base;
-  }
-  throw new Error(`no ${count} consecutive free ports found`);
 }
 
 const namespaces: string[] = [];

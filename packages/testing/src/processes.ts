@@ -387,6 +387,29 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** Whether `port` on 127.0.0.1 can be listened on right now. */
+async function isPortFree(port: number): Promise<boolean> {
+  const server = net.createServer();
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (ok) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return ok;
+}
+
+/** The first of `count` consecutive ports free on 127.0.0.1 right now (a stack's health ports). */
+export async function freePortRange(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const base = await freePort();
+    if (base + count > 65_535) continue;
+    let all = true;
+    for (let p = base + 1; p < base + count && all; p += 1) all = await isPortFree(p);
+    if (all) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}
+
 let cachedRoot: string | undefined;
 
 /** The repository root (the directory holding `pnpm-workspace.yaml`), found from this file. */
