@@ -418,7 +418,7 @@ describe('fault drills', () => {
         };
       },
       async verify(stack, { log }) {
-        const victim = 'worker-3';
+        const victim = stack.workerId('worker-3');
         // It refused work: no call of it began after it noticed (1 s for calls already started),
         // and it left the registry.
         const lateCalls = stack.sink.calls.filter((c) => c.workerId === victim && c.receivedMs > skewedAt + 1_000);

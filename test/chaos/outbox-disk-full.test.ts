@@ -33,6 +33,7 @@ const SHELL_TASKS = 20;
 const SHELL_OUTPUT_LINES = 40;
 /** A shell job sleeps this long between its two halves of output: jobs are running when the disk fills. */
 const SHELL_SLEEP_S = 2;
+/** AX_WORKER_ID of the victim; its worker id is `stack.workerId(VICTIM)` (enrolled, `<enrollment id>.worker-1`). */
 const VICTIM = 'worker-1';
 const TITLE = '10 worker outbox disk full';
 const GOAL = `backlog gone ≤ ${GOAL_S} s (ceiling ${CEILING_S} s); the worker does not exit`;
@@ -306,9 +307,9 @@ describe.skipIf(missingRequirement(it, { name: 'tmpfs mount (root with CAP_SYS_A
           load: { shellTasks: SHELL_TASKS, shellOutputLines: SHELL_OUTPUT_LINES, shellSleepS: SHELL_SLEEP_S },
           workerExtraEnv: (i) => (i === 1 ? { AX_WORKER_DATA_DIR: mnt } : undefined),
           async fault(stack, log) {
-            const victim = stack.workers.find((w) => w.name === VICTIM);
+            const victim = stack.workers.find((w) => w.name === stack.workerId(VICTIM));
             if (victim === undefined) throw new Error(`no ${VICTIM}`);
-            const outboxFile = path.join(mnt, VICTIM, 'outbox.db');
+            const outboxFile = path.join(mnt, stack.workerId(VICTIM), 'outbox.db');
             if (!isTmpfsMount(mnt) || !existsSync(outboxFile)) throw new Error(`${outboxFile} is not on the drill's tmpfs ${mnt}`);
             watch = new VictimWatch(stack, victim, mnt);
             watch.start();
@@ -333,7 +334,7 @@ describe.skipIf(missingRequirement(it, { name: 'tmpfs mount (root with CAP_SYS_A
             const freeAfter = freeBytes(mnt);
             await sleep(300); // the last lines of the full period reach the watch
             const full = watch.fullDiskLines(fullAt, freedAt);
-            const victimCalls = stack.sink.calls.filter((c) => c.receivedMs >= fullAt && c.receivedMs < freedAt && workerOfCall(stack, c.workerId) === VICTIM);
+            const victimCalls = stack.sink.calls.filter((c) => c.receivedMs >= fullAt && c.receivedMs < freedAt && workerOfCall(stack, c.workerId) === stack.workerId(VICTIM));
             const shellCalls = victimCalls.filter((c) => c.taskName.startsWith('chaos_sh_')).length;
             const during = (prefix: string): string => {
               const c = watch?.count(prefix, fullAt, freedAt) ?? { lines: 0, executions: 0 };
@@ -359,7 +360,7 @@ describe.skipIf(missingRequirement(it, { name: 'tmpfs mount (root with CAP_SYS_A
             const rel = (ms: number): string => `${((ms - freedAt) / 1000).toFixed(1)} s`;
             log(`${VICTIM} warnings and errors while the disk was full:\n  ${w.summary(fullAt, freedAt).join('\n  ') || '(none)'}`);
             log(`${VICTIM} warnings and errors after the disk was freed:\n  ${w.summary(freedAt, Number.MAX_SAFE_INTEGER).join('\n  ') || '(none)'}`);
-            const calls = stack.sink.calls.filter((c) => c.receivedMs >= fromMs && workerOfCall(stack, c.workerId) === VICTIM);
+            const calls = stack.sink.calls.filter((c) => c.receivedMs >= fromMs && workerOfCall(stack, c.workerId) === stack.workerId(VICTIM));
             const phase = (a: number, b: number): string => {
               const inPhase = calls.filter((c) => c.receivedMs >= a && c.receivedMs < b);
               const shell = inPhase.filter((c) => c.taskName.startsWith('chaos_sh_')).length;
@@ -371,7 +372,7 @@ describe.skipIf(missingRequirement(it, { name: 'tmpfs mount (root with CAP_SYS_A
             log(`shell jobs in the window: ${shellWindowCalls} sink calls (${SHELL_TASKS} tasks × ${Math.ceil((toMs - fromMs) / 2_000)} slots)`);
             const events = await stack.query<RowDataPacket>(
               `SELECT type, COUNT(*) AS n FROM event_log WHERE worker_id = ? AND at >= ? GROUP BY type ORDER BY n DESC`,
-              [VICTIM, new Date(fullAt - 1_000)],
+              [stack.workerId(VICTIM), new Date(fullAt - 1_000)],
             );
             log(`events of ${VICTIM} since the fill: ${events.map((e) => `${String(e.type)} ${Number(e.n)}`).join(', ')}`);
             const allEvents = await stack.query<RowDataPacket>(
@@ -384,7 +385,7 @@ describe.skipIf(missingRequirement(it, { name: 'tmpfs mount (root with CAP_SYS_A
                  JOIN task_instance i ON i.id = e.instance_id
                 WHERE i.expected_time >= ? AND i.expected_time < ? AND e.worker_id = ? AND e.state <> 'SUCCESS'
                 GROUP BY e.state, LEFT(COALESCE(e.error, e.reason, ''), 80) ORDER BY n DESC`,
-              [new Date(fromMs), new Date(toMs), VICTIM],
+              [new Date(fromMs), new Date(toMs), stack.workerId(VICTIM)],
             );
             log(`unsuccessful attempts on ${VICTIM} in the window: ${failedAttempts.map((r) => `${Number(r.n)}× ${String(r.state)} ${String(r.error)}`).join('; ') || '(none)'}`);
             try {

@@ -1,8 +1,10 @@
 /**
  * Drill: the Redis primary killed with SIGKILL under load, Sentinel failing over (#23).
- * Real scheduler, broker and two workers reach Redis only through the sentinels of a private
- * group (`AX_REDIS_SENTINELS`); MariaDB and RabbitMQ are the shared ones (a private database and
- * namespace). Ten tasks fire every second for 30 s; the primary dies 10 s in. Checked: every
+ * Real scheduler, broker, admin-api and two ENROLLED workers (issue #44: their Redis login is
+ * their enrollment's ACL user, which Redis keeps per server and does not replicate, so admin-api's
+ * reconciler must make it on the promoted replica) reach Redis only through the sentinels of a
+ * private group (`AX_REDIS_SENTINELS`); MariaDB and RabbitMQ are the shared ones (a private
+ * database and namespace). Ten tasks fire every second for 30 s; the primary dies 10 s in. Checked: every
  * slot of the window has exactly one instance, SUCCESS, and its job ran exactly once: each run
  * appends its instance and execution ids to a file, so 0 lost and 0 doubled are counted from what
  * ran, not from execution rows. A re-route (R8) is a second execution row and one run; the drill
@@ -14,7 +16,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTaskDefinitionOrThrow } from '@ax/core';
+import { parseTaskDefinitionOrThrow, redisUserOf } from '@ax/core';
+import { closeRedis, createRedis, silentLogger } from '@ax/kit';
 import { insertTask } from '@ax/store';
 import {
   canRunRedisServer,
@@ -23,6 +26,7 @@ import {
   missingRequirement,
   startRedisSentinelGroup,
   startService,
+  startWorkerEnrollment,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
@@ -69,6 +73,7 @@ describe.skipIf(missingRequirement(it, { name: 'redis-server', present: canRunRe
       AX_AMQP_URL: amqp.url,
       AX_NAMESPACE: namespace,
       AX_LOG_LEVEL: 'warn',
+      AX_EXECUTOR_SECRET: 'sentinel-drill-executor-secret-0123456789',
     };
     for (let i = 0; i < TASKS; i++) {
       await insertTask(
@@ -86,8 +91,9 @@ describe.skipIf(missingRequirement(it, { name: 'redis-server', present: canRunRe
       );
     }
     await startService('broker', { name: 'broker', env });
+    const enrolled = await startWorkerEnrollment({ env, dir: dataDir });
     for (const id of ['sentinel-w1', 'sentinel-w2']) {
-      await startService('worker', { name: id, env: { ...env, AX_WORKER_ID: id, AX_WORKER_SLOTS: '16', AX_WORKER_DATA_DIR: dataDir } });
+      await startService('worker', { name: id, env: enrolled.workerEnv({ AX_WORKER_ID: id, AX_WORKER_SLOTS: '16', AX_WORKER_DATA_DIR: dataDir }) });
     }
     await startService('scheduler', { name: 'scheduler', env });
     const fromMs = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
@@ -139,5 +145,12 @@ describe.skipIf(missingRequirement(it, { name: 'redis-server', present: canRunRe
     expect(done.every((r) => r.state === 'SUCCESS')).toBe(true);
     expect(ranOtherThanOnce).toEqual([]); // each job ran exactly once
     expect(await group.primaryPort()).toBe(group.replica.port);
+    // The enrollment's ACL user is on the promoted replica (it was made on the old primary only).
+    const promoted = createRedis(group.replica.url, { logger: silentLogger(), name: 'sentinel-drill' });
+    try {
+      expect(await promoted.call('ACL', 'GETUSER', redisUserOf(namespace, enrolled.enrollment.id))).not.toBeNull();
+    } finally {
+      await closeRedis(promoted);
+    }
   }, 240_000);
 });

@@ -1,7 +1,11 @@
 /**
  * One drill's world: a PRIVATE MariaDB, Redis and RabbitMQ (own ports and temp dirs; the shared
  * servers on 3306/6379/5672 are never touched), the load (200 `http` tasks every 2 s to the
- * sink), and real service processes (schedulers, brokers, workers) started from `dist/`.
+ * sink), and real service processes (schedulers, brokers, workers, one admin-api) started from
+ * `dist/`. The workers are ENROLLED, as in production (issue #44): the stack makes one enrollment
+ * through its admin-api and starts every worker from that credential file and admin-api's URL
+ * alone (no master secret, no MySQL, server URLs without logins); a worker's id is
+ * `<enrollment id>.<local id>` (`stack.workerId('worker-1')`), and so is its service's name.
  * With `topology.mysql: 'primary-replica'` the MariaDB is a replicated pair behind a TCP proxy
  * (mysql-pair.ts), for the failover drill.
  */
@@ -14,6 +18,8 @@ import { parseTaskDefinitionOrThrow } from '@ax/core';
 import { insertTask } from '@ax/store';
 import {
   createTestDatabase,
+  createTestEnrollment,
+  enrolledWorkerEnv,
   startMariaDb,
   startRabbitMq,
   startRabbitMqCluster,
@@ -118,7 +124,7 @@ const SHELL_JOB = [
     '-d "{\\"taskName\\":\\"$AX_TASK_NAME\\",\\"expectedTime\\":\\"$AX_EXPECTED_TIME\\",\\"executionId\\":\\"$AX_EXECUTION_ID\\",\\"instanceId\\":\\"$AX_INSTANCE_ID\\",\\"attempt\\":$AX_ATTEMPT}" "$1"',
 ].join('\n');
 
-/** The worker a sink call came from: its `X-Ax-Worker`, or for a `shell` job (`pid:<n>`) the worker of that pid. */
+/** The worker a sink call came from (its full id): its `X-Ax-Worker`, or for a `shell` job (`pid:<n>`) the worker of that pid. */
 export function workerOfCall(stack: Pick<Stack, 'workers'>, workerId: string): string {
   if (!workerId.startsWith('pid:')) return workerId;
   const pid = Number(workerId.slice(4));
@@ -145,11 +151,19 @@ export interface Stack {
   readonly dir: string;
   readonly schedulers: Service[];
   readonly brokers: Service[];
+  /** The workers; each one's `name` is its full worker id `<enrollment id>.<local id>`. */
   readonly workers: Service[];
-  /** Variables every service gets. */
+  /** The admin-api the workers enrolled at and ask for their enrollment (AX_ADMIN_URL). */
+  readonly adminApi: Service;
+  /** The enrollment every worker belongs to. */
+  readonly enrollmentId: string;
+  /** The full id of the worker started as `localId` (`<enrollment id>.<localId>`). */
+  workerId(localId: string): string;
+  /** Variables every scheduler, broker and admin-api gets (workers get {@link enrolledWorkerEnv} of it). */
   readonly env: Readonly<Record<string, string>>;
   startBroker(name: string): Promise<Service>;
-  startWorker(id: string, extra?: Readonly<Record<string, string>>): Promise<Service>;
+  /** Starts an enrolled worker with AX_WORKER_ID `localId`; its service is named by its full id. */
+  startWorker(localId: string, extra?: Readonly<Record<string, string>>): Promise<Service>;
   /** Window slots' instances, `expected_time` in `[fromMs, toMs)`. */
   instances(fromMs: number, toMs: number): Promise<SlotInstance[]>;
   /** SUCCESS instances with `expected_time` in `[fromMs, toMs)`. */
@@ -222,7 +236,8 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
     const [mariadbOrPair, redis, rabbitOrCluster, sink] = await Promise.all([
       topology.mysql === 'primary-replica' ? startMysqlPair(dir) : startMariaDb({ parentDir: dir }),
       startRedisServer(),
-      nodes > 1 ? startRabbitMqCluster({ size: nodes }) : startRabbitMq(),
+      // The management plugin: admin-api makes the enrollment's RabbitMQ user through it.
+      nodes > 1 ? startRabbitMqCluster({ size: nodes, management: true }) : startRabbitMq({ management: true }),
       startSink({ holdMs: SINK_HOLD_MS }),
     ]);
     const rabbitCluster = 'nodes' in rabbitOrCluster ? rabbitOrCluster : undefined;
@@ -287,25 +302,35 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
       AX_ALERT_WEBHOOK_URL: `${sink.url}/alerts`,
       ...drillTimings(),
     };
-    const start = async (service: 'scheduler' | 'broker' | 'worker', name: string, extra: Readonly<Record<string, string>> = {}): Promise<Service> => {
-      const proc = await startService(service, { name, env: { ...env, ...extra }, readyTimeoutMs: 60_000 });
+    const start = async (service: 'scheduler' | 'broker' | 'worker' | 'admin-api', name: string, serviceEnv: Readonly<Record<string, string | undefined>>): Promise<Service> => {
+      const proc = await startService(service, { name, env: serviceEnv, readyTimeoutMs: 60_000 });
       services.push(proc);
       return proc;
     };
     const startBroker = async (name: string): Promise<Service> => {
-      const b = await start('broker', name);
+      const b = await start('broker', name, env);
       brokers.push(b);
       return b;
     };
-    const startWorker = async (id: string, extra: Readonly<Record<string, string>> = {}): Promise<Service> => {
-      const w = await start('worker', id, { AX_WORKER_ID: id, AX_WORKER_SLOTS: '32', AX_WORKER_DATA_DIR: path.join(dir, 'workers'), ...extra });
+
+    // One admin-api per stack: the enrollment is made there and the workers ask it for their
+    // enrollment (start-up and every 30 s); its reconciler keeps the enrollment's logins.
+    const adminToken = `axt_chaos_${namespace}`;
+    if (rabbit.managementUrl === undefined) throw new Error('the private RabbitMQ has no management API');
+    const adminApi = await start('admin-api', 'admin-api', { ...env, AX_ADMIN_TOKEN: adminToken, AX_AMQP_MANAGEMENT_URL: rabbit.managementUrl });
+    // The load's tasks are team `default`'s.
+    const enrollment = await createTestEnrollment({ adminUrl: adminApi.baseUrl, adminToken, name: 'chaos-workers', teams: ['default'], credentialFile: path.join(dir, 'worker-credential') });
+    const workerEnv = enrolledWorkerEnv(env, enrollment, adminApi.baseUrl);
+    const workerId = (localId: string): string => `${enrollment.id}.${localId}`;
+    const startWorker = async (localId: string, extra: Readonly<Record<string, string>> = {}): Promise<Service> => {
+      const w = await start('worker', workerId(localId), { ...workerEnv, AX_WORKER_ID: localId, AX_WORKER_SLOTS: '32', AX_WORKER_DATA_DIR: path.join(dir, 'workers'), ...extra });
       workers.push(w);
       return w;
     };
 
     for (let i = 1; i <= (topology.brokers ?? 2); i++) await startBroker(`broker-${i}`);
     for (let i = 1; i <= (topology.workers ?? 3); i++) await startWorker(`worker-${i}`, workerExtraEnv?.(i, dir));
-    for (let i = 1; i <= (topology.schedulers ?? 2); i++) schedulers.push(await start('scheduler', `scheduler-${i}`));
+    for (let i = 1; i <= (topology.schedulers ?? 2); i++) schedulers.push(await start('scheduler', `scheduler-${i}`, env));
 
     const query = async <T extends RowDataPacket>(sql: string, params: unknown[] = []): Promise<T[]> => {
       const [rows] = await db.pool.query<T[]>(sql, params);
@@ -325,6 +350,9 @@ export async function startStack(topology: Topology = {}, workerExtraEnv?: Worke
       schedulers,
       brokers,
       workers,
+      adminApi,
+      enrollmentId: enrollment.id,
+      workerId,
       env,
       startBroker,
       startWorker,
@@ -385,6 +413,7 @@ function clusterNodeZero(cluster: PrivateRabbitMqCluster): PrivateRabbitMq {
   return {
     url: node.url,
     port: node.port,
+    managementUrl: node.managementUrl,
     get running() {
       return node.running;
     },

@@ -123,6 +123,17 @@ export async function closeConnectionsOf(options: BusAdminOptions, user: string)
   return closed;
 }
 
+/**
+ * The names of every RabbitMQ user, in one call (the enrollment logins reconciler compares them
+ * with the live enrollments instead of asking user by user).
+ */
+export async function listBusUserNames(options: BusAdminOptions): Promise<Set<string>> {
+  const listed = await call(options, 'GET', '/users?columns=name');
+  if (listed.status >= 300) throw failed('list users', listed.status, listed.json);
+  const rows = Array.isArray(listed.json) ? (listed.json as Array<{ name?: unknown }>) : [];
+  return new Set(rows.flatMap((row) => (typeof row.name === 'string' ? [row.name] : [])));
+}
+
 /** True when the management API answers with this login (a start-up check for admin-api). */
 export async function busAdminReachable(options: BusAdminOptions): Promise<boolean> {
   try {

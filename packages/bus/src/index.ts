@@ -39,6 +39,7 @@ export {
   closeConnectionsOf,
   defaultManagementUrl,
   deleteEnrollmentBusUser,
+  listBusUserNames,
   putEnrollmentBusUser,
   vhostOfAmqpUrl,
 } from './bus-users.js';

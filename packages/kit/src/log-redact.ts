@@ -79,3 +79,21 @@ function walk(value: unknown, depth: number, underExec: boolean): unknown {
   }
   return out ?? value;
 }
+
+/** Redis commands whose arguments carry a login: ioredis puts a failed command, arguments and all, on its error. */
+const LOGIN_COMMANDS = new Set(['auth', 'hello']);
+
+/**
+ * An error as pino's serializer writes it, minus the arguments of a failed Redis `AUTH`/`HELLO`:
+ * ioredis attaches `command: { name, args }` to a `ReplyError`, so a login refused (`WRONGPASS`,
+ * e.g. an enrolled worker whose ACL user a Redis restart lost) would put the password in every
+ * line that logs the error.
+ */
+export function hideLoginArgs<T>(serialized: T): T {
+  if (!isPlainObjectLike(serialized)) return serialized;
+  const command = (serialized as Record<string, unknown>).command;
+  if (!isPlainObjectLike(command) || !LOGIN_COMMANDS.has(String((command as Record<string, unknown>).name).toLowerCase())) return serialized;
+  return { ...serialized, command: { ...command, args: [REDACTED] } };
+}
+
+const isPlainObjectLike = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);

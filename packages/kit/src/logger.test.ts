@@ -1,6 +1,8 @@
 import os from 'node:os';
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { testRedisUrl } from '@ax/testing';
 import { REDACTED, createLogger, withLogContext } from './logger.js';
 
 function capture(level?: 'info' | 'debug' | 'warn') {
@@ -78,5 +80,26 @@ describe('withLogContext', () => {
     withLogContext(logger, { taskName: 'nightly', instanceId: 42n, executionId: undefined, traceId: 'tr-1', loop: 'dispatch' }).info('go');
     expect(lines[0]).toMatchObject({ taskName: 'nightly', instanceId: '42', traceId: 'tr-1', loop: 'dispatch', service: 'broker' });
     expect(lines[0]).not.toHaveProperty('executionId');
+  });
+});
+
+describe('createLogger and a refused Redis login (#44)', () => {
+  it('never writes the password of a failed AUTH that ioredis puts on its error (a real WRONGPASS from the test Redis)', async () => {
+    const password = `pw-not-to-log-${Math.random().toString(36).slice(2)}`;
+    const client = new Redis(testRedisUrl(), { username: `ax-no-such-user-${process.pid}`, password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // ioredis emits the refused AUTH as an 'error' (the ReplyError, with the command on it).
+    const emitted: unknown[] = [];
+    client.on('error', (err: unknown) => emitted.push(err));
+    await client.connect().catch(() => undefined);
+    client.disconnect();
+    const error = emitted.find((e) => /WRONGPASS/.test(String((e as Error).message)));
+    expect(String((error as Error).message)).toMatch(/WRONGPASS/);
+    expect(JSON.stringify((error as { command?: unknown }).command)).toContain(password);
+    const { lines, logger } = capture();
+    logger.warn({ err: error }, 'redis login refused');
+    expect(JSON.stringify(lines[0])).not.toContain(password);
+    const logged = lines[0]?.err as { message: string; command: unknown };
+    expect(logged.message).toMatch(/WRONGPASS/);
+    expect(logged.command).toMatchObject({ name: 'auth', args: [REDACTED] });
   });
 });

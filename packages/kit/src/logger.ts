@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './ax-config.js';
-import { redactSecrets } from './log-redact.js';
+import { hideLoginArgs, redactSecrets } from './log-redact.js';
 
 export type { Logger } from 'pino';
 
@@ -25,6 +25,9 @@ export interface LoggerOptions {
   readonly base?: Readonly<Record<string, unknown>>;
 }
 
+/** pino's error serializer, without a failed Redis login's password (log-redact.ts `hideLoginArgs`). */
+const serializeError = (err: Error): unknown => hideLoginArgs(pino.stdSerializers.err(err));
+
 /** Creates the process's root logger. */
 export function createLogger(options: LoggerOptions): Logger {
   const opts = {
@@ -38,7 +41,7 @@ export function createLogger(options: LoggerOptions): Logger {
       bindings: (bindings: Record<string, unknown>) => redactSecrets(bindings),
       log: (object: Record<string, unknown>) => redactSecrets(object),
     },
-    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    serializers: { err: serializeError, error: serializeError },
   };
   const logger = options.destination ? pino(opts, options.destination) : pino(opts);
   // pino applies the bindings formatter to the root only; a child is `Object.create(parent)`,

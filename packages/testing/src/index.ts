@@ -13,3 +13,4 @@ export * from './rabbitmq-server.js';
 export * from './redis-server.js';
 export * from './tcp-proxy.js';
 export * from './redis-sentinel.js';
+export * from './worker-enrollment.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { connect } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { RABBITMQCTL, canRunRabbitMq, startRabbitMqCluster } from './rabbitmq-server.js';
+import { RABBITMQCTL, canRunRabbitMq, startRabbitMq, startRabbitMqCluster } from './rabbitmq-server.js';
 import { missingRequirement } from './requires.js';
 import { waitFor } from './wait.js';
 
@@ -55,4 +55,20 @@ describe.skipIf(missingRequirement(it, { name: 'rabbitmq-server', present, insta
     // 480 s: on a 2-core CI machine running the other test files beside it, the three nodes took
     // 141 s to boot and join, and the whole test 311 s (CI pre-check of 2026-12-05).
   }, 480_000);
+});
+
+describe.skipIf(missingRequirement(it, { name: 'rabbitmq-server', present, install: 'apt-get install rabbitmq-server' }))('startRabbitMq', () => {
+  it('#44 with management: true answers the management API on its own port (admin-api makes enrollment users there); without, none', async () => {
+    const node = await startRabbitMq({ management: true });
+    try {
+      const base = new URL(node.managementUrl as string);
+      expect(base.port).not.toBe('15672');
+      const res = await fetch(`http://127.0.0.1:${base.port}/api/whoami`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { name: string }).name).toBe('guest');
+    } finally {
+      await node.cleanup();
+    }
+    expect(node.managementUrl).toBeDefined();
+  }, 180_000);
 });

@@ -26,11 +26,35 @@ export const RABBITMQCTL = '/usr/lib/rabbitmq/bin/rabbitmqctl';
  */
 const MODEST_ERL_ARGS = '+S 2:2 +sbwt none +sbwtdcpu none +sbwtdio none';
 
+/**
+ * `enabled_plugins` and the config file of a node: with `managementPort`, plugin
+ * `rabbitmq_management` listening on 127.0.0.1 there (admin-api makes worker enrollments' users
+ * through it); without, no plugin at all (the management plugin costs a few seconds of start-up
+ * and memory, so only callers that need it ask for it).
+ */
+function writeNodeConfig(pluginsFile: string, configFile: string, managementPort: number | undefined): void {
+  writeFileSync(pluginsFile, managementPort === undefined ? '[].\n' : '[rabbitmq_management].\n');
+  // Without management the config file is not written: RabbitMQ runs with its defaults, as before.
+  if (managementPort !== undefined) writeFileSync(configFile, `management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = ${managementPort}\n`);
+}
+
+/** `http://guest:guest@127.0.0.1:<port>`: the management API with the node's default login. */
+const managementUrlOf = (port: number | undefined): string | undefined => (port === undefined ? undefined : `http://guest:guest@127.0.0.1:${port}`);
+
+/** Options of {@link startRabbitMq}. */
+export interface RabbitMqOptions {
+  readonly readyTimeoutMs?: number;
+  /** Enable the management plugin on a free port (`managementUrl`); default false. */
+  readonly management?: boolean;
+}
+
 /** A private node. */
 export interface PrivateRabbitMq {
   /** `amqp://guest:guest@127.0.0.1:<port>` */
   readonly url: string;
   readonly port: number;
+  /** `http://guest:guest@127.0.0.1:<port>` of the management API, when started with `management`. */
+  readonly managementUrl?: string | undefined;
   /** True while the node runs. */
   readonly running: boolean;
   /** Starts the node again on the same ports and data (after `stop()`). */
@@ -47,11 +71,12 @@ export function canRunRabbitMq(): boolean {
 }
 
 /** Starts a private RabbitMQ node and waits until it accepts connections. */
-export async function startRabbitMq(options: { readyTimeoutMs?: number } = {}): Promise<PrivateRabbitMq> {
+export async function startRabbitMq(options: RabbitMqOptions = {}): Promise<PrivateRabbitMq> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ax-rabbitmq-'));
-  writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
   const port = await freePort();
   const distPort = await freePort();
+  const managementPort = options.management === true ? await freePort() : undefined;
+  writeNodeConfig(path.join(dir, 'enabled_plugins'), path.join(dir, 'node.conf'), managementPort);
   const nodeName = `ax_test_${path.basename(dir).replace(/[^a-zA-Z0-9_]/g, '_')}@localhost`;
   let proc: ManagedProcess | undefined;
 
@@ -67,7 +92,7 @@ export async function startRabbitMq(options: { readyTimeoutMs?: number } = {}): 
         RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
         RABBITMQ_LOG_BASE: path.join(dir, 'log'),
         RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
-        RABBITMQ_CONFIG_FILE: path.join(dir, 'none'),
+        RABBITMQ_CONFIG_FILE: path.join(dir, 'node.conf'),
         RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, 'none-advanced.config'),
         RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: MODEST_ERL_ARGS,
       },
@@ -86,6 +111,7 @@ export async function startRabbitMq(options: { readyTimeoutMs?: number } = {}): 
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,
     port,
+    managementUrl: managementUrlOf(managementPort),
     get running() {
       return proc !== undefined;
     },
@@ -105,6 +131,8 @@ export interface PrivateRabbitMqNode {
   /** `amqp://guest:guest@127.0.0.1:<port>` */
   readonly url: string;
   readonly port: number;
+  /** `http://guest:guest@127.0.0.1:<port>` of the node's management API, when started with `management`. */
+  readonly managementUrl?: string | undefined;
   /** True while the node runs. */
   readonly running: boolean;
   /** Pid of the node's process group leader (the server script), while it runs. */
@@ -136,6 +164,8 @@ export interface RabbitMqClusterOptions {
   readonly size?: number;
   /** How long one node may take to start; default 90000 ms. */
   readonly readyTimeoutMs?: number;
+  /** Enable the management plugin on every node, each on a free port; default false. */
+  readonly management?: boolean;
 }
 
 const execFileAsync = promisify(execFile);
@@ -152,7 +182,6 @@ export async function startRabbitMqCluster(options: RabbitMqClusterOptions = {})
   const cookie = path.join(dir, '.erlang.cookie');
   writeFileSync(cookie, randomBytes(16).toString('hex').toUpperCase());
   chmodSync(cookie, 0o400);
-  writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
   const base = `ax_test_${path.basename(dir).replace(/[^a-zA-Z0-9_]/g, '_')}`;
   const env = (nodeName: string): Record<string, string> => ({ HOME: dir, RABBITMQ_NODENAME: nodeName });
 
@@ -173,6 +202,8 @@ export async function startRabbitMqCluster(options: RabbitMqClusterOptions = {})
     const name = `${base}_n${i}@localhost`;
     const port = await freePort();
     const distPort = await freePort();
+    const managementPort = options.management === true ? await freePort() : undefined;
+    writeNodeConfig(path.join(nodeDir, 'enabled_plugins'), path.join(nodeDir, 'node.conf'), managementPort);
     let proc: ManagedProcess | undefined;
     const launch = async (): Promise<void> => {
       proc = await startProcess({
@@ -184,8 +215,8 @@ export async function startRabbitMqCluster(options: RabbitMqClusterOptions = {})
           RABBITMQ_DIST_PORT: String(distPort),
           RABBITMQ_MNESIA_BASE: path.join(nodeDir, 'mnesia'),
           RABBITMQ_LOG_BASE: path.join(nodeDir, 'log'),
-          RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
-          RABBITMQ_CONFIG_FILE: path.join(nodeDir, 'none'),
+          RABBITMQ_ENABLED_PLUGINS_FILE: path.join(nodeDir, 'enabled_plugins'),
+          RABBITMQ_CONFIG_FILE: path.join(nodeDir, 'node.conf'),
           RABBITMQ_ADVANCED_CONFIG_FILE: path.join(nodeDir, 'none-advanced.config'),
           RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: MODEST_ERL_ARGS,
         },
@@ -209,6 +240,7 @@ export async function startRabbitMqCluster(options: RabbitMqClusterOptions = {})
       name,
       url: `amqp://guest:guest@127.0.0.1:${port}`,
       port,
+      managementUrl: managementUrlOf(managementPort),
       get running() {
         return proc !== undefined;
       },

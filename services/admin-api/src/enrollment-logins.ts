@@ -111,10 +111,10 @@ export async function deleteEnrollmentLogins(deps: AppDeps, id: string): Promise
  * Makes the Redis user of live enrollment `id` again when the server admin-api is connected to
  * does not have it: Redis keeps ACL users in memory, per server (not in RDB/AOF, not replicated),
  * so a restart or a failover to a replica loses them. Called by the bootstrap, which workers poll,
- * so their login is back within a poll. Answers whether it made the user. Never throws: a failure
+ * and by the reconciler (enrollment-logins-reconciler.ts) when Redis is back and periodically. Answers whether it made the user. Never throws: a failure
  * is logged (without any password) and the bootstrap answers anyway.
  */
-export async function restoreEnrollmentRedisUser(deps: AppDeps, masterSecret: string, id: string): Promise<boolean> {
+export async function restoreEnrollmentRedisUser(deps: Pick<AppDeps, 'redis' | 'keys' | 'logger'>, masterSecret: string, id: string): Promise<boolean> {
   try {
     if ((await deps.redis.call('ACL', 'GETUSER', redisUserOf(deps.keys.namespace, id))) !== null) return false;
     await putEnrollmentRedisUser(deps.redis, deps.keys, id, enrollmentLoginPassword(masterSecret, 'redis', deps.keys.namespace, id));

@@ -11,6 +11,7 @@ import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
 import { trustedProxiesField } from './client-address.js';
 import { consoleBuilt, locateConsoleDist } from './console.js';
+import { DEFAULT_ENROLLMENT_RECONCILE_INTERVAL_MS, startEnrollmentLoginsReconciler } from './enrollment-logins-reconciler.js';
 import { DEFAULT_LOG_STREAMS_PER_TOKEN } from './log-stream-registry.js';
 import { createApiMetrics } from './metrics.js';
 import { createStatsCache } from './stats-cache.js';
@@ -35,6 +36,8 @@ const config = loadConfigOrExit({
   statsMaxAgeMs: intField({ env: 'AX_STATS_MAX_AGE_MS', unit: 'ms', min: 0, max: 3_600_000, default: 5_000 }),
   /** `AX_STATS_ROLLUP_INTERVAL_MS` — how often past days' hourly figures are rolled up (stats-rollup-loop.ts); 0 = never (past days are computed live). Default 60000. */
   statsRollupIntervalMs: intField({ env: 'AX_STATS_ROLLUP_INTERVAL_MS', unit: 'ms', min: 0, max: 86_400_000, default: 60_000 }),
+  /** `AX_ENROLLMENT_RECONCILE_INTERVAL_MS` — how often live worker enrollments' RabbitMQ and Redis users are checked and made again if lost (enrollment-logins-reconciler.ts); also on every Redis reconnect; 0 = only then. Default 10000. */
+  enrollmentReconcileIntervalMs: intField({ env: 'AX_ENROLLMENT_RECONCILE_INTERVAL_MS', unit: 'ms', min: 0, max: 3_600_000, default: DEFAULT_ENROLLMENT_RECONCILE_INTERVAL_MS }),
   /** `AX_LOG_STREAMS_PER_TOKEN` — log streams (SSE) one token may hold open at once in this process; one more is answered 429 (log-stream-registry.ts). Default 10. */
   logStreamsPerToken: intField({ env: 'AX_LOG_STREAMS_PER_TOKEN', unit: 'count', min: 1, max: 10_000, default: DEFAULT_LOG_STREAMS_PER_TOKEN }),
 });
@@ -133,6 +136,11 @@ async function main(): Promise<void> {
   }
   const sweep = startTaskTextSweep({ pool, logger });
   shutdown.register('task text sweep', () => sweep.stop());
+  if (config.executorSecret !== undefined) {
+    // Enrollment passwords derive from the master secret: without it there are no enrollments to keep.
+    const reconciler = startEnrollmentLoginsReconciler({ pool, redis, keys: redisKeys(config.namespace), logger, busAdmin }, config.executorSecret, config.enrollmentReconcileIntervalMs);
+    shutdown.register('enrollment logins reconciler', () => reconciler.stop());
+  }
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address !== null ? address.port : config.httpPort }, 'admin-api listening');
 }

@@ -16,6 +16,7 @@ import {
   createTestDatabase,
   createTestRedis,
   startService,
+  startWorkerEnrollment,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
@@ -57,15 +58,19 @@ describe('broker with real workers', () => {
       AX_AMQP_URL: amqp.url,
       AX_NAMESPACE: namespace,
       AX_LOG_LEVEL: 'warn',
+      AX_EXECUTOR_SECRET: 'broker-e2e-executor-secret-0123456789',
     };
     const brokers = [];
     for (const name of ['broker-1', 'broker-2']) brokers.push(await startService('broker', { name, env: common }));
     procs.push(...brokers);
+    // The workers are enrolled, as in production (#44): their own RabbitMQ and Redis logins.
+    const enrolled = await startWorkerEnrollment({ env: common, dir: dataDir });
+    procs.push(enrolled.adminApi);
     for (const id of ['e2e-w1', 'e2e-w2']) {
       procs.push(
         await startService('worker', {
           name: id,
-          env: { ...common, AX_WORKER_ID: id, AX_WORKER_SLOTS: '16', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: 'e2e' },
+          env: enrolled.workerEnv({ AX_WORKER_ID: id, AX_WORKER_SLOTS: '16', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: 'e2e' }),
         }),
       );
     }

@@ -20,12 +20,14 @@ import {
   createTestDatabase,
   createTestRedis,
   startService,
+  startWorkerEnrollment,
   startTcpProxy,
   stopAllProcesses,
   throughProxy,
   uniqueNamespace,
   waitFor,
   type CuttableProxy,
+  type WorkerEnrollment,
   type TestAmqp,
   type TestDatabase,
   type TestRedis,
@@ -65,12 +67,19 @@ const common = (): Record<string, string> => ({
   AX_LEASE_TTL_MS: String(LEASE_TTL_MS),
   AX_LOST_WORKER_GRACE_MS: '10000',
   AX_HEARTBEAT_INTERVAL_MS: '1000',
+  AX_EXECUTOR_SECRET: 'broker-e2e-executor-secret-0123456789',
 });
 
-function worker(id: string, tag: string, amqpUrl = amqp.url) {
+/** The workers are enrolled, as in production (#44): one admin-api and enrollment for the file. */
+let enrolled: WorkerEnrollment | undefined;
+const enrollment = async (): Promise<WorkerEnrollment> => (enrolled ??= await startWorkerEnrollment({ env: common(), dir: dataDir }));
+/** The worker id of AX_WORKER_ID `id`: `<enrollment id>.<id>`. */
+const workerIdOf = (id: string): string => (enrolled === undefined ? id : enrolled.workerId(id));
+
+async function worker(id: string, tag: string, amqpUrl = amqp.url) {
   return startService('worker', {
     name: id,
-    env: { ...common(), AX_AMQP_URL: amqpUrl, AX_WORKER_ID: id, AX_WORKER_SLOTS: '2', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: tag },
+    env: (await enrollment()).workerEnv({ AX_AMQP_URL: amqpUrl, AX_WORKER_ID: id, AX_WORKER_SLOTS: '2', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: tag }),
   });
 }
 
@@ -114,13 +123,13 @@ describe('R14 fast lost-worker detection with real processes', () => {
     const elsewhere = await waitFor(
       async () => {
         const runs = await executions(instanceId);
-        return runs.find((e) => e.workerId === 'fast-survivor') ?? null;
+        return runs.find((e) => e.workerId === workerIdOf('fast-survivor')) ?? null;
       },
       { description: 'the job on the survivor before the lease ran out', timeoutMs: LEASE_TTL_MS - 2_000, intervalMs: 100 },
     );
     const movedMs = Math.round(performance.now() - killedAt);
     console.log(`R14 fast path: the killed worker's job reached the survivor ${movedMs} ms after SIGKILL (lease ${LEASE_TTL_MS} ms)`);
-    expect(elsewhere.workerId).toBe('fast-survivor');
+    expect(elsewhere.workerId).toBe(workerIdOf('fast-survivor'));
     const lost = await events(instanceId, 'LOST_WORKER');
     expect(lost).toHaveLength(1);
     expect(lost[0]).toContain('AMQP connection closed');
@@ -144,7 +153,7 @@ describe('R14 fast lost-worker detection with real processes', () => {
     expect(lost[0]).toContain('counted as started');
     expect(await events(instanceId, 'ACK_TIMEOUT')).toEqual([]);
     expect(await events(instanceId, 'REROUTED')).toEqual([]);
-    expect((await executions(instanceId)).map((e) => e.workerId)).toEqual(['early-victim', 'early-survivor']);
+    expect((await executions(instanceId)).map((e) => e.workerId)).toEqual([workerIdOf('early-victim'), workerIdOf('early-survivor')]);
     await survivor.stop();
   }, 90_000);
 
@@ -163,7 +172,7 @@ describe('R14 fast lost-worker detection with real processes', () => {
       const [r] = await db.pool.query<RowDataPacket[]>(`SELECT state FROM task_instance WHERE id = ?`, [instanceId]);
       return r[0]?.state === 'SUCCESS';
     }, { description: 'SUCCESS after the link returned', timeoutMs: 60_000 });
-    expect((await executions(instanceId)).map((e) => e.workerId)).toEqual(['fast-cutoff']);
+    expect((await executions(instanceId)).map((e) => e.workerId)).toEqual([workerIdOf('fast-cutoff')]);
     expect(await events(instanceId, 'LOST_WORKER')).toEqual([]);
     await cutOff.stop();
   }, 120_000);

@@ -17,6 +17,7 @@ import {
   createTestDatabase,
   createTestRedis,
   startService,
+  startWorkerEnrollment,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
@@ -55,10 +56,12 @@ async function counts(): Promise<Record<string, number>> {
 describe('R14 with real workers', () => {
   it('R14 a worker killed with SIGKILL or frozen with SIGSTOP is LOST_WORKER; its instances run again elsewhere, exactly once', async () => {
     const timings = { AX_LEASE_TTL_MS: '3000', AX_LOST_WORKER_GRACE_MS: '1000', AX_HEARTBEAT_INTERVAL_MS: '1000' };
-    const common = { AX_MYSQL_URL: db.url, AX_REDIS_URL: redis.url, AX_AMQP_URL: amqp.url, AX_NAMESPACE: namespace, AX_LOG_LEVEL: 'warn', ...timings };
+    const common = { AX_MYSQL_URL: db.url, AX_REDIS_URL: redis.url, AX_AMQP_URL: amqp.url, AX_NAMESPACE: namespace, AX_LOG_LEVEL: 'warn', AX_EXECUTOR_SECRET: 'broker-e2e-executor-secret-0123456789', ...timings };
     await startService('broker', { name: 'broker', env: common });
+    // The workers are enrolled, as in production (#44): their own RabbitMQ and Redis logins.
+    const enrolled = await startWorkerEnrollment({ env: common, dir: dataDir });
     const worker = (id: string) =>
-      startService('worker', { name: id, env: { ...common, AX_WORKER_ID: id, AX_WORKER_SLOTS: '4', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: 'lost' } });
+      startService('worker', { name: id, env: enrolled.workerEnv({ AX_WORKER_ID: id, AX_WORKER_SLOTS: '4', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: 'lost' }) });
     const victimKill = await worker('lost-kill');
     const victimStop = await worker('lost-stop');
     const task = await insertTask(

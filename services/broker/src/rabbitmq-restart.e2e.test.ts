@@ -20,6 +20,7 @@ import {
   RABBITMQ_SERVER,
   startProcess,
   startService,
+  startWorkerEnrollment,
   stopAllProcesses,
   uniqueNamespace,
   waitFor,
@@ -35,6 +36,7 @@ let redis: TestRedis;
 let dir: string;
 let amqpPort: number;
 let distPort: number;
+let managementPort: number;
 const nodeName = `${namespace}@localhost`;
 
 function startNode(): Promise<ManagedProcess> {
@@ -49,7 +51,7 @@ function startNode(): Promise<ManagedProcess> {
       RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
       RABBITMQ_LOG_BASE: path.join(dir, 'log'),
       RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
-      RABBITMQ_CONFIG_FILE: path.join(dir, 'none'),
+      RABBITMQ_CONFIG_FILE: path.join(dir, 'node.conf'),
       RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, 'none-advanced.config'),
     },
     readyLine: /Starting broker\.\.\. completed/,
@@ -61,9 +63,12 @@ beforeAll(async () => {
   db = await createTestDatabase();
   redis = await createTestRedis(namespace);
   dir = mkdtempSync(path.join(os.tmpdir(), 'ax-rmq-'));
-  writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
+  // The management plugin: admin-api makes the enrolled worker's RabbitMQ user through it (#44).
+  writeFileSync(path.join(dir, 'enabled_plugins'), '[rabbitmq_management].\n');
   amqpPort = await freePort();
   distPort = await freePort();
+  managementPort = await freePort();
+  writeFileSync(path.join(dir, 'node.conf'), `management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = ${managementPort}\n`);
 });
 
 afterAll(async () => {
@@ -80,13 +85,17 @@ describe.skipIf(missingRequirement(it, { name: 'rabbitmq-server', present: canRu
       AX_MYSQL_URL: db.url,
       AX_REDIS_URL: redis.url,
       AX_AMQP_URL: `amqp://guest:guest@127.0.0.1:${amqpPort}`,
+      AX_AMQP_MANAGEMENT_URL: `http://guest:guest@127.0.0.1:${managementPort}`,
       AX_NAMESPACE: namespace,
       AX_LOG_LEVEL: 'warn',
+      AX_EXECUTOR_SECRET: 'broker-e2e-executor-secret-0123456789',
     };
     await startService('broker', { name: 'broker', env: common });
+    // The worker is enrolled, as in production (#44): its RabbitMQ user must outlive the restart.
+    const enrolled = await startWorkerEnrollment({ env: common, dir });
     await startService('worker', {
       name: 'rmq-worker',
-      env: { ...common, AX_WORKER_ID: 'rmq-w1', AX_WORKER_SLOTS: '16', AX_WORKER_DATA_DIR: path.join(dir, 'worker'), AX_WORKER_TAGS: 'rmq' },
+      env: enrolled.workerEnv({ AX_WORKER_ID: 'rmq-w1', AX_WORKER_SLOTS: '16', AX_WORKER_DATA_DIR: path.join(dir, 'worker'), AX_WORKER_TAGS: 'rmq' }),
     });
     const task = await insertTask(
       db.pool,

@@ -28,6 +28,16 @@ describe('clock guard', () => {
     expect(guard.skewed).toBe(false);
     expect(guard.offsetMs).toBe(900);
   });
+
+  it('#44 a TIME that waited in the queue (round trip 4.2 s, offset -2.1 s, as seen in fault drill 6) is no skew; a round trip too long to trust does not recover one either', () => {
+    const guard = new ClockGuard(2_000);
+    expect(guard.update({ offsetMs: -2_084, roundTripMs: 4_168 })).toBeNull();
+    expect(guard.skewed).toBe(false);
+    expect(guard.update({ offsetMs: 10_000, roundTripMs: 4_000 })).toBe('became-skewed');
+    expect(guard.update({ offsetMs: 0, roundTripMs: 2_400 })).toBeNull();
+    expect(guard.skewed).toBe(true);
+    expect(guard.update({ offsetMs: 100, roundTripMs: 200 })).toBe('recovered');
+  });
 });
 
 describe('DurationWindow', () => {

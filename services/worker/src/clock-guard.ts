@@ -43,15 +43,22 @@ export class ClockGuard {
     readonly recoverMs = 1_000,
   ) {}
 
-  /** Applies a measurement; returns the transition, if any. */
+  /**
+   * Applies a measurement; returns the transition, if any. The offset is known to within half the
+   * round trip only (when the reply was made is not known): a sample turns the worker skewed only
+   * if even the smallest offset it allows is over the limit, and trusted again only if the largest
+   * is under `recoverMs`. So a `TIME` that waited seconds in the client's queue (Redis restarting,
+   * a login refused until admin-api makes it again) is not taken for a clock jump.
+   */
   update(sample: ClockSample): 'became-skewed' | 'recovered' | null {
     this.last = sample;
     const size = Math.abs(sample.offsetMs);
-    if (!this.skewedNow && size > this.limitMs) {
+    const uncertainty = Math.max(0, sample.roundTripMs) / 2;
+    if (!this.skewedNow && size - uncertainty > this.limitMs) {
       this.skewedNow = true;
       return 'became-skewed';
     }
-    if (this.skewedNow && size < Math.min(this.recoverMs, this.limitMs)) {
+    if (this.skewedNow && size + uncertainty < Math.min(this.recoverMs, this.limitMs)) {
       this.skewedNow = false;
       return 'recovered';
     }
