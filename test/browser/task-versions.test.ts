@@ -2,7 +2,8 @@
 // (playwright-core) against admin-api on MariaDB and Redis. A task edited twice shows three
 // versions on its page (version, when, who); the newest pair is diffed, another pair can be
 // picked; an operator rolls back to version 1 with a reason after a confirm, and the page then
-// shows version 4 (the old definition saved again) as current. Screenshot:
+// shows version 4 (the old definition saved again) as current; an instance triggered then shows
+// task version 4 on its page. Screenshot:
 // test/browser/artifacts/task-versions.png.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -117,6 +118,13 @@ describe('the versions of a task, diffed and rolled back in the console', () => 
       expect([task.version, task.description, task.exec.command]).toEqual([4, 'one', ['echo', 'one']]);
       const audit = await api<{ items: Array<{ action: string; reason?: string }> }>('GET', '/api/v1/audit');
       expect(audit.items.find((e) => e.action === 'task.rollback')?.reason).toBe(REASON);
+
+      // An instance names the version it was created from.
+      const instance = await api<{ id: string }>('POST', `/api/v1/tasks/${TASK}/trigger`, {});
+      await page.goto(`${baseUrl}/instances/${instance.id}`);
+      const versionRow = page.locator('tr', { has: page.locator('th', { hasText: 'task version' }) });
+      await versionRow.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await versionRow.locator('td').textContent()).toBe('4');
       expect(problems).toEqual([]);
     } finally {
       await context.close();
