@@ -1672,7 +1672,7 @@ export interface Operations {
           durationMs: number | null;
           /** extension: the rerun or backfill batch that last re-ran or created it */
           rerunBatchId: string | null;
-          /** extension: the task version (GET /tasks/{name}/versions/{v}) it was created or last re-run from; null for instances older than that record */
+          /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
           taskVersion: number | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
           team: string | null;
@@ -1759,7 +1759,7 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
-        /** extension: the task version (GET /tasks/{name}/versions/{v}) it was created or last re-run from; null for instances older than that record */
+        /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
         taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
@@ -1842,7 +1842,7 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
-        /** extension: the task version (GET /tasks/{name}/versions/{v}) it was created or last re-run from; null for instances older than that record */
+        /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
         taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
@@ -1896,7 +1896,7 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
-        /** extension: the task version (GET /tasks/{name}/versions/{v}) it was created or last re-run from; null for instances older than that record */
+        /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
         taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
@@ -2124,7 +2124,7 @@ export interface Operations {
           durationMs: number | null;
           /** extension: the rerun or backfill batch that last re-ran or created it */
           rerunBatchId: string | null;
-          /** extension: the task version (GET /tasks/{name}/versions/{v}) it was created or last re-run from; null for instances older than that record */
+          /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
           taskVersion: number | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
           team: string | null;

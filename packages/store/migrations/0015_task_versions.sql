@@ -12,8 +12,10 @@
 --                           deleted and created again under its name starts a new history; the
 --                           rows go with their task (foreign key, ON DELETE CASCADE).
 --   task_instance.task_version
---                           the task version the instance was created (or last re-run) from;
---                           NULL for rows written before this migration.
+--                           the task version of the definition the instance's latest dispatch
+--                           sent (its worker ran that one); before its first dispatch, the one
+--                           it was created (or re-run) from. NULL for rows written before this
+--                           migration.
 --
 -- No backfill: a definition is parsed from the task row by the application (core's schema),
 -- which SQL cannot do. A task saved before this migration gets its row lazily: the next save

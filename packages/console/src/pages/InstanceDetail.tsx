@@ -87,7 +87,7 @@ export function InstanceDetailPage() {
     ['slot', utc(i.expectedTime)],
     ['biz date', i.bizDate],
     ['trigger', `${i.trigger} (run ${i.runNo})`],
-    // The task version it was created (or last re-run) from (#47); the task page diffs versions.
+    // The task version its latest dispatch sent (#47); the task page diffs versions.
     ['task version', i.taskVersion == null ? '—' : String(i.taskVersion)],
     ['attempt', `${i.attempt} of ${i.maxAttempts}`],
     ['worker', i.workerId ?? '—'],

@@ -26,7 +26,10 @@ export interface InstanceRecord {
   readonly workerId: string | null;
   readonly currentExecutionId: string | null;
   readonly rerunBatchId: string | null;
-  /** The task version it was created (or last re-run) from (#47); null before migration 0015. */
+  /**
+   * The task version its latest dispatch sent (#47; before a dispatch, the one it was created or
+   * re-run from); null before migration 0015.
+   */
   readonly taskVersion: number | null;
   readonly dueAt: Date;
   readonly createdAt: Date;
