@@ -173,6 +173,20 @@ describe('team isolation', () => {
     }
     expect((await t.call('GET', '/api/v1/tasks/ver_team_a', { token: a })).body.version).toBe(2);
   });
+
+  it("a task moved to another team keeps its history, but the old team's versions stay hidden from the new team's tokens", async () => {
+    await t.call('POST', '/api/v1/teams', { token: t.tokens.admin, body: { name: 'verc' } });
+    await t.call('POST', '/api/v1/teams', { token: t.tokens.admin, body: { name: 'verd' } });
+    const d = await addToken(t.pool, 'ver-d-op', 'operator', ['verd']);
+    await create(taskDef('ver_moved', { team: 'verc', exec: { type: 'shell', command: ['run.sh'], env: { TOKEN: 'team-c-secret' } } }));
+    await replace('ver_moved', { team: 'verd', exec: { type: 'shell', command: ['run.sh'] } });
+    const seen = await versions('ver_moved', d);
+    expect(seen.body.items.map((v: any) => [v.version, v.definition.team])).toEqual([[2, 'verd']]);
+    expect(JSON.stringify(seen.body)).not.toContain('team-c-secret');
+    expect((await t.call('GET', '/api/v1/tasks/ver_moved/versions/1', { token: d })).status).toBe(404);
+    expect((await t.call('POST', '/api/v1/tasks/ver_moved/rollback', { token: d, body: { version: 1 } })).status).toBe(404);
+    expect((await versions('ver_moved', t.tokens.admin)).body.items.map((v: any) => v.version)).toEqual([2, 1]);
+  });
 });
 
 describe('instances name the version they were created from', () => {

@@ -9,11 +9,12 @@ import { getTaskVersion, listTaskVersions, replaceTask, type TaskVersionRecord }
 import { audit } from '../audit.js';
 import { notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
-import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { decodeCursor, encodeCursor, pageQueryShape } from '../pagination.js';
 import { redactFor, stableStringify } from '../resources.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { listOf, reasonSchema, taskResourceSchema } from '../schemas.js';
-import { mustSeeTask } from '../team-scope.js';
+import type { Principal } from '../auth.js';
+import { coversTeam, mustSeeTask } from '../team-scope.js';
 import { writeTransaction } from '../write-transaction.js';
 import { assertCalendarUsable, assertHttpAllowed, assertTeamUsable, auditView, resourceOf, savedBy, storedPart } from './tasks.js';
 
@@ -28,6 +29,15 @@ const versionSchema = z.object({
 });
 
 const versionParams = z.object({ name: z.string().max(256), v: versionNumber });
+
+/**
+ * Whether the caller may see a version: a task moved between teams keeps its history, and the
+ * versions saved while it belonged to a team the caller does not cover stay that team's (they
+ * may hold its literal secrets); they are left out of lists and answer 404.
+ */
+function visible(principal: Principal | null, v: TaskVersionRecord): boolean {
+  return coversTeam(principal, v.definition.team);
+}
 
 /** A version as the API answers it, redacted like the task resource for the caller's role. */
 function versionBody(v: TaskVersionRecord, redact: boolean): z.infer<typeof versionSchema> {
@@ -52,7 +62,17 @@ export const taskVersionRoutes: RouteSpec[] = [
       }
       const rows = await listTaskVersions(deps.pool, task, { beforeVersion: cursor === undefined ? undefined : Number(cursor), limit: query.limit + 1 });
       const redact = redactFor(principal?.role);
-      return { status: 200, body: pageOf(rows, query.limit, (v) => String(v.version), (v) => versionBody(v, redact)) };
+      // The cursor follows the rows read, not the ones shown: a page may be short (versions of
+      // another team left out) and still have a next one.
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      return {
+        status: 200,
+        body: {
+          items: page.filter((v) => visible(principal, v)).map((v) => versionBody(v, redact)),
+          nextCursor: rows.length > query.limit && last !== undefined ? encodeCursor(String(last.version)) : null,
+        },
+      };
     },
   }),
   defineRoute<{ name: string; v: number }>({
@@ -66,7 +86,7 @@ export const taskVersionRoutes: RouteSpec[] = [
     handler: async ({ params, deps, principal }) => {
       const task = await mustSeeTask(deps.pool, principal, params.name);
       const version = await getTaskVersion(deps.pool, task, params.v);
-      if (version === null) throw notFound(`version ${params.v} of task ${JSON.stringify(params.name)}`);
+      if (version === null || !visible(principal, version)) throw notFound(`version ${params.v} of task ${JSON.stringify(params.name)}`);
       return { status: 200, body: versionBody(version, redactFor(principal?.role)) };
     },
   }),
@@ -90,7 +110,7 @@ export const taskVersionRoutes: RouteSpec[] = [
       const outcome = await writeTransaction(deps.pool, async (tx) => {
         const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
         const target = await getTaskVersion(tx, before, body.version);
-        if (target === null) throw notFound(`version ${body.version} of task ${JSON.stringify(params.name)}`);
+        if (target === null || !visible(principal, target)) throw notFound(`version ${body.version} of task ${JSON.stringify(params.name)}`);
         const definition = storedPart(target.definition);
         if (stableStringify(definition) === stableStringify(before.definition)) {
           return { changed: false, resource: await resourceOf(tx, principal, before) };
