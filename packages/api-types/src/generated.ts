@@ -1102,6 +1102,376 @@ export interface Operations {
       };
     };
   };
+  /** Every kept definition of a task, newest first (viewer) */
+  "GET /api/v1/tasks/{name}/versions": {
+    params: {
+      name: string;
+    };
+    query: {
+      /** page size, default 50, max 500 */
+      limit?: number;
+      /** nextCursor of the previous page */
+      cursor?: string;
+    };
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/tasks/{name}/versions"]["responses"][200];
+    responses: {
+      /** the versions */
+      200: {
+        items: {
+          version: number;
+          /** when it was saved */
+          at: string;
+          /** the token name that saved it; null = the system (pauseAfterFailures, a calendar change) or saved before versions were recorded */
+          actor: string | null;
+          /** the definition as saved (stored secrets redacted for viewers, as by GET /tasks/{name}) */
+          definition: {
+            name: string;
+            description: string;
+            team: string;
+            owner: string;
+            schedule: {
+              type: "cron";
+              expr: string;
+              timezone: string;
+            } | {
+              type: "fixed_rate";
+              everySeconds: number;
+              startAt?: unknown;
+              timezone: string;
+            } | {
+              type: "once";
+              at: unknown;
+              timezone: string;
+            } | {
+              type: "none";
+              timezone: string;
+            };
+            exec: {
+              type: "shell";
+              command: string[];
+              env?: { [key: string]: string | {
+                  secretRef: string;
+                } };
+              cwd?: string;
+              shell: boolean;
+            } | {
+              type: "http";
+              url: string;
+              method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+              headers?: { [key: string]: string | {
+                  secretRef: string;
+                } };
+            } | {
+              type: "plugin";
+              name: string;
+              config: { [key: string]: unknown };
+            } | {
+              type: "python";
+              script?: string;
+              code?: string;
+              args: string[];
+              interpreter?: string;
+              venv?: string;
+              env?: { [key: string]: string | {
+                  secretRef: string;
+                } };
+              cwd?: string;
+            } | {
+              type: "sql";
+              datasource: string;
+              statement?: string;
+              script?: string;
+            };
+            params: { [key: string]: unknown };
+            tags: unknown;
+            priority: number;
+            timeoutSeconds: number;
+            retry: {
+              max: number;
+              backoffSeconds: number;
+              factor: number;
+              jitterSeconds: number;
+            };
+            misfire: {
+              policy: "skip";
+            } | {
+              policy: "fire_once";
+            } | {
+              policy: "catch_up";
+              max: number;
+            };
+            block: "parallel" | "serial" | "discard" | "cover" | {
+              queue: number;
+            };
+            maxLatenessSeconds: number | null;
+            route: "load" | "round_robin" | "consistent_hash" | "broadcast";
+            bizDateOffsetDays: number;
+            calendar: string | null;
+            jitterSeconds: number;
+            pauseAfterFailures: number | null;
+            sla: {
+              startWithinSeconds?: number;
+              finishWithinSeconds?: number;
+            } | null;
+            enabled: boolean;
+            dependencyTimeoutSeconds: number;
+            dependsOn?: {
+              task: string;
+              rule: "ALL_SUCCESS" | "ALL_DONE";
+            }[];
+          };
+        }[];
+        nextCursor: string | null;
+      };
+    };
+  };
+  /** One kept definition of a task (viewer) */
+  "GET /api/v1/tasks/{name}/versions/{v}": {
+    params: {
+      name: string;
+      v: number;
+    };
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/tasks/{name}/versions/{v}"]["responses"][200];
+    responses: {
+      /** the version */
+      200: {
+        version: number;
+        /** when it was saved */
+        at: string;
+        /** the token name that saved it; null = the system (pauseAfterFailures, a calendar change) or saved before versions were recorded */
+        actor: string | null;
+        /** the definition as saved (stored secrets redacted for viewers, as by GET /tasks/{name}) */
+        definition: {
+          name: string;
+          description: string;
+          team: string;
+          owner: string;
+          schedule: {
+            type: "cron";
+            expr: string;
+            timezone: string;
+          } | {
+            type: "fixed_rate";
+            everySeconds: number;
+            startAt?: unknown;
+            timezone: string;
+          } | {
+            type: "once";
+            at: unknown;
+            timezone: string;
+          } | {
+            type: "none";
+            timezone: string;
+          };
+          exec: {
+            type: "shell";
+            command: string[];
+            env?: { [key: string]: string | {
+                secretRef: string;
+              } };
+            cwd?: string;
+            shell: boolean;
+          } | {
+            type: "http";
+            url: string;
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            headers?: { [key: string]: string | {
+                secretRef: string;
+              } };
+          } | {
+            type: "plugin";
+            name: string;
+            config: { [key: string]: unknown };
+          } | {
+            type: "python";
+            script?: string;
+            code?: string;
+            args: string[];
+            interpreter?: string;
+            venv?: string;
+            env?: { [key: string]: string | {
+                secretRef: string;
+              } };
+            cwd?: string;
+          } | {
+            type: "sql";
+            datasource: string;
+            statement?: string;
+            script?: string;
+          };
+          params: { [key: string]: unknown };
+          tags: unknown;
+          priority: number;
+          timeoutSeconds: number;
+          retry: {
+            max: number;
+            backoffSeconds: number;
+            factor: number;
+            jitterSeconds: number;
+          };
+          misfire: {
+            policy: "skip";
+          } | {
+            policy: "fire_once";
+          } | {
+            policy: "catch_up";
+            max: number;
+          };
+          block: "parallel" | "serial" | "discard" | "cover" | {
+            queue: number;
+          };
+          maxLatenessSeconds: number | null;
+          route: "load" | "round_robin" | "consistent_hash" | "broadcast";
+          bizDateOffsetDays: number;
+          calendar: string | null;
+          jitterSeconds: number;
+          pauseAfterFailures: number | null;
+          sla: {
+            startWithinSeconds?: number;
+            finishWithinSeconds?: number;
+          } | null;
+          enabled: boolean;
+          dependencyTimeoutSeconds: number;
+          dependsOn?: {
+            task: string;
+            rule: "ALL_SUCCESS" | "ALL_DONE";
+          }[];
+        };
+      };
+    };
+  };
+  /** Save a kept definition of a task again, as a new version (operator) */
+  "POST /api/v1/tasks/{name}/rollback": {
+    params: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** the kept version to restore */
+      version: number;
+      /** why (audited) */
+      reason?: string;
+    };
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/tasks/{name}/rollback"]["responses"][200];
+    responses: {
+      /** the task at its new version (or unchanged) */
+      200: {
+        name: string;
+        description: string;
+        team: string;
+        owner: string;
+        schedule: {
+          type: "cron";
+          expr: string;
+          timezone: string;
+        } | {
+          type: "fixed_rate";
+          everySeconds: number;
+          startAt?: unknown;
+          timezone: string;
+        } | {
+          type: "once";
+          at: unknown;
+          timezone: string;
+        } | {
+          type: "none";
+          timezone: string;
+        };
+        exec: {
+          type: "shell";
+          command: string[];
+          env?: { [key: string]: string | {
+              secretRef: string;
+            } };
+          cwd?: string;
+          shell: boolean;
+        } | {
+          type: "http";
+          url: string;
+          method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+          headers?: { [key: string]: string | {
+              secretRef: string;
+            } };
+        } | {
+          type: "plugin";
+          name: string;
+          config: { [key: string]: unknown };
+        } | {
+          type: "python";
+          script?: string;
+          code?: string;
+          args: string[];
+          interpreter?: string;
+          venv?: string;
+          env?: { [key: string]: string | {
+              secretRef: string;
+            } };
+          cwd?: string;
+        } | {
+          type: "sql";
+          datasource: string;
+          statement?: string;
+          script?: string;
+        };
+        params: { [key: string]: unknown };
+        tags: unknown;
+        priority: number;
+        timeoutSeconds: number;
+        retry: {
+          max: number;
+          backoffSeconds: number;
+          factor: number;
+          jitterSeconds: number;
+        };
+        misfire: {
+          policy: "skip";
+        } | {
+          policy: "fire_once";
+        } | {
+          policy: "catch_up";
+          max: number;
+        };
+        block: "parallel" | "serial" | "discard" | "cover" | {
+          queue: number;
+        };
+        maxLatenessSeconds: number | null;
+        route: "load" | "round_robin" | "consistent_hash" | "broadcast";
+        bizDateOffsetDays: number;
+        calendar: string | null;
+        jitterSeconds: number;
+        pauseAfterFailures: number | null;
+        sla: {
+          startWithinSeconds?: number;
+          finishWithinSeconds?: number;
+        } | null;
+        enabled: boolean;
+        dependencyTimeoutSeconds: number;
+        dependsOn?: {
+          task: string;
+          rule: "ALL_SUCCESS" | "ALL_DONE";
+        }[];
+        version: number;
+        createdAt: string;
+        updatedAt: string;
+        nextFireTime: string | null;
+        lastFireTime: string | null;
+        /** extension: slots dropped by the misfire policy */
+        skippedCount: number;
+        /** extension: slots folded into a waiting instance */
+        coalescedCount: number;
+        /** extension: fires not created because the task's calendar listed their date */
+        calendarSkippedCount: number;
+        /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
+        pausedReason: "FAILURES" | null;
+      };
+    };
+  };
   /** The calendars of the token's teams, by name (viewer) */
   "GET /api/v1/calendars": {
     params: Record<string, never>;
@@ -1308,6 +1678,8 @@ export interface Operations {
           durationMs: number | null;
           /** extension: the rerun or backfill batch that last re-ran or created it */
           rerunBatchId: string | null;
+          /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
+          taskVersion: number | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
           team: string | null;
           /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
@@ -1393,6 +1765,8 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
+        /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
+        taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
         /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
@@ -1474,6 +1848,8 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
+        /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
+        taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
         /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
@@ -1526,6 +1902,8 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
+        /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
+        taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
         team: string | null;
         /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */
@@ -1752,6 +2130,8 @@ export interface Operations {
           durationMs: number | null;
           /** extension: the rerun or backfill batch that last re-ran or created it */
           rerunBatchId: string | null;
+          /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
+          taskVersion: number | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
           team: string | null;
           /** why a due instance that is not dispatched waits (WAITING or PENDING; set by the brokers' backlog scan every few seconds); null when it is not held */

@@ -50,6 +50,9 @@ export type TaskPage = Omit<ResponseOf<'GET /api/v1/tasks'>, 'items'> & { items:
 export type TaskPreview = ResponseOf<'GET /api/v1/tasks/{name}/preview'>;
 export type TaskImport = ResponseOf<'POST /api/v1/tasks/import'>;
 export type Schedule = Task['schedule'];
+/** One kept definition of a task (`GET /api/v1/tasks/{name}/versions/{v}`), and a page of them. */
+export type TaskVersion = ResponseOf<'GET /api/v1/tasks/{name}/versions/{v}'>;
+export type TaskVersionPage = ResponseOf<'GET /api/v1/tasks/{name}/versions'>;
 
 export type Calendar = ResponseOf<'GET /api/v1/calendars/{name}'>;
 export type CalendarPage = ResponseOf<'GET /api/v1/calendars'>;

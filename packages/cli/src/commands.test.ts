@@ -266,6 +266,35 @@ describe('status and the dispatch switch (#47)', () => {
   });
 });
 
+describe('task versions', () => {
+  it('versions lists the saves newest first, diff shows the YAML lines that changed, rollback saves an old one as new', async () => {
+    await t.call('POST', '/api/v1/tasks', { body: { name: 'cli_ver', description: 'first', schedule: { type: 'none' }, exec: { type: 'shell', command: ['echo', 'one'] } } });
+    const current = (await t.call('GET', '/api/v1/tasks/cli_ver')).body;
+    await t.call('PUT', '/api/v1/tasks/cli_ver', { body: { ...current, description: 'second', exec: { type: 'shell', command: ['echo', 'two'] } } });
+
+    const listed = ok(await axctlIn(t, ['tasks', 'versions', 'cli_ver']));
+    expect(listed.lines[0]).toMatch(/^VERSION\s+AT\s+BY\s+ENABLED\s+DESCRIPTION$/);
+    expect(listed.lines.slice(1).map((l) => l.trim().split(/\s+/).filter((_c, i) => i !== 1))).toEqual([
+      ['2', 'admin-user', 'yes', 'second'],
+      ['1', 'admin-user', 'yes', 'first'],
+    ]);
+    expect(json<any>(ok(await axctlIn(t, ['tasks', 'versions', 'cli_ver', '--json']))).items.map((v: any) => v.version)).toEqual([2, 1]);
+
+    const diff = ok(await axctlIn(t, ['tasks', 'diff', 'cli_ver', '--from', '1', '--to', '2']));
+    expect(diff.lines.slice(0, 2)).toEqual(['--- cli_ver version 1', '+++ cli_ver version 2']);
+    expect(diff.lines.slice(2).filter((l) => /^[-+]/.test(l))).toEqual(['-description: first', '+description: second', '-    - one', '+    - two']);
+    expect(diff.lines.at(-1)).toBe('2 added, 2 removed');
+    expect(ok(await axctlIn(t, ['tasks', 'diff', 'cli_ver', '--from', '2', '--to', '2'])).lines.at(-1)).toBe('no differences');
+
+    const back = ok(await axctlIn(t, ['tasks', 'rollback', 'cli_ver', '--version', '1', '--reason', 'two was wrong']));
+    expect(back.lines).toEqual(['task cli_ver is at the definition of version 1 (now version 3)']);
+    expect((await t.call('GET', '/api/v1/tasks/cli_ver')).body).toMatchObject({ version: 3, description: 'first' });
+    const usage = await axctlIn(t, ['tasks', 'rollback', 'cli_ver']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--version is required');
+  });
+});
+
 describe('the built binary', () => {
   it('exits 1 with one stderr line on the failure path of every command', async () => {
     const cases: Array<[string[], RegExp]> = [
@@ -300,6 +329,9 @@ describe('the built binary', () => {
       [['logs', '999999'], /^axctl: logs: instance 999999 not found \(404 NOT_FOUND\)$/],
       [['apply', '-f', path.join(dir, 'none')], /^axctl: apply: cannot read .*none: no such file or folder$/],
       [['tasks', 'delete', 'cli_http'], /^axctl: tasks delete: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['tasks', 'versions', 'nope'], /^axctl: tasks versions: task "nope" does not exist \(404 NOT_FOUND\)$/],
+      [['tasks', 'diff', 'cli_http', '--from', '1', '--to', '99'], /^axctl: tasks diff: version 99 of task "cli_http" does not exist \(404 NOT_FOUND\)$/],
+      [['tasks', 'rollback', 'cli_http', '--version', '99'], /^axctl: tasks rollback: version 99 of task "cli_http" does not exist \(404 NOT_FOUND\)$/],
       [['edges', 'add', 'nope', 'cli_http'], /^axctl: edges add: task "nope" does not exist \(404 NOT_FOUND\)$/],
       [['edges', 'rm', 'nope', 'cli_http'], /\(404 NOT_FOUND\)$/],
       [['edges', 'list'], /^axctl: edges list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],

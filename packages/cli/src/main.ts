@@ -16,6 +16,7 @@ import { logsCommand } from './commands/logs.js';
 import { rerunCommands } from './commands/reruns.js';
 import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
+import { taskVersionCommands } from './commands/task-versions.js';
 import { teamCommands, teamName } from './commands/teams.js';
 import { statusCommands } from './commands/status.js';
 import { workerCommands } from './commands/workers.js';
@@ -31,6 +32,7 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, dryRunChanges: 3, interrupted
 export const COMMANDS: readonly CommandSpec[] = [
   applyCommand,
   ...taskCommands,
+  ...taskVersionCommands,
   ...dagCommands,
   ...instanceCommands,
   ...rerunCommands,

@@ -23,6 +23,9 @@ export type Schedule = Api.Schedule;
 
 export type Task = Api.Task;
 
+/** One kept definition of a task (`GET /api/v1/tasks/{name}/versions`). */
+export type TaskVersion = Api.TaskVersion;
+
 export type Instance = Api.Instance;
 
 /** A team (`GET /api/v1/teams` lists those the token covers). */

@@ -13,3 +13,4 @@ export * from './alerts/index.js';
 export * from './net/index.js';
 export * from './identity/index.js';
 export * from './waiting/index.js';
+export * from './text/line-diff.js';

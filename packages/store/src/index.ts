@@ -91,7 +91,9 @@ export {
   setTaskEnabled,
   taskFromRow,
 } from './queries/tasks.js';
-export type { ListTasksOptions, TaskEdgeRow, TaskRecord, TeamedEdgeRow } from './queries/tasks.js';
+export type { ListTasksOptions, SavedBy, TaskEdgeRow, TaskRecord, TeamedEdgeRow } from './queries/tasks.js';
+export { TASK_VERSIONS_KEPT, getTaskVersion, listTaskVersions, recordTaskVersion } from './queries/task-versions.js';
+export type { TaskVersionRecord } from './queries/task-versions.js';
 export {
   SERIAL_WAITING_STATES,
   SLOT_INSERT_CHUNK,

@@ -98,6 +98,7 @@ describe('the shipped migrations', () => {
       'task_instance',
       'task_text_indexed',
       'task_text_trigram',
+      'task_version',
       'team',
       'team_key_floor',
       'trigger_idempotency',

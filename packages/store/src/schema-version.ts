@@ -8,7 +8,11 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
 /**
- * Oldest schema version this build works with. 10: every instance insert writes
+ * Oldest schema version this build works with. 15: every save of a task definition writes its
+ * `task_version` row and every instance insert writes `task_instance.task_version` (migration
+ * 0015, #47); migrate before rolling this build out (builds of 10 to 14 keep working on 15: they
+ * never name the table or the column; a definition they save without a version row is recorded
+ * by this build's next save of that task, and their instances show `taskVersion: null`). 10: every instance insert writes
  * `task_instance.team` and the claim reads it (migration 0010); migrate before rolling this
  * build out (running builds of 6 to 9 keep working on 10: they never name the column, and the rows
  * they write have a NULL team that this build's reads resolve through the task). 6: the DAG promotion writes `promoted_at` and
@@ -16,9 +20,10 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  * (teams, job output, calendars) already while this still said 1, so a service on an older
  * schema failed at its first such statement instead of refusing to start.
  */
-export const SCHEMA_VERSION_MIN = 10;
+export const SCHEMA_VERSION_MIN = 15;
 /**
- * Newest schema version this build works with (= its highest migration). 14: worker
+ * Newest schema version this build works with (= its highest migration). 15: task versions
+ * (migration 0015; see SCHEMA_VERSION_MIN). 14: worker
  * enrollments (migration 0014); below it there are none and workers run unenrolled. 13: why a due
  * instance waits (migration 0013, `task_instance.waiting_*`); on 10 to 12 the backlog scan still
  * counts the backlog (metrics, BACKLOG alert) but stores no reason, and the API shows
@@ -36,7 +41,7 @@ export const SCHEMA_VERSION_MIN = 10;
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 14;
+export const SCHEMA_VERSION_MAX = 15;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

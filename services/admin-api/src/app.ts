@@ -29,6 +29,7 @@ import { sessionRoutes } from './routes/session.js';
 import { statsRoutes } from './routes/stats.js';
 import { systemRoutes } from './routes/system.js';
 import { taskRoutes } from './routes/tasks.js';
+import { taskVersionRoutes } from './routes/task-versions.js';
 import { teamRoutes } from './routes/teams.js';
 import { workerBootstrapRoutes } from './routes/worker-bootstrap.js';
 import type { AppDeps, AppDepsInput } from './deps.js';
@@ -39,6 +40,7 @@ import { LogStreamRegistry } from './log-stream-registry.js';
 /** Every API route (without the system routes). */
 export const API_ROUTES: readonly RouteSpec[] = [
   ...taskRoutes,
+  ...taskVersionRoutes,
   ...calendarRoutes,
   ...edgeRoutes,
   ...instanceRoutes,

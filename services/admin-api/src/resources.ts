@@ -58,6 +58,7 @@ export function instanceResource(i: InstanceRecord, run: RunTimes | undefined, w
     endedAt: iso(endedAt),
     durationMs: run === undefined || run.endedAt === null ? null : run.durationMs,
     rerunBatchId: i.rerunBatchId,
+    taskVersion: i.taskVersion,
     team: i.team,
     waiting:
       waiting === undefined || (i.state !== 'WAITING' && i.state !== 'PENDING')

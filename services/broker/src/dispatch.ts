@@ -347,6 +347,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
                 worker_id: null,
                 current_execution_id: null,
                 shard_total: p.shard.total,
+                task_version: p.task.version, // the definition this dispatch sends (#47)
                 dispatch_count: { expr: 'dispatch_count + 1' },
                 ack_deadline: null,
                 lease_until: null,
@@ -378,6 +379,9 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         perRow: {
           worker_id: new Map(singles.map((p) => [p.instance.id, p.worker.id])),
           current_execution_id: new Map(singles.map((p) => [p.instance.id, p.executionId])),
+          // The version of the definition this dispatch sends (#47): an edit between creation
+          // and dispatch (a manual run waiting in the backlog, a retry) runs the new one.
+          task_version: new Map(singles.map((p) => [p.instance.id, p.task.version])),
         },
         set: {
           dispatch_count: { expr: 'dispatch_count + 1' },

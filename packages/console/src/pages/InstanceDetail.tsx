@@ -97,6 +97,8 @@ export function InstanceDetailPage() {
     ['slot', utc(i.expectedTime)],
     ['biz date', i.bizDate],
     ['trigger', `${i.trigger} (run ${i.runNo})`],
+    // The task version its latest dispatch sent (#47); the task page diffs versions.
+    ['task version', i.taskVersion == null ? '—' : String(i.taskVersion)],
     ['attempt', `${i.attempt} of ${i.maxAttempts}`],
     ['worker', i.workerId ?? '—'],
     ['started', utc(i.startedAt)],

@@ -1,6 +1,6 @@
 /**
  * One task: its definition, the next fire times in UTC and in the task's own zone, its recent
- * instances, and (operators) run now (through the trigger dialog), edit, enable/disable, a DAG
+ * instances, its kept versions (diff, and roll back for operators), and (operators) run now (through the trigger dialog), edit, enable/disable, a DAG
  * rerun for a business date and a backfill; (admins) delete, with its consequences listed.
  */
 import { useState } from 'react';
@@ -14,6 +14,7 @@ import type { TaskResource } from '../authoring/types';
 import { BackfillDialog } from '../components/BackfillDialog';
 import { batchHref, RerunDialog } from '../components/RerunDialog';
 import { TriggerDialog } from '../components/TriggerDialog';
+import { TaskVersions } from './TaskVersions';
 import { duration, inZone, scheduleText, utc } from '../format';
 import { can } from '../roles';
 import { useSession } from '../session';
@@ -196,6 +197,7 @@ export function TaskDetailPage() {
         {instances.data === undefined ? instances.error === null && <Loading what="instances" /> : <InstanceTable instances={instances.data.items} showTask={false} />}
         <Link href={`/instances?task=${encodeURIComponent(t.name)}`}>All instances of {t.name} →</Link>
       </section>
+      <TaskVersions key={t.version} task={t.name} current={t.version} operator={operator} onRolledBack={() => task.reload()} />
       {dialog === 'rerun' && (
         <RerunDialog
           target={{ mode: 'dag', root: t.name, bizDate: latestBizDate }}

@@ -11,7 +11,8 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { StoreError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
-import { withdrawPrecreatedSlots } from './tasks.js';
+import { getTask, withdrawPrecreatedSlots } from './tasks.js';
+import { recordTaskVersion, recordVersionBeingReplaced } from './task-versions.js';
 
 /** A calendar as stored. */
 export interface CalendarRecord {
@@ -117,8 +118,17 @@ export async function putCalendar(
   );
   const tasks = await tasksUsingCalendar(db, name);
   if (tasks.length > 0) {
+    for (const t of tasks) {
+      const before = await getTask(db, t);
+      if (before !== null) await recordVersionBeingReplaced(db, before);
+    }
     await db.query('UPDATE task SET version = version + 1, updated_at = CURRENT_TIMESTAMP(3) WHERE calendar = ?', [name]);
-    for (const t of tasks) await withdrawPrecreatedSlots(db, t);
+    for (const t of tasks) {
+      await withdrawPrecreatedSlots(db, t);
+      // Same definition, new version: recorded so the version an instance names is listed.
+      const after = await getTask(db, t);
+      if (after !== null) await recordTaskVersion(db, after, null);
+    }
   }
   const calendar = await getCalendar(db, name);
   if (calendar === null) throw new StoreError(`calendar ${name} vanished right after its write`);

@@ -87,7 +87,9 @@ async function seedAndMigrate(): Promise<void> {
   await copyMigrationsUpTo(6);
   expect((await migrate(db.pool, { migrationsDir })).applied.map((m) => m.version)).toEqual([6]);
   await db.pool.query('ANALYZE TABLE task_instance');
-  await copyMigrationsUpTo(7);
+  // The reads below are this build's, which needs SCHEMA_VERSION_MIN (0015's
+  // task_instance.task_version): the plans are checked on the schema it runs on.
+  await copyMigrationsUpTo(Number.MAX_SAFE_INTEGER);
   await migrate(db.pool, { migrationsDir });
 }
 

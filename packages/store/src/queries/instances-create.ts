@@ -112,8 +112,8 @@ async function insertGuarded(db: Queryable, slots: readonly SlotToCreate[]): Pro
     .join(' UNION ALL ');
   const [result] = await db.query<ResultSetHeader>(
     `INSERT IGNORE INTO task_instance
-       (task_id, task_name, team, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
-     SELECT t.id, t.name, t.team, s.expected_time, 1, s.biz_date, s.trg, s.state, 1, s.max_attempts, s.due_at, t.params, t.priority
+       (task_id, task_name, team, task_version, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
+     SELECT t.id, t.name, t.team, t.version, s.expected_time, 1, s.biz_date, s.trg, s.state, 1, s.max_attempts, s.due_at, t.params, t.priority
        FROM task t JOIN (${derived}) s ON t.id = s.task_id
       WHERE t.version = s.version AND t.enabled = 1`,
     slots.flatMap((s) => [s.taskId, s.version, new Date(s.expectedMs), new Date(s.dueMs ?? s.expectedMs), s.bizDate, s.trigger, s.state, s.maxAttempts]),

@@ -53,14 +53,16 @@ export async function insertManualInstance(db: Queryable, inst: ManualInstance):
     const expected = new Date(at);
     try {
       const [result] = await db.query<ResultSetHeader>(
-        // The team is the task's at insert (R23: the claim reads it from the row), read in
-        // the same statement so no caller can pass another.
-        `INSERT INTO task_instance (task_id, task_name, team, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts,
+        // The team (R23: the claim reads it from the row) and the version (#47) are the task's
+        // at insert, read in the same statement so no caller can pass others.
+        `INSERT INTO task_instance (task_id, task_name, team, task_version, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts,
                                     due_at, params, priority, rerun_batch_id)
-         VALUES (?, ?, (SELECT t.team FROM task t WHERE t.id = ?), ?, 1, ?, ?, 'PENDING', 1, ?, ${dueExpr}, ?, ?, ?)`,
+         VALUES (?, ?, (SELECT t.team FROM task t WHERE t.id = ?), (SELECT t.version FROM task t WHERE t.id = ?),
+                 ?, 1, ?, ?, 'PENDING', 1, ?, ${dueExpr}, ?, ?, ?)`,
         [
           inst.taskId,
           inst.taskName,
+          inst.taskId,
           inst.taskId,
           expected,
           inst.bizDate,

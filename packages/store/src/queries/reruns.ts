@@ -62,7 +62,9 @@ export async function rerunInstance(db: Queryable, t: RerunTarget): Promise<bool
             lost_count = 0, ack_deadline = NULL, lease_until = NULL, shard_total = NULL, rerun_batch_id = ?,
             started_at = NULL, ended_at = NULL,
             -- a row of a build before 0010 has no team yet: it gets its task's with its new run (R23)
-            team = COALESCE(team, (SELECT t.team FROM task t WHERE t.id = task_instance.task_id))
+            team = COALESCE(team, (SELECT t.team FROM task t WHERE t.id = task_instance.task_id)),
+            -- the new run is of the task's current definition (#47); NULL when the task is gone
+            task_version = (SELECT t.version FROM task t WHERE t.id = task_instance.task_id)
       WHERE id = ? AND state = ?`,
     [t.to, t.maxAttempts, Math.round(t.dueAfterMs) * 1000, t.batchId, t.id, t.from],
   );

@@ -14,7 +14,8 @@
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { raiseAlert } from './alerts.js';
-import { withdrawPrecreatedSlots } from './tasks.js';
+import { getTaskById, withdrawPrecreatedSlots } from './tasks.js';
+import { recordTaskVersion, recordVersionBeingReplaced } from './task-versions.js';
 import type { Queryable } from '../schema-version.js';
 
 /** `paused_reason` of a task disabled by `pauseAfterFailures`. */
@@ -52,12 +53,16 @@ export async function pauseTaskAfterFailures(conn: Queryable, instanceId: string
     task.failures_reset_at === null ? [task.id, n] : [task.id, task.failures_reset_at, n],
   );
   if (last.length < n || last.some((r) => r.state !== 'FAILED')) return null;
+  const before = await getTaskById(conn, String(task.id));
+  if (before !== null) await recordVersionBeingReplaced(conn, before);
   const [result] = await conn.query<ResultSetHeader>(
     `UPDATE task SET enabled = 0, paused_reason = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
       WHERE id = ? AND enabled = 1`,
     [PAUSED_BY_FAILURES, task.id],
   );
   if (result.affectedRows !== 1) return null;
+  const paused = await getTaskById(conn, String(task.id));
+  if (paused !== null) await recordTaskVersion(conn, paused, null); // the system saved it: no actor
   await withdrawPrecreatedSlots(conn, task.name);
   await raiseAlert(conn, {
     kind: 'TASK_PAUSED',

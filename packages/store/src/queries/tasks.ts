@@ -17,6 +17,12 @@ import type { Queryable } from '../schema-version.js';
 import { memoizedDefinition } from './definition-memo.js';
 import { firstDayOfTask, forgetRolledUpDaysFrom } from './stats-rollup.js';
 import { containsPattern, findTasksByText, indexTaskText, isIndexedTerm } from './task-text.js';
+import { recordTaskVersion, recordVersionBeingReplaced } from './task-versions.js';
+
+/** Who saves a definition: recorded with its version (task-versions.ts); null/absent = the system. */
+export interface SavedBy {
+  readonly actor?: string | null;
+}
 
 /** A task as stored: its definition plus the resource fields. */
 export interface TaskRecord {
@@ -353,7 +359,7 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
  * a `fixed_rate` schedule without `startAt` (R1).
  * @throws TaskExistsError when the name is taken.
  */
-export async function insertTask(db: Queryable, def: TaskDefinition, opts: { createdAt?: Date } = {}): Promise<TaskRecord> {
+export async function insertTask(db: Queryable, def: TaskDefinition, opts: { createdAt?: Date } & SavedBy = {}): Promise<TaskRecord> {
   const cols = ['name', ...DEFINITION_COLUMN_NAMES, 'version', 'created_at', 'updated_at'];
   const at = opts.createdAt ?? null;
   try {
@@ -371,6 +377,7 @@ export async function insertTask(db: Queryable, def: TaskDefinition, opts: { cre
   await indexTaskText(db, def.name, def.description);
   const created = await getTask(db, def.name);
   if (created === null) throw new StoreError(`task ${def.name} vanished right after its insert`);
+  await recordTaskVersion(db, created, opts.actor ?? null, opts.createdAt);
   return created;
 }
 
@@ -379,8 +386,9 @@ export async function insertTask(db: Queryable, def: TaskDefinition, opts: { cre
  * bumps the version. The watermark stays: the new schedule continues from it.
  * @throws TaskVersionConflictError when the task is gone or at another version.
  */
-export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVersion: number): Promise<TaskRecord> {
+export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVersion: number, opts: SavedBy = {}): Promise<TaskRecord> {
   const before = await getTask(db, def.name);
+  if (before !== null && before.version === expectedVersion) await recordVersionBeingReplaced(db, before);
   // A new schedule (or a re-enable) takes effect from now: the slots of the new schedule
   // before the edit are not missed slots (misfire) and not holes to fill (R2).
   const restart =
@@ -410,6 +418,7 @@ export async function replaceTask(db: Queryable, def: TaskDefinition, expectedVe
   if (before !== null && before.definition.team !== def.team) await forgetRunsOfTask(db, def.name);
   const updated = await getTask(db, def.name);
   if (updated === null) throw new TaskVersionConflictError(def.name, expectedVersion, null);
+  await recordTaskVersion(db, updated, opts.actor ?? null);
   return updated;
 }
 
@@ -444,7 +453,11 @@ export async function withdrawPrecreatedSlots(db: Queryable, taskName: string): 
  * Returns the task, or null when it does not exist. A no-op switch (already in that state)
  * changes nothing.
  */
-export async function setTaskEnabled(db: Queryable, name: string, enabled: boolean): Promise<TaskRecord | null> {
+export async function setTaskEnabled(db: Queryable, name: string, enabled: boolean, opts: SavedBy = {}): Promise<TaskRecord | null> {
+  const before = await getTask(db, name);
+  if (before === null) return null;
+  if (before.definition.enabled === enabled) return before; // a no-op switch: no new version
+  await recordVersionBeingReplaced(db, before);
   await db.query<ResultSetHeader>(
     // last_fire_time and failures_reset_at are assigned before enabled: both engines evaluate SET left to right.
     `UPDATE task SET last_fire_time = CASE WHEN enabled = 0 AND (last_fire_time IS NULL OR last_fire_time < CURRENT_TIMESTAMP(3))
@@ -456,17 +469,19 @@ export async function setTaskEnabled(db: Queryable, name: string, enabled: boole
     [enabled ? 1 : 0, name, enabled ? 1 : 0],
   );
   if (!enabled) await withdrawPrecreatedSlots(db, name);
-  return getTask(db, name);
+  const after = await getTask(db, name);
+  if (after !== null && after.version !== before.version) await recordTaskVersion(db, after, opts.actor ?? null);
+  return after;
 }
 
 /** {@link setTaskEnabled} true. */
-export function enableTask(db: Queryable, name: string): Promise<TaskRecord | null> {
-  return setTaskEnabled(db, name, true);
+export function enableTask(db: Queryable, name: string, opts: SavedBy = {}): Promise<TaskRecord | null> {
+  return setTaskEnabled(db, name, true, opts);
 }
 
 /** {@link setTaskEnabled} false. */
-export function disableTask(db: Queryable, name: string): Promise<TaskRecord | null> {
-  return setTaskEnabled(db, name, false);
+export function disableTask(db: Queryable, name: string, opts: SavedBy = {}): Promise<TaskRecord | null> {
+  return setTaskEnabled(db, name, false, opts);
 }
 
 /**

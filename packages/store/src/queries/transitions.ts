@@ -22,7 +22,8 @@ export type InstanceColumn =
   | 'current_execution_id'
   | 'shard_total'
   | 'started_at'
-  | 'ended_at';
+  | 'ended_at'
+  | 'task_version';
 
 /** A value computed in SQL (on the database clock, R6): the expression is code, never input. */
 export interface SqlExpr {

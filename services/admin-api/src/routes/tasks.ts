@@ -39,7 +39,7 @@ const LAST_RUN = z
   .nullable()
   .describe('extension: the latest instance of the task (the last created, by `createdAt`, then id), null when it has none');
 
-const auditView = (t: TaskRecord): Record<string, unknown> => taskResource(t, { redact: true });
+export const auditView = (t: TaskRecord): Record<string, unknown> => taskResource(t, { redact: true });
 
 /** `dependsOn` of each task as the caller sees it: its incoming edges from parents of teams it covers. */
 async function dependsOnByTask(db: Queryable, principal: Principal | null, tasks: readonly TaskRecord[]): Promise<Map<string, Array<{ task: string; rule: string }>>> {
@@ -51,7 +51,7 @@ async function dependsOnByTask(db: Queryable, principal: Principal | null, tasks
 }
 
 /** The task resource with its `dependsOn` (so an exported task applies back with its edges). */
-async function resourceOf(db: Queryable, principal: Principal | null, task: TaskRecord): Promise<Record<string, unknown>> {
+export async function resourceOf(db: Queryable, principal: Principal | null, task: TaskRecord): Promise<Record<string, unknown>> {
   const deps = await dependsOnByTask(db, principal, [task]);
   return withParents(taskResource(task, { redact: redactFor(principal?.role) }), deps.get(task.definition.name));
 }
@@ -62,7 +62,7 @@ function withParents(resource: Record<string, unknown>, parents: ReadonlyArray<{
 }
 
 /** The definition without `dependsOn` (what the `task` row stores), for comparing with a stored one. */
-function storedPart(def: TaskDefinition): TaskDefinition {
+export function storedPart(def: TaskDefinition): TaskDefinition {
   const { dependsOn: _edges, ...rest } = def;
   return rest;
 }
@@ -93,7 +93,7 @@ const READ_ONLY_COUNTERS: readonly string[] = ['skippedCount', 'coalescedCount',
  * so probe, through its preview) another team's calendar; the message is the same whether the
  * name is free or another team's.
  */
-async function assertCalendarUsable(db: Queryable, def: TaskDefinition, document?: number): Promise<void> {
+export async function assertCalendarUsable(db: Queryable, def: TaskDefinition, document?: number): Promise<void> {
   if (def.calendar === null) return;
   const calendar = await getCalendar(db, def.calendar);
   if (calendar === null || calendar.team !== def.team) {
@@ -103,7 +103,7 @@ async function assertCalendarUsable(db: Queryable, def: TaskDefinition, document
 }
 
 /** 400 on `exec.url` of an `http` task whose team's `httpAllow` does not admit its host (http-allow.ts). */
-async function assertHttpAllowed(db: Queryable, def: TaskDefinition, document?: number): Promise<void> {
+export async function assertHttpAllowed(db: Queryable, def: TaskDefinition, document?: number): Promise<void> {
   if (def.exec.type !== 'http') return;
   const team = await getTeam(db, def.team);
   const issue = httpAllowIssue(def, team?.httpAllow ?? null, document === undefined ? '' : `document ${document}: `);
@@ -130,6 +130,11 @@ function parseReplaceBody(raw: unknown): Parsed<{ definition: TaskDefinition; ve
   return { ok: true, value: { definition: parsed.value, version } };
 }
 
+/** Who saves a definition, recorded with its version (GET /tasks/{name}/versions). */
+export function savedBy(principal: Principal | null): { actor: string | null } {
+  return { actor: principal?.name ?? null };
+}
+
 /** `definition` with its `"***"` secrets restored from `stored`, or 400 naming each field without one. */
 function withStoredSecrets(definition: TaskDefinition, stored: TaskDefinition | null): TaskDefinition {
   const restored = restoreRedactedSecrets(definition, stored);
@@ -141,7 +146,7 @@ function withStoredSecrets(definition: TaskDefinition, stored: TaskDefinition | 
  * 404 unless `team` exists and the caller covers it: a task is created in (or moved to) a team
  * the caller acts for; a team it does not cover answers as a missing one.
  */
-async function assertTeamUsable(tx: Tx, principal: Principal | null, team: string): Promise<void> {
+export async function assertTeamUsable(tx: Tx, principal: Principal | null, team: string): Promise<void> {
   if (!coversTeam(principal, team)) {
     // The same answer whether the team exists or not, plus the token's own teams: a team token
     // that left `team` out got the default, `default`, and only this line tells it why (#47).
@@ -185,7 +190,7 @@ export const taskRoutes: RouteSpec[] = [
         await assertTeamUsable(tx, principal, definition.team);
         await assertCalendarUsable(tx, definition);
         await assertHttpAllowed(tx, definition);
-        const task = await insertTask(tx, definition);
+        const task = await insertTask(tx, definition, savedBy(principal));
         await audit(tx, principal, { action: 'task.create', target: `task:${task.definition.name}`, team: task.definition.team, after: auditView(task) });
         if (definition.dependsOn !== undefined) {
           await writeDependsOn(tx, principal, [{ child: definition.name, team: definition.team, parents: definition.dependsOn }]);
@@ -220,7 +225,7 @@ export const taskRoutes: RouteSpec[] = [
         if (body.definition.team !== before.definition.team) await assertTeamUsable(tx, principal, body.definition.team);
         await assertCalendarUsable(tx, body.definition);
         await assertHttpAllowed(tx, body.definition);
-        const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version);
+        const after = await replaceTask(tx, withStoredSecrets(body.definition, before.definition), body.version, savedBy(principal));
         await audit(tx, principal, { action: 'task.replace', target: `task:${params.name}`, team: after.definition.team, before: auditView(before), after: auditView(after) });
         if (dependsOn !== undefined) await writeDependsOn(tx, principal, [{ child: params.name, team: after.definition.team, parents: dependsOn }]);
         return resourceOf(tx, principal, after);
@@ -335,7 +340,7 @@ export const taskRoutes: RouteSpec[] = [
       handler: async ({ params, deps, principal, body }) => {
         const after = await writeTransaction(deps.pool, async (tx) => {
           const before = await mustSeeTask(tx, principal, params.name, { forUpdate: true });
-          const changed = (await setTaskEnabled(tx, params.name, action === 'enable')) ?? before;
+          const changed = (await setTaskEnabled(tx, params.name, action === 'enable', savedBy(principal))) ?? before;
           await audit(tx, principal, {
             action: `task.${action}`,
             target: `task:${params.name}`,
@@ -432,13 +437,13 @@ export const taskRoutes: RouteSpec[] = [
           const unchanged: string[] = [];
           for (const { def, current } of planned) {
             if (current === null) {
-              const task = await insertTask(tx, def);
+              const task = await insertTask(tx, def, savedBy(principal));
               await audit(tx, principal, { action: 'task.create', target: `task:${def.name}`, team: def.team, reason: 'import', after: auditView(task) });
               created.push(def.name);
             } else if (stableStringify(current.definition) === stableStringify(storedPart(def))) {
               unchanged.push(def.name);
             } else {
-              const task = await replaceTask(tx, def, current.version);
+              const task = await replaceTask(tx, def, current.version, savedBy(principal));
               await audit(tx, principal, { action: 'task.replace', target: `task:${def.name}`, team: def.team, reason: 'import', before: auditView(current), after: auditView(task) });
               updated.push(def.name);
             }

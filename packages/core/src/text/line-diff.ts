@@ -1,6 +1,8 @@
 /**
- * A line diff of two texts (the stored task's YAML against the draft's), for the review before
- * saving an edit: longest common subsequence of lines, then hunks with a few lines of context.
+ * A line diff of two texts (a task's YAML against another's: the console's review before saving
+ * an edit and its versions view, `axctl tasks diff`): longest common subsequence of lines, then
+ * hunks with a few lines of context. Pure and without imports, so the console's browser bundle
+ * takes it through the subpath `@ax/core/line-diff` without the rest of core.
  */
 
 export type DiffKind = 'same' | 'add' | 'del';

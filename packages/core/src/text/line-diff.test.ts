@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffHunks, diffLines, diffStats } from './line-diff';
+import { diffHunks, diffLines, diffStats } from './line-diff.js';
 
 describe('diffLines', () => {
   it('marks the changed line as removed then added, keeps the rest', () => {
