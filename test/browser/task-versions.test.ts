@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { assertNoLeftoverProcesses, createTestDatabase, createTestRedis, dumpAllProcessOutput, startService, stopAllProcesses, uniqueNamespace, waitFor } from '@ax/testing';
+import { assertNoLeftoverProcesses, createTestAmqp, createTestDatabase, createTestRedis, dumpAllProcessOutput, startService, stopAllProcesses, uniqueNamespace, waitFor } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
@@ -20,6 +20,7 @@ const REASON = 'two broke the report (INC-9)';
 const ns = uniqueNamespace('axver');
 let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 let redis: Awaited<ReturnType<typeof createTestRedis>> | undefined;
+let amqp: Awaited<ReturnType<typeof createTestAmqp>> | undefined;
 let browser: Browser | undefined;
 let baseUrl = '';
 
@@ -64,6 +65,8 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   db = await createTestDatabase();
   redis = await createTestRedis(ns);
+  // admin-api declares the namespace's queues and exchanges: the test's own, removed in afterAll.
+  amqp = await createTestAmqp(ns);
   const admin = await startService('admin-api', { env: { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_LOG_LEVEL: 'warn', AX_ADMIN_TOKEN: ADMIN_TOKEN } });
   baseUrl = admin.baseUrl;
   await api('POST', '/api/v1/tasks', { name: TASK, description: 'one', schedule: { type: 'none' }, exec: { type: 'shell', command: ['echo', 'one'] } });
@@ -76,6 +79,7 @@ afterAll(async () => {
   await browser?.close();
   await stopAllProcesses();
   assertNoLeftoverProcesses();
+  await amqp?.cleanup();
   await redis?.cleanup();
   await db?.drop();
 });
