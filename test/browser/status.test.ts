@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import {
   assertNoLeftoverProcesses,
   createTestAmqp,
@@ -22,6 +22,7 @@ import {
   waitFor,
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { signIn } from './admin-alone.js';
 import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
 
 const ADMIN_TOKEN = `axt_status_admin_${Math.random().toString(36).slice(2)}`;
@@ -53,13 +54,6 @@ async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pro
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return (text === '' ? {} : JSON.parse(text)) as T;
-}
-
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${baseUrl}/`);
-  await page.locator('input[name="token"]').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('who').waitFor({ timeout: UI_TIMEOUT_MS });
 }
 
 beforeAll(async () => {
@@ -104,7 +98,7 @@ describe('the pause, the backlog and the workers, seen and undone in the console
       const problems: string[] = [];
       page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
       try {
-        await signIn(page);
+        await signIn(page, baseUrl, ADMIN_TOKEN, UI_TIMEOUT_MS);
         const now = page.getByTestId('now');
         await now.locator('[data-now="dispatch"]').waitFor({ timeout: UI_TIMEOUT_MS });
         expect(await now.locator('[data-now="dispatch"]').getAttribute('data-value')).toBe('0');

@@ -5,23 +5,19 @@
 // shows version 4 (the old definition saved again) as current; an instance triggered then shows
 // task version 4 on its page. Screenshot:
 // test/browser/artifacts/task-versions.png.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { assertNoLeftoverProcesses, createTestAmqp, createTestDatabase, createTestRedis, dumpAllProcessOutput, startService, stopAllProcesses, uniqueNamespace, waitFor } from '@ax/testing';
+import type { Page } from 'playwright-core';
+import { dumpAllProcessOutput, waitFor } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, noChromium } from './chromium.js';
+import { signIn, startAdminAlone, type AdminAlone } from './admin-alone.js';
+import { ARTIFACTS, noChromium } from './chromium.js';
 
 const ADMIN_TOKEN = `axt_versions_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 45_000;
 const TASK = 'versions_ui';
 const REASON = 'two broke the report (INC-9)';
 
-const ns = uniqueNamespace('axver');
-let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
-let redis: Awaited<ReturnType<typeof createTestRedis>> | undefined;
-let amqp: Awaited<ReturnType<typeof createTestAmqp>> | undefined;
-let browser: Browser | undefined;
+let stack: AdminAlone | undefined;
 let baseUrl = '';
 
 interface TaskBody {
@@ -47,13 +43,6 @@ async function edit(changes: Partial<TaskBody>): Promise<void> {
   await api('PUT', `/api/v1/tasks/${TASK}`, { ...current, ...changes });
 }
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${baseUrl}/`);
-  await page.locator('input[name="token"]').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('who').waitFor({ timeout: UI_TIMEOUT_MS });
-}
-
 /** The diff's changed lines, as shown: sign and text. */
 async function changedLines(page: Page): Promise<string[]> {
   const rows = page.getByTestId('versions-diff').locator('[data-diff="add"], [data-diff="del"]');
@@ -62,37 +51,26 @@ async function changedLines(page: Page): Promise<string[]> {
 
 beforeAll(async () => {
   if (noChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  redis = await createTestRedis(ns);
-  // admin-api declares the namespace's queues and exchanges: the test's own, removed in afterAll.
-  amqp = await createTestAmqp(ns);
-  const admin = await startService('admin-api', { env: { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_LOG_LEVEL: 'warn', AX_ADMIN_TOKEN: ADMIN_TOKEN } });
-  baseUrl = admin.baseUrl;
+  stack = await startAdminAlone('axver', ADMIN_TOKEN);
+  baseUrl = stack.baseUrl;
   await api('POST', '/api/v1/tasks', { name: TASK, description: 'one', schedule: { type: 'none' }, exec: { type: 'shell', command: ['echo', 'one'] } });
   await edit({ description: 'two' });
   await edit({ exec: { type: 'shell', command: ['echo', 'three'] } } as Partial<TaskBody>);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await stopAllProcesses();
-  assertNoLeftoverProcesses();
-  await amqp?.cleanup();
-  await redis?.cleanup();
-  await db?.drop();
-});
+  await stack?.close();
+}, 60_000);
 
 describe('the versions of a task, diffed and rolled back in the console', () => {
   it('lists three versions after two edits, diffs two of them, rolls back to version 1 as version 4', async () => {
     onTestFailed(() => dumpAllProcessOutput());
-    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     try {
-      await signIn(page);
+      await signIn(page, baseUrl, ADMIN_TOKEN, UI_TIMEOUT_MS);
       await page.goto(`${baseUrl}/tasks/${TASK}`);
       const section = page.getByTestId('task-versions');
       const rows = section.locator('tbody tr');

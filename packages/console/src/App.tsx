@@ -1,6 +1,6 @@
 /** The console: sign-in until a token is accepted, then the pages under one navigation bar. */
 import { Link, Route, Switch, useLocation } from 'wouter';
-import { PauseBanner, useStatus } from './components/PauseBanner';
+import { PauseBanner, StatusProvider } from './components/PauseBanner';
 import { can } from './roles';
 import { SessionProvider, useSession, useSignIn } from './session';
 import { teamsText } from './teams';
@@ -36,9 +36,8 @@ function NavLink({ href, children }: { href: string; children: string }) {
 function Shell() {
   const { principal, signOut } = useSession();
   const teams = teamsText(principal);
-  const status = useStatus();
   return (
-    <>
+    <StatusProvider>
       <header className="container-fluid topbar">
         <nav>
           <ul>
@@ -78,7 +77,7 @@ function Shell() {
         </nav>
       </header>
       <main className="container-fluid">
-        <PauseBanner status={status} />
+        <PauseBanner />
         <Switch>
           <Route path="/" component={DashboardPage} />
           <Route path="/tasks" component={TasksPage} />
@@ -104,7 +103,7 @@ function Shell() {
           </Route>
         </Switch>
       </main>
-    </>
+    </StatusProvider>
   );
 }
 

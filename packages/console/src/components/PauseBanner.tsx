@@ -3,7 +3,7 @@
  * instances sat PENDING while the dashboard said "Running 0"). It reads `GET /api/v1/status`
  * every 10 s; an admin of every team can resume from it.
  */
-import { useState } from 'react';
+import { createContext, useContext, useState, type ReactNode } from 'react';
 import { errorText } from '../api';
 import { age } from '../format';
 import { can } from '../roles';
@@ -14,9 +14,21 @@ import type { Status } from '../types';
 /** How often every page re-reads the status: a pause shows within this. */
 export const STATUS_REFRESH_MS = 10_000;
 
-/** The status every page polls (one hook, so the banner and the dashboard agree). */
-export function useStatus() {
-  return useApi<Status>('/api/v1/status', {}, { refreshMs: STATUS_REFRESH_MS });
+type StatusState = ReturnType<typeof useApi<Status>>;
+
+const StatusContext = createContext<StatusState | null>(null);
+
+/** Polls `GET /api/v1/status` once for the whole shell: the banner and the dashboard read the same answer. */
+export function StatusProvider({ children }: { children: ReactNode }) {
+  const status = useApi<Status>('/api/v1/status', {}, { refreshMs: STATUS_REFRESH_MS });
+  return <StatusContext.Provider value={status}>{children}</StatusContext.Provider>;
+}
+
+/** The shell's status (a reload after a pause or resume refreshes the banner and the cards alike). */
+export function useStatus(): StatusState {
+  const status = useContext(StatusContext);
+  if (status === null) throw new Error('useStatus outside StatusProvider');
+  return status;
 }
 
 /** `paused 4 min ago by ops-admin: broker upgrade`. */
@@ -26,8 +38,9 @@ export function pauseSentence(d: Status['dispatch']): string {
   return `Dispatch paused${when}${by}${d.reason === undefined ? '' : `: ${d.reason}`}.`;
 }
 
-export function PauseBanner({ status }: { status: ReturnType<typeof useStatus> }) {
+export function PauseBanner() {
   const { client, principal } = useSession();
+  const status = useStatus();
   const [error, setError] = useState<string | null>(null);
   const d = status.data?.dispatch;
   if (d === undefined || !d.paused) return null;
