@@ -396,7 +396,7 @@ describe('@ax/bus with the nodes of a cluster (#23)', () => {
     for (const proxy of proxies) await proxy.close();
   });
 
-  it('#23 declares the shared queues as quorum queues, worker queues as classic', async () => {
+  it('#23 R12 declares the shared queues as quorum queues, worker queues as classic', async () => {
     const bus = newBus();
     await bus.start();
     await bus.assertWorkerQueues('w-kinds');

@@ -454,7 +454,7 @@ describe('executions: report and claim (HMAC)', () => {
     expect(issuePaths(res.body)).toEqual(['success']);
   });
 
-  it('grants the claim to the live execution only (409 to others)', async () => {
+  it('R18 grants the claim to the live execution only (409 to others)', async () => {
     const empty = '{}';
     const live = await t.call('POST', `/api/v1/executions/${execB}/claim`, { token: null, raw: empty, headers: signedBy('default', `/api/v1/executions/${execB}/claim`, empty) });
     expect(live.status).toBe(200);

@@ -81,7 +81,7 @@ async function waitingEvents(id: string): Promise<Array<{ reason: unknown; messa
   });
 }
 
-describe('#45 waiting.reason from the backlog scan', () => {
+describe('#45 R23 waiting.reason from the backlog scan', () => {
   it('SERIAL_BUSY, QUEUE_POSITION, BATCH_CONCURRENCY, TEAM_LIMIT, NO_WORKER and UPSTREAM, each with its concrete cause; a startable instance is not held', async () => {
     const serial = await task('serial', { block: 'serial' });
     const serialRun = await running(serial);

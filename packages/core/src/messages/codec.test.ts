@@ -127,7 +127,7 @@ describe('parseMessage / encodeMessage', () => {
     expect(reasonOf('"dispatch"')).toBe('message must be a JSON object, got "dispatch"');
   });
 
-  it('rejects a missing or unsupported version, naming it', () => {
+  it('R22 rejects a missing or unsupported version, naming it', () => {
     expect(reasonOf('{"kind":"ack"}')).toBe('message has no protocol version "v"');
     expect(reasonOf(JSON.stringify({ ...dispatch, v: 2 }))).toBe('unsupported message version 2 (this build reads 1)');
     expect(reasonOf(JSON.stringify({ ...dispatch, v: '1' }))).toBe('unsupported message version "1" (this build reads 1)');
@@ -139,7 +139,7 @@ describe('parseMessage / encodeMessage', () => {
     expect(reasonOf('{"v":1,"kind":"__proto__"}')).toMatch(/^unknown message kind "__proto__"/);
   });
 
-  it('tolerates unknown fields of the same version (a newer producer) and drops them', () => {
+  it('R22 tolerates unknown fields of the same version (a newer producer) and drops them', () => {
     const newer = { ...dispatch, sentAt: 'x', items: dispatch.items.map((i) => ({ ...i, futureField: 1 })) };
     const parsed = parseMessage(JSON.stringify(newer));
     expect(parsed).toEqual({ ok: true, message: dispatch });

@@ -21,7 +21,7 @@ const facts = (over: Partial<WaitingFacts> = {}): WaitingFacts => ({
   ...over,
 });
 
-describe('classifyWaiting', () => {
+describe('classifyWaiting (R23: every held instance says why)', () => {
   it('a startable instance with a free slot is not held', () => {
     expect(classifyWaiting(facts())).toBeNull();
   });

@@ -29,7 +29,7 @@ afterAll(async () => {
 const claim = (executionId: string) =>
   withTransaction(db.pool, (tx) => claimRun(tx, { executionId, instanceId: '1', runNo: 1, shardIndex: null }));
 
-it('grants the current execution, refuses a fenced-out one, and hands over once the holder is fenced out', async () => {
+it('R18 grants the current execution, refuses a fenced-out one, and hands over once the holder is fenced out', async () => {
   expect(await isExecutionLive(db.pool, A)).toBe(true);
   expect(await isExecutionLive(db.pool, B)).toBe(false);
   expect(await claim(A)).toEqual({ granted: true });
@@ -44,7 +44,7 @@ it('grants the current execution, refuses a fenced-out one, and hands over once 
   expect(rows.map((r: { execution_id: string }) => r.execution_id)).toEqual([B]);
 });
 
-it('a rerun (run_no + 1) is a new claim', async () => {
+it('R18 a rerun (run_no + 1) is a new claim', async () => {
   await db.pool.query('UPDATE task_instance SET run_no = 2 WHERE id = 1');
   await db.pool.query("INSERT INTO task_execution (execution_id, instance_id, attempt, run_no, worker_id, state) VALUES ('0190a0a0-0000-7000-8000-0000000000c3', 1, 1, 2, 'w1', 'RUNNING')");
   await db.pool.query("UPDATE task_instance SET current_execution_id = '0190a0a0-0000-7000-8000-0000000000c3' WHERE id = 1");
