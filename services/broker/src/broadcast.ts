@@ -6,7 +6,7 @@
  * shard retries alone (a new RETRY_WAIT execution of that shard, re-dispatched by the timers)
  * within the attempt budget; a shard's final failure fails the instance and cancels the others.
  */
-import { retryDelayMs, type EventType, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
+import { DEFAULT_RETRY, retryDelayMs, type EventType, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
 import { requestCancel } from '@ax/bus';
 import { toError } from '@ax/kit';
 import { readRegistration } from '@ax/redis';
@@ -43,7 +43,6 @@ import { bestEffort } from './best-effort.js';
 import { releaseAll } from './reservations.js';
 import { uuidv7 } from './uuidv7.js';
 
-const DEFAULT_RETRY = { backoffSeconds: 30, factor: 2, jitterSeconds: 10 };
 const LIVE = new Set(['DISPATCHED', 'RUNNING', 'ASYNC']);
 const SCAN_LIMIT = 200;
 

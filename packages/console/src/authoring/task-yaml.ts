@@ -4,6 +4,7 @@
  * YAML text becomes a definition object (or one error with its line), and a field path named
  * by the API (`schedule.expr`, `dependsOn[0].task`) is found back on its line of the text.
  */
+import { DEFAULT_RETRY } from '@ax/core/retry-defaults';
 import { isMap, isSeq, LineCounter, parseAllDocuments, parseDocument, stringify, type Node } from 'yaml';
 
 /** The team a task without one belongs to (ADMIN-API.md; @ax/core's DEFAULT_TEAM, which the browser bundle does not import). */
@@ -54,8 +55,8 @@ exec:
   command: [echo, "hello {{bizDate}}"]
 timeoutSeconds: 600
 retry:
-  max: 0
-  backoffSeconds: 30
+  max: ${DEFAULT_RETRY.max}
+  backoffSeconds: ${DEFAULT_RETRY.backoffSeconds}
 tags: []
 enabled: true
 `;
