@@ -6,7 +6,7 @@
  * shard retries alone (a new RETRY_WAIT execution of that shard, re-dispatched by the timers)
  * within the attempt budget; a shard's final failure fails the instance and cancels the others.
  */
-import { DEFAULT_RETRY, retryDelayMs, type EventType, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
+import { DEFAULT_RETRY, retryDelayMs, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
 import { requestCancel } from '@ax/bus';
 import { toError } from '@ax/kit';
 import { readRegistration } from '@ax/redis';
@@ -42,6 +42,7 @@ import { inTransaction } from './transaction.js';
 import { bestEffort } from './best-effort.js';
 import { releaseAll } from './reservations.js';
 import { uuidv7 } from './uuidv7.js';
+import { failureOf } from './result-failure.js';
 
 const LIVE = new Set(['DISPATCHED', 'RUNNING', 'ASYNC']);
 const SCAN_LIMIT = 200;
@@ -83,18 +84,6 @@ export async function applyShardAck(ctx: BrokerContext, conn: Queryable, workerI
       to: 'RUNNING',
       set: { started_at: { expr: 'COALESCE(started_at, NOW(3))' } },
     });
-  }
-}
-
-function failureOf(item: ResultItem): { reason: Reason; eventType: EventType; message: string } {
-  const detail = item.error ?? (item.exitCode == null ? 'no detail' : `exit code ${item.exitCode}`);
-  switch (item.outcome) {
-    case 'TIMEOUT':
-      return { reason: 'TIMEOUT', eventType: 'TIMED_OUT', message: `timed out: ${detail}` };
-    case 'WORKER_RESTART':
-      return { reason: 'WORKER_RESTART', eventType: 'WORKER_RESTART', message: `the worker restarted: ${detail}` };
-    default:
-      return { reason: 'JOB_FAILED', eventType: 'FAILED', message: `${item.outcome.toLowerCase()}: ${detail}` };
   }
 }
 
