@@ -19,14 +19,6 @@ import {
   setExecutionState,
   transitionInstance,
   appendEvents,
-  type ExecutionWithInstance,
-  type NewEvent,
-  type Queryable,
-} from '@ax/store';
-import type { BrokerContext } from './context.js';
-import { publishPlanned, type Planned } from './dispatch.js';
-import { decideExpiredDispatchOf, type WorkerReadings } from './gone-dispatches.js';
-import {
   countShardAckTimeouts,
   dispatchShardRetry,
   insertShardExecution,
@@ -36,8 +28,14 @@ import {
   scanShardAckExpired,
   scanShardRetryDue,
   scanShardsRunning,
+  type ExecutionWithInstance,
+  type NewEvent,
+  type Queryable,
   type TimedShard,
-} from './shard-queries.js';
+} from '@ax/store';
+import type { BrokerContext } from './context.js';
+import { publishPlanned, type Planned } from './dispatch.js';
+import { decideExpiredDispatchOf, type WorkerReadings } from './gone-dispatches.js';
 import { inTransaction } from './transaction.js';
 import { bestEffort } from './best-effort.js';
 import { releaseAll } from './reservations.js';

@@ -14,6 +14,7 @@ import {
   NOW,
   appendEvents,
   extendLease,
+  insertShardExecution,
   lockExecutions,
   markExecutionAcked,
   markExecutionsAcked,
@@ -32,7 +33,6 @@ import {
 import { failAttempt } from './attempts.js';
 import { applyShardAck, applyShardResult } from './broadcast.js';
 import type { BrokerContext } from './context.js';
-import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
 import { EventBatcher } from './event-batch.js';
 import { attributed } from './attribution.js';
