@@ -3,6 +3,9 @@
  * field, timeout, retry, tags, enabled, dependsOn). Each field shows the API's message for it.
  * Every other field of the draft is kept as it is (edit it in the YAML view).
  */
+// A pure module of core with its own export (no zod): core's index holds Node code the browser
+// bundle must not take (as DiffView's line-diff).
+// eslint-disable-next-line no-restricted-imports
 import { DEFAULT_RETRY } from '@ax/core/retry-defaults';
 import type { ReactNode } from 'react';
 import { commandOf, commandText, getField, numberOrText, parentsOf, setField, tagsOf, textOf, withExecType, withParents, withScheduleType, type Parent } from './draft-form';
