@@ -146,8 +146,24 @@ export { ackExpiredWorkerIds, anyUnfinished, extendLease, scanAckExpired, scanLe
 export type { LongRunning, SlaMiss, SlaMissed, TimedInstance } from './queries/timers.js';
 export { waitingPastDependencyTimeout } from './queries/dependency-timeouts.js';
 export type { TimedOutWaiting } from './queries/dependency-timeouts.js';
-export { LOG_PURGE_BATCH_ROWS, lockEndedInstances, purgeLogsOfInstances } from './queries/retention.js';
-export type { EndedInstance, LogPurgeOutcome } from './queries/retention.js';
+export { LOG_PURGE_BATCH_ROWS, addToDailyStats, deleteInstancesWithHistory, lockEndedInstances, purgeLogsOfInstances } from './queries/retention.js';
+export type { DailyStatsDelta, EndedInstance, LogPurgeOutcome } from './queries/retention.js';
+export {
+  countShardAckTimeouts,
+  dispatchShardRetry,
+  inFlightBroadcasts,
+  insertShardExecution,
+  latestShardExecutions,
+  loadInstancesForDispatch,
+  restartShardAckClocks,
+  scanShardAckExpired,
+  scanShardRetryDue,
+  scanShardsRunning,
+} from './queries/shard-executions.js';
+export type { ShardExecution, TimedShard } from './queries/shard-executions.js';
+export { workersOfExecutions } from './queries/execution-workers.js';
+export { TASK_ROWS_PER_PAGE, scheduledTaskWatermarkPages, scheduledTaskWatermarksOf, taskHeadPages } from './queries/task-pages.js';
+export type { TaskHead, TaskWatermarkRow } from './queries/task-pages.js';
 export { LOG_PAGE_MAX_BYTES, appendLogItems, encodeLogChunks, insertLogChunks, insertLogEnds, logSizesOfExecutions, logViewState, readLogEnd, readLogLayout, readLogPage } from './queries/logs.js';
 export type { AppendOutcome, EncodedLogChunk, LogEnd, LogLayout, LogPage, LogView, LogViewState, NewLogChunk, ReadLogPageOptions } from './queries/logs.js';
 export { assemblePage, contiguousEnd, mergeSpans, storedBytes, streamComplete } from './queries/log-spans.js';

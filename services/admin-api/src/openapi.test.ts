@@ -1,5 +1,6 @@
 /** The OpenAPI document: valid OpenAPI 3.1, lists every endpoint of the contract, built from the same schemas. */
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { DEFAULT_RETRY } from '@ax/core';
 import { describe, expect, it } from 'vitest';
 import { API_ROUTES } from './app.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -181,5 +182,23 @@ describe('OpenAPI document', () => {
     const stream = paths['/api/v1/executions/{executionId}/log/stream']?.['get']?.responses['429'];
     expect(stream?.description).toMatch(/AX_LOG_STREAMS_PER_TOKEN/);
     expect(stream?.headers?.['Retry-After']).toBeDefined();
+  });
+
+  it('#46 gives every retry policy the defaults of @ax/core (DEFAULT_RETRY), whole and field by field', () => {
+    const retries: Array<Record<string, unknown>> = [];
+    const walk = (node: unknown): void => {
+      if (node === null || typeof node !== 'object') return;
+      const properties = (node as { properties?: Record<string, unknown> }).properties;
+      const retry = properties?.['retry'] as Record<string, unknown> | undefined;
+      if (retry?.['default'] !== undefined) retries.push(retry);
+      for (const child of Object.values(node)) walk(child);
+    };
+    walk(document);
+    expect(retries.length).toBeGreaterThan(0);
+    for (const retry of retries) {
+      expect(retry['default']).toEqual({ ...DEFAULT_RETRY });
+      const fields = retry['properties'] as Record<string, { default?: unknown }>;
+      for (const [field, value] of Object.entries(DEFAULT_RETRY)) expect(fields[field]?.default, field).toBe(value);
+    }
   });
 });

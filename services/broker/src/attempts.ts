@@ -4,7 +4,7 @@
  * task's `pauseAfterFailures` check, pause-on-failures.ts). Shared by
  * results, lease expiry (LOST_WORKER) and async attempt deadlines.
  */
-import { retryDelayMs, type EventType, type InstanceState, type Reason } from '@ax/core';
+import { DEFAULT_RETRY, retryDelayMs, type EventType, type InstanceState, type Reason } from '@ax/core';
 import { NOW, nowPlusMs, raiseAlert, transitionInstance, type NewEvent, type Queryable } from '@ax/store';
 import type { BrokerContext } from './context.js';
 import { pauseOnFinalFailure } from './pause-on-failures.js';
@@ -31,7 +31,6 @@ export interface Failure {
   readonly redispatch?: boolean;
 }
 
-const DEFAULT_RETRY = { backoffSeconds: 30, factor: 2, jitterSeconds: 10 };
 
 /**
  * Applies the failure; returns 'retry', 'final' or 'lost' (the instance had moved on), and

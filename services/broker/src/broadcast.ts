@@ -6,7 +6,7 @@
  * shard retries alone (a new RETRY_WAIT execution of that shard, re-dispatched by the timers)
  * within the attempt budget; a shard's final failure fails the instance and cancels the others.
  */
-import { retryDelayMs, type EventType, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
+import { DEFAULT_RETRY, retryDelayMs, type Reason, type ResultItem, type WorkerSnapshot } from '@ax/core';
 import { requestCancel } from '@ax/bus';
 import { toError } from '@ax/kit';
 import { readRegistration } from '@ax/redis';
@@ -19,14 +19,6 @@ import {
   setExecutionState,
   transitionInstance,
   appendEvents,
-  type ExecutionWithInstance,
-  type NewEvent,
-  type Queryable,
-} from '@ax/store';
-import type { BrokerContext } from './context.js';
-import { publishPlanned, type Planned } from './dispatch.js';
-import { decideExpiredDispatchOf, type WorkerReadings } from './gone-dispatches.js';
-import {
   countShardAckTimeouts,
   dispatchShardRetry,
   insertShardExecution,
@@ -36,14 +28,20 @@ import {
   scanShardAckExpired,
   scanShardRetryDue,
   scanShardsRunning,
+  type ExecutionWithInstance,
+  type NewEvent,
+  type Queryable,
   type TimedShard,
-} from './shard-queries.js';
+} from '@ax/store';
+import type { BrokerContext } from './context.js';
+import { publishPlanned, type Planned } from './dispatch.js';
+import { decideExpiredDispatchOf, type WorkerReadings } from './gone-dispatches.js';
 import { inTransaction } from './transaction.js';
 import { bestEffort } from './best-effort.js';
 import { releaseAll } from './reservations.js';
 import { uuidv7 } from './uuidv7.js';
+import { failureOf } from './result-failure.js';
 
-const DEFAULT_RETRY = { backoffSeconds: 30, factor: 2, jitterSeconds: 10 };
 const LIVE = new Set(['DISPATCHED', 'RUNNING', 'ASYNC']);
 const SCAN_LIMIT = 200;
 
@@ -84,18 +82,6 @@ export async function applyShardAck(ctx: BrokerContext, conn: Queryable, workerI
       to: 'RUNNING',
       set: { started_at: { expr: 'COALESCE(started_at, NOW(3))' } },
     });
-  }
-}
-
-function failureOf(item: ResultItem): { reason: Reason; eventType: EventType; message: string } {
-  const detail = item.error ?? (item.exitCode == null ? 'no detail' : `exit code ${item.exitCode}`);
-  switch (item.outcome) {
-    case 'TIMEOUT':
-      return { reason: 'TIMEOUT', eventType: 'TIMED_OUT', message: `timed out: ${detail}` };
-    case 'WORKER_RESTART':
-      return { reason: 'WORKER_RESTART', eventType: 'WORKER_RESTART', message: `the worker restarted: ${detail}` };
-    default:
-      return { reason: 'JOB_FAILED', eventType: 'FAILED', message: `${item.outcome.toLowerCase()}: ${detail}` };
   }
 }
 

@@ -25,8 +25,7 @@
 import type { BusMessage, ConsumeOutcome } from '@ax/bus';
 import { parseMessageByItem, type LogMessage } from '@ax/core';
 import { toError, type Counter, type Metrics } from '@ax/kit';
-import { appendLogItems, type LogEnd, type NewLogChunk, type Queryable } from '@ax/store';
-import type { RowDataPacket } from 'mysql2';
+import { appendLogItems, workersOfExecutions, type LogEnd, type NewLogChunk } from '@ax/store';
 import type { BrokerContext } from './context.js';
 import { isRetryableStoreError } from './dead-letters.js';
 import { reportRefusedItems } from './refused-items.js';
@@ -83,15 +82,6 @@ function decodedBytes(message: LogMessage): number {
   let n = 0;
   for (const item of message.items) if (item.part === 'chunk') n += Math.floor((item.data.length * 3) / 4);
   return n;
-}
-
-/** Workers of the known executions among `ids`. */
-async function workersOf(db: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
-  const [rows] = await db.query<Array<RowDataPacket & { execution_id: string; worker_id: string }>>(
-    'SELECT execution_id, worker_id FROM task_execution WHERE execution_id IN (?)',
-    [ids],
-  );
-  return new Map(rows.map((r) => [String(r.execution_id), String(r.worker_id)]));
 }
 
 /** Group commit of `log` messages: one append in flight; what arrives meanwhile is the next batch. */
@@ -157,7 +147,7 @@ export function createLogChunkHandler(ctx: BrokerContext, metrics: Metrics, opti
 
   const writer = new LogWriter(async (messages) => {
     const ids = [...new Set(messages.flatMap((m) => m.items.map((i) => i.executionId)))];
-    const workers = await workersOf(ctx.pool, ids);
+    const workers = await workersOfExecutions(ctx.pool, ids);
     const chunks: NewLogChunk[] = [];
     const ends: LogEnd[] = [];
     for (const m of messages) {

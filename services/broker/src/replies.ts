@@ -14,6 +14,7 @@ import {
   NOW,
   appendEvents,
   extendLease,
+  insertShardExecution,
   lockExecutions,
   markExecutionAcked,
   markExecutionsAcked,
@@ -32,13 +33,13 @@ import {
 import { failAttempt } from './attempts.js';
 import { applyShardAck, applyShardResult } from './broadcast.js';
 import type { BrokerContext } from './context.js';
-import { insertShardExecution } from './shard-queries.js';
 import { inTransaction } from './transaction.js';
 import { EventBatcher } from './event-batch.js';
 import { attributed } from './attribution.js';
 import { idsByWorker } from './reservations.js';
 import { isLockConflict } from './lock-conflict.js';
 import { uuidv7 } from './uuidv7.js';
+import { failureOf } from './result-failure.js';
 import { logMetricsOf } from './log-chunks.js';
 import { encodeResultOutputs, ResultOutputRows } from './result-output.js';
 import { failedResultOf, reportRefusedItems } from './refused-items.js';
@@ -538,18 +539,6 @@ async function applyResult(
   }
   events.push({ ...base, type: 'FENCED', message: `result ${item.outcome} of a superseded execution recorded, not applied`, data: { outcome: item.outcome } });
   ctx.metrics.fenced.inc({ kind: 'result' });
-}
-
-function failureOf(item: ResultItem): { reason: 'TIMEOUT' | 'WORKER_RESTART' | 'JOB_FAILED'; eventType: 'TIMED_OUT' | 'WORKER_RESTART' | 'FAILED'; message: string } {
-  const detail = item.error ?? (item.exitCode == null ? 'no detail' : `exit code ${item.exitCode}`);
-  switch (item.outcome) {
-    case 'TIMEOUT':
-      return { reason: 'TIMEOUT', eventType: 'TIMED_OUT', message: `timed out: ${detail}` };
-    case 'WORKER_RESTART':
-      return { reason: 'WORKER_RESTART', eventType: 'WORKER_RESTART', message: `the worker restarted: ${detail}` };
-    default:
-      return { reason: 'JOB_FAILED', eventType: 'FAILED', message: `${item.outcome.toLowerCase()}: ${detail}` };
-  }
 }
 
 function finished(effects: Effects, r: ExecutionWithInstance): void {

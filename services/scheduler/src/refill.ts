@@ -11,12 +11,10 @@
  * - the watermark (`last_fire_time`) then advances over every slot whose row exists (or was
  *   decided), and `next_fire_time` is set.
  */
-import type { RowDataPacket } from 'mysql2';
 import { isExcludedByCalendar, type CompiledSchedule } from '@ax/core';
-import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordCalendarSkips, recordMisfireDecision, slotKey, type CalendarSkip, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type WatermarkMove } from '@ax/store';
+import { advanceWatermarks, appendEvents, existingSlotTimes, raiseAlert, recordCalendarSkips, recordMisfireDecision, scheduledTaskWatermarkPages, scheduledTaskWatermarksOf, slotKey, type CalendarSkip, type NewEvent, type SlotOutcome, type SlotRange, type SlotToCreate, type TaskWatermarkRow, type WatermarkMove } from '@ax/store';
 import { createSlots, slotOf, type EngineContext } from './context.js';
 import { precreatable } from './fire.js';
-import { taskPages } from './task-pages.js';
 import { planMisfire, type MisfirePlan } from './misfire.js';
 import type { CachedTask } from './task-cache.js';
 
@@ -77,7 +75,6 @@ export function queueUpcoming(ctx: EngineContext, nowMs: number): void {
 
 /** Rows of `task` per `IN` list when only some are read. */
 const ROWS_PER_QUERY = 2_000;
-type TaskRow = RowDataPacket & { name: string; version: number; last_fire_time: Date | null; next_fire_time: Date | null };
 
 /**
  * The task rows a reconcile pass reads, a page at a time. Every `resyncIntervalMs` (default
@@ -89,14 +86,12 @@ type TaskRow = RowDataPacket & { name: string; version: number; last_fire_time: 
  * heap churn between 450 and 800 MB (#24); the full pass every 30 s still catches what changed
  * behind the cache's back.
  */
-async function* rowsToReconcile(ctx: EngineContext, nowMs: number): AsyncGenerator<TaskRow[]> {
+async function* rowsToReconcile(ctx: EngineContext, nowMs: number): AsyncGenerator<TaskWatermarkRow[]> {
   const { state } = ctx;
-  const columns = 'name, version, last_fire_time, next_fire_time';
-  const scheduled = "enabled = 1 AND schedule_type <> 'none'";
   if (state.lastFullReconcileMs === null || nowMs - state.lastFullReconcileMs >= ctx.config.resyncIntervalMs || nowMs < state.lastFullReconcileMs) {
     state.lastFullReconcileMs = nowMs;
     state.reconcileQuiet.clear();
-    yield* taskPages<TaskRow>(ctx.pool, columns, scheduled); // 5,000 rows at a time (task-pages.ts)
+    yield* scheduledTaskWatermarkPages(ctx.pool); // 5,000 rows at a time (@ax/store task-pages.ts)
     return;
   }
   const names: string[] = [];
@@ -106,7 +101,7 @@ async function* rowsToReconcile(ctx: EngineContext, nowMs: number): AsyncGenerat
     if (quiet === undefined || quiet.task !== task || quiet.untilMs <= nowMs) names.push(task.name);
   }
   for (let i = 0; i < names.length; i += ROWS_PER_QUERY) {
-    const [part] = await ctx.pool.query<TaskRow[]>(`SELECT ${columns} FROM task WHERE ${scheduled} AND name IN (?)`, [names.slice(i, i + ROWS_PER_QUERY)]);
+    const part = await scheduledTaskWatermarksOf(ctx.pool, names.slice(i, i + ROWS_PER_QUERY));
     if (part.length > 0) yield part;
   }
 }

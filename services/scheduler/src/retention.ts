@@ -15,7 +15,7 @@
  * flat out, 3,570–3,677/s, cost ×1.7–2.0).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forgetRolledUpDays, lockEndedInstances, purgeLogsOfInstances, withTransaction } from '@ax/store';
+import { addToDailyStats, deleteInstancesWithHistory, forgetRolledUpDays, lockEndedInstances, purgeLogsOfInstances, withTransaction } from '@ax/store';
 import type { EngineContext } from './context.js';
 
 /** Batches per pass of the lock. */
@@ -73,29 +73,25 @@ async function purgeOnce(ctx: EngineContext, signal: AbortSignal | undefined): P
           }
           stats.set(key, s);
         }
-        const values = [...stats.values()];
-        // avg is assigned first: ON DUPLICATE KEY UPDATE reads already-updated columns.
-        await conn.query(
-          `INSERT INTO task_daily_stats (day, task_name, total, succeeded, failed, canceled, avg_trigger_delay_ms, max_duration_ms)
-           VALUES ${values.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-           ON DUPLICATE KEY UPDATE
-             avg_trigger_delay_ms = CASE WHEN VALUES(avg_trigger_delay_ms) IS NULL THEN avg_trigger_delay_ms
-                                         WHEN avg_trigger_delay_ms IS NULL THEN VALUES(avg_trigger_delay_ms)
-                                         ELSE ROUND((avg_trigger_delay_ms * total + VALUES(avg_trigger_delay_ms) * VALUES(total)) / (total + VALUES(total))) END,
-             total = total + VALUES(total), succeeded = succeeded + VALUES(succeeded),
-             failed = failed + VALUES(failed), canceled = canceled + VALUES(canceled),
-             max_duration_ms = GREATEST(COALESCE(max_duration_ms, 0), COALESCE(VALUES(max_duration_ms), 0))`,
-          values.flatMap((s) => [s.day, s.task, s.total, s.ok, s.failed, s.canceled, s.delayN === 0 ? null : Math.round(s.delaySum / s.delayN), s.maxDur]),
+        await addToDailyStats(
+          conn,
+          [...stats.values()].map((d) => ({
+            day: d.day,
+            taskName: d.task,
+            total: d.total,
+            succeeded: d.ok,
+            failed: d.failed,
+            canceled: d.canceled,
+            avgTriggerDelayMs: d.delayN === 0 ? null : Math.round(d.delaySum / d.delayN),
+            maxDurationMs: d.maxDur,
+          })),
         );
         const ids = rows.map((r) => r.id);
         // Job output first (found through the executions deleted below), on the pool in short
         // statements of its own: millions of chunks never hold the locks dispatch waits on. A
         // rollback after it leaves instances past retention without their logs, purged next time.
         await purgeLogsOfInstances(ctx.pool, ids);
-        await conn.query('DELETE FROM event_log WHERE instance_id IN (?)', [ids]);
-        await conn.query('DELETE FROM task_execution WHERE instance_id IN (?)', [ids]);
-        await conn.query('DELETE FROM execution_claim WHERE instance_id IN (?)', [ids]);
-        await conn.query('DELETE FROM task_instance WHERE id IN (?)', [ids]);
+        await deleteInstancesWithHistory(conn, ids);
         // The dashboard's kept figures of those days counted them (stats-rollup.ts).
         await forgetRolledUpDays(conn, rows.map((r) => r.dueDay));
         return rows.length;

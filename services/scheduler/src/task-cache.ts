@@ -3,11 +3,9 @@
  * Reloaded in full periodically (fallback) and per task on `<ns>:task-changed`.
  */
 import { compileSchedule, excludeCalendarDates, type CalendarDates, type CompiledSchedule, type EdgeRule, type TaskDefinition } from '@ax/core';
-import type { RowDataPacket } from 'mysql2';
-import { getCalendars, getTask, listSchedulerEdges, listTasks, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
+import { getCalendars, getTask, listSchedulerEdges, listTasks, taskHeadPages, type CalendarRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Logger } from '@ax/kit';
 import { schedulingFieldsOf, type SchedulingFields } from './scheduling-fields.js';
-import { taskPages } from './task-pages.js';
 
 /** One cached task. */
 export interface CachedTask {
@@ -111,7 +109,7 @@ export class TaskCache {
     }
     const changed: string[] = [];
     const seen = new Set<string>();
-    for await (const heads of taskPages<TaskHead>(db, 'id, name, version')) {
+    for await (const heads of taskHeadPages(db)) {
       for (const h of heads) {
         seen.add(h.name);
         const before = this.#tasks.get(h.name);
@@ -230,7 +228,6 @@ function compiledScheduleOf(schedule: TaskDefinition['schedule'], anchorMs: numb
   return compiled;
 }
 
-type TaskHead = RowDataPacket & { id: string; name: string; version: number };
 
 function sameParents(a: ReadonlyArray<ParentEdge>, b: ReadonlyArray<ParentEdge>): boolean {
   return a.length === b.length && a.every((x, i) => x.parent === b[i]?.parent && x.rule === b[i]?.rule && x.createsChild === b[i]?.createsChild);

@@ -3,6 +3,10 @@
  * field, timeout, retry, tags, enabled, dependsOn). Each field shows the API's message for it.
  * Every other field of the draft is kept as it is (edit it in the YAML view).
  */
+// A pure module of core with its own export (no zod): core's index holds Node code the browser
+// bundle must not take (as DiffView's line-diff).
+// eslint-disable-next-line no-restricted-imports
+import { DEFAULT_RETRY } from '@ax/core/retry-defaults';
 import type { ReactNode } from 'react';
 import { commandOf, commandText, getField, numberOrText, parentsOf, setField, tagsOf, textOf, withExecType, withParents, withScheduleType, type Parent } from './draft-form';
 import type { FormField } from './field-errors';
@@ -120,8 +124,8 @@ export function TaskForm({ draft, onChange, errors, nameLocked, readOnly, teams,
         {field('Tags (comma-separated)', 'tags', <input name="tags" value={(getField(draft, 'tags') as string[] | undefined)?.join(', ') ?? ''} {...invalid('tags')} onChange={(e) => set('tags', tagsOf(e.target.value))} />, 'a worker must carry every tag')}
       </div>
       <div className="grid-2 tight">
-        {field('Retries (max)', 'retry.max', <input name="retry.max" inputMode="numeric" value={textOf(draft, 'retry.max')} placeholder="0" {...invalid('retry.max')} onChange={(e) => set('retry.max', numberOrText(e.target.value))} />)}
-        {field('Retry backoff (seconds)', 'retry.backoffSeconds', <input name="retry.backoffSeconds" inputMode="numeric" value={textOf(draft, 'retry.backoffSeconds')} placeholder="30" {...invalid('retry.backoffSeconds')} onChange={(e) => set('retry.backoffSeconds', numberOrText(e.target.value))} />)}
+        {field('Retries (max)', 'retry.max', <input name="retry.max" inputMode="numeric" value={textOf(draft, 'retry.max')} placeholder={String(DEFAULT_RETRY.max)} {...invalid('retry.max')} onChange={(e) => set('retry.max', numberOrText(e.target.value))} />)}
+        {field('Retry backoff (seconds)', 'retry.backoffSeconds', <input name="retry.backoffSeconds" inputMode="numeric" value={textOf(draft, 'retry.backoffSeconds')} placeholder={String(DEFAULT_RETRY.backoffSeconds)} {...invalid('retry.backoffSeconds')} onChange={(e) => set('retry.backoffSeconds', numberOrText(e.target.value))} />)}
       </div>
       <label>
         <input type="checkbox" role="switch" name="enabled" checked={getField(draft, 'enabled') !== false} onChange={(e) => set('enabled', e.target.checked)} />

@@ -4,6 +4,10 @@
  * YAML text becomes a definition object (or one error with its line), and a field path named
  * by the API (`schedule.expr`, `dependsOn[0].task`) is found back on its line of the text.
  */
+// A pure module of core with its own export (no zod): core's index holds Node code the browser
+// bundle must not take (as DiffView's line-diff).
+// eslint-disable-next-line no-restricted-imports
+import { DEFAULT_RETRY } from '@ax/core/retry-defaults';
 import { isMap, isSeq, LineCounter, parseAllDocuments, parseDocument, stringify, type Node } from 'yaml';
 
 /** The team a task without one belongs to (ADMIN-API.md; @ax/core's DEFAULT_TEAM, which the browser bundle does not import). */
@@ -54,8 +58,8 @@ exec:
   command: [echo, "hello {{bizDate}}"]
 timeoutSeconds: 600
 retry:
-  max: 0
-  backoffSeconds: 30
+  max: ${DEFAULT_RETRY.max}
+  backoffSeconds: ${DEFAULT_RETRY.backoffSeconds}
 tags: []
 enabled: true
 `;

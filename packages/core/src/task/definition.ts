@@ -9,6 +9,7 @@ import { ValidationError, type Issue } from '../errors.js';
 import { EXEC_FIELDS, execSchema } from './exec-schema.js';
 import { convertZodIssue, describeValue, issueAt, type PathSegments } from './issues.js';
 import { MAX_JITTER_SECONDS } from '../schedule/jitter.js';
+import { DEFAULT_RETRY } from '../retry/defaults.js';
 import { structureProblems } from './json-guard.js';
 import { jsonSizeExcess } from './json-size.js';
 import { misnamedTaskField } from './misnamed-fields.js';
@@ -30,9 +31,6 @@ export const teamNameSchema = z.string().regex(TEAM_NAME_PATTERN, {
 
 /** Worker tags: no commas or spaces (workers list them in `AX_WORKER_TAGS`, comma separated). */
 export const TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:=/-]{0,63}$/;
-
-/** The retry policy a task gets when it names none, and that fills a partial `retry`. */
-export const DEFAULT_RETRY = Object.freeze({ max: 0, backoffSeconds: 30, factor: 2, jitterSeconds: 10 });
 
 /** `catch_up.max` when a `catch_up` misfire policy names no cap. */
 export const DEFAULT_CATCH_UP_MAX = 10;

@@ -4,7 +4,7 @@
  * same instance serialize, and the execution run log.
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import type { InstanceState } from '@ax/core';
+import { backoffPolicyOf, type InstanceState } from '@ax/core';
 import { decodeJson, encodeJsonNullable } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 
@@ -66,14 +66,7 @@ function toRecord(r: Row): ExecutionWithInstance {
     maxAttempts: Number(r.max_attempts),
     lostCount: Number(r.lost_count),
     timeoutSeconds: r.timeout_s == null ? null : Number(r.timeout_s),
-    retry:
-      retryRaw === null
-        ? null
-        : {
-            backoffSeconds: Number(retryRaw.backoffSeconds ?? 30),
-            factor: Number(retryRaw.factor ?? 2),
-            jitterSeconds: Number(retryRaw.jitterSeconds ?? 10),
-          },
+    retry: retryRaw === null ? null : backoffPolicyOf(retryRaw),
     executionShardIndex: r.shard_index == null ? null : Number(r.shard_index),
     executionShardTotal: r.exec_shard_total == null ? null : Number(r.exec_shard_total),
     executionRunNo: Number(r.exec_run_no),

@@ -94,3 +94,52 @@ export async function purgeLogsOfInstances(db: Queryable, instanceIds: readonly 
   await db.query('DELETE FROM job_log_end WHERE execution_id IN (?)', [executionIds]);
   return { executions: executionIds.length, chunks, statements: statements + 1 };
 }
+
+/** One (day, task) sum of purged instances, added to `task_daily_stats` before they go. */
+export interface DailyStatsDelta {
+  /** UTC date of the slot, `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly taskName: string;
+  readonly total: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly canceled: number;
+  /** Mean start delay of those that started, ms; null when none started. */
+  readonly avgTriggerDelayMs: number | null;
+  /** Longest run of those that started, ms; null when none started. */
+  readonly maxDurationMs: number | null;
+}
+
+/**
+ * Adds the purged instances' sums to `task_daily_stats`: counts add up, the mean start delay is
+ * weighted by the totals, the longest run is the larger. Call in the purge's transaction.
+ */
+export async function addToDailyStats(conn: Queryable, deltas: readonly DailyStatsDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  // avg is assigned first: ON DUPLICATE KEY UPDATE reads already-updated columns.
+  await conn.query(
+    `INSERT INTO task_daily_stats (day, task_name, total, succeeded, failed, canceled, avg_trigger_delay_ms, max_duration_ms)
+     VALUES ${deltas.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+     ON DUPLICATE KEY UPDATE
+       avg_trigger_delay_ms = CASE WHEN VALUES(avg_trigger_delay_ms) IS NULL THEN avg_trigger_delay_ms
+                                   WHEN avg_trigger_delay_ms IS NULL THEN VALUES(avg_trigger_delay_ms)
+                                   ELSE ROUND((avg_trigger_delay_ms * total + VALUES(avg_trigger_delay_ms) * VALUES(total)) / (total + VALUES(total))) END,
+       total = total + VALUES(total), succeeded = succeeded + VALUES(succeeded),
+       failed = failed + VALUES(failed), canceled = canceled + VALUES(canceled),
+       max_duration_ms = GREATEST(COALESCE(max_duration_ms, 0), COALESCE(VALUES(max_duration_ms), 0))`,
+    deltas.flatMap((d) => [d.day, d.taskName, d.total, d.succeeded, d.failed, d.canceled, d.avgTriggerDelayMs, d.maxDurationMs]),
+  );
+}
+
+/**
+ * Deletes instances with their events, executions and claims (children first). Call in the
+ * purge's transaction, after {@link purgeLogsOfInstances} (which finds the output through the
+ * executions deleted here).
+ */
+export async function deleteInstancesWithHistory(conn: Queryable, instanceIds: readonly string[]): Promise<void> {
+  if (instanceIds.length === 0) return;
+  await conn.query('DELETE FROM event_log WHERE instance_id IN (?)', [instanceIds]);
+  await conn.query('DELETE FROM task_execution WHERE instance_id IN (?)', [instanceIds]);
+  await conn.query('DELETE FROM execution_claim WHERE instance_id IN (?)', [instanceIds]);
+  await conn.query('DELETE FROM task_instance WHERE id IN (?)', [instanceIds]);
+}
