@@ -12,10 +12,9 @@
  * a job costs, and which (compare digests with digests only: another server).
  */
 import { countByState, createAxRound, insertDueInstances, insertTasks, instanceRows, storagePerInstance } from '../lib/ax-stack.mjs';
-import { readFileSync, renameSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
-import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
+import { checkBufferPool, openSlowLogWindow, slowLogArgs, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
 import { digestSlowLog } from '../lib/slow-log-digest.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
@@ -36,7 +35,7 @@ await runScenario(async () => {
   const sink = await startSink();
   onCleanup(() => sink.close());
   const server = DIGEST_POOL
-    ? await startPrivateMariaDb({ bufferPool: DIGEST_POOL, extraArgs: ['--slow-query-log=1', '--long-query-time=0', `--slow-query-log-file=${SLOW_LOG}`] })
+    ? await startPrivateMariaDb({ bufferPool: DIGEST_POOL, extraArgs: slowLogArgs(SLOW_LOG) })
     : null;
   const round = await createAxRound('tput', server ? { serverUrl: server.url } : {});
   const pool = round.db.pool;
@@ -45,17 +44,8 @@ await runScenario(async () => {
   log(`${expected.length} PENDING instances of ${names.length} tasks; starting ${WORKERS} workers, then ${BROKERS} broker(s)`);
   await round.start('worker', WORKERS, { profileDir: PROFILE_DIR });
   await sleep(1_000); // the workers' first heartbeat lands in the registry
-  // The run's statements are told apart by rotating the slow log around it (as ax-steady.mjs).
-  let slowLogPath = null;
-  const rotateSlowLog = async (to) => {
-    renameSync(slowLogPath, to);
-    await pool.query('FLUSH SLOW LOGS');
-  };
-  if (server) {
-    const [[{ dir }]] = await pool.query('SELECT @@datadir AS dir');
-    slowLogPath = path.join(dir, SLOW_LOG);
-    await rotateSlowLog(`${slowLogPath}.before`);
-  }
+  // The run's statements are told apart by rotating the slow log around it.
+  const slowLog = server ? await openSlowLogWindow(pool, SLOW_LOG) : null;
   await round.start('broker', BROKERS, { profileDir: PROFILE_DIR });
   const startedMs = Date.now();
   const cpuBefore = round.cpuSnapshot();
@@ -75,10 +65,10 @@ await runScenario(async () => {
   }
   const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
   const cpuWindowS = (Date.now() - startedMs) / 1000;
-  if (slowLogPath !== null) await rotateSlowLog(`${slowLogPath}.window`);
+  const slowLogPath = slowLog === null ? null : await slowLog.end();
   await sleep(500);
   await round.stop(undefined, 15_000);
-  const mysqlDigest = slowLogPath === null ? undefined : { bufferPool: DIGEST_POOL, ...digestSlowLog(readFileSync(`${slowLogPath}.window`, 'utf8'), 40) };
+  const mysqlDigest = slowLogPath === null ? undefined : { bufferPool: DIGEST_POOL, ...digestSlowLog(readFileSync(slowLogPath, 'utf8'), 40) };
   const rows = await instanceRows(pool);
   const ended = rows.filter((r) => r.state === 'SUCCESS' && r.endedMs !== null).map((r) => r.endedMs);
   const lastEnd = ended.length > 0 ? Math.max(...ended) : null;
