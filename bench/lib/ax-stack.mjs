@@ -289,22 +289,31 @@ export async function insertTasks(pool, { count, prefix, schedule, url, exec }) 
 /**
  * `count` instances PENDING and due already (slots a second apart from a minute ago), spread
  * over every task of the round in turn, one INSERT per second of slots. Returns each instance's
- * `{ name, atMs }` (its task and slot time).
+ * `{ name, atMs }` (its task and slot time). The rows carry what the scheduler writes on the
+ * schema of the tree measured: their task's team (0010) and version (0015) where those columns
+ * exist. A row without a team is one written before 0010, which the claim reaches by its task
+ * (a rollout's path, not the one measured).
  */
 export async function insertDueInstances(pool, count) {
-  const [tasks] = await pool.query('SELECT id, name FROM task');
+  const [tasks] = await pool.query('SELECT id, name, team, version FROM task');
+  const [present] = await pool.query(
+    `SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'task_instance' AND COLUMN_NAME IN ('team', 'task_version')`,
+  );
+  const extra = ['team', 'task_version'].filter((c) => present.some((p) => p.name === c));
+  const extraOf = (task) => extra.map((c) => (c === 'team' ? task.team : task.version));
   const baseMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
   const slots = [];
   for (let k = 0; slots.length < count && tasks.length > 0; k++) {
     const rows = [];
-    for (const { id, name } of tasks) {
+    for (const task of tasks) {
       if (slots.length >= count) break;
       const at = new Date(baseMs + k * 1_000);
-      slots.push({ name, atMs: at.getTime() });
-      rows.push([id, name, at, at.toISOString().slice(0, 10), 'manual', 'PENDING', 1, 1, at, '{}', 5]);
+      slots.push({ name: task.name, atMs: at.getTime() });
+      rows.push([task.id, task.name, at, at.toISOString().slice(0, 10), 'manual', 'PENDING', 1, 1, at, '{}', 5, ...extraOf(task)]);
     }
     await pool.query(
-      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority) VALUES ?`,
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority${extra.map((c) => `, ${c}`).join('')}) VALUES ?`,
       [rows],
     );
   }

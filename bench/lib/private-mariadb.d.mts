@@ -14,3 +14,5 @@ export function startPrivateMariaDb(options: {
   /** More mariadbd arguments, after the sizing. */
   extraArgs?: readonly string[];
 }): Promise<MariaDbServer>;
+export function slowLogArgs(file: string): string[];
+export function openSlowLogWindow(pool: { query: (sql: string) => Promise<unknown> }, file: string): Promise<{ end: () => Promise<string> }>;

@@ -16,14 +16,13 @@
  *   node bench/scenarios/ax-steady.mjs --tasks 4000 --seconds 60 [--drain-s 15] [--profile <dir>]
  *        [--mysql-digest 1G] [--out f.json]
  */
-import { readFileSync, renameSync, rmSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { countByState, createAxRound, dueBacklog, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
 import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
-import { checkBufferPool, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
+import { checkBufferPool, openSlowLogWindow, slowLogArgs, startPrivateMariaDb } from '../lib/private-mariadb.mjs';
 import { profileClockUs } from '../lib/cpuprofile.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
 import { digestSlowLog } from '../lib/slow-log-digest.mjs';
@@ -47,7 +46,7 @@ await runScenario(async () => {
   const sink = await startSink();
   onCleanup(() => sink.close());
   const server = DIGEST_POOL
-    ? await startPrivateMariaDb({ bufferPool: DIGEST_POOL, extraArgs: ['--slow-query-log=1', '--long-query-time=0', `--slow-query-log-file=${SLOW_LOG}`] })
+    ? await startPrivateMariaDb({ bufferPool: DIGEST_POOL, extraArgs: slowLogArgs(SLOW_LOG) })
     : null;
   const round = await createAxRound('steady', server ? { serverUrl: server.url } : {});
   if (PROFILE) rmSync(PROFILE, { recursive: true, force: true });
@@ -68,18 +67,8 @@ await runScenario(async () => {
   // The profiles are summarized over the firing window, on the monotonic clock of .cpuprofile files.
   const profileFromUs = profileClockUs() + (t0 - Date.now()) * 1_000;
   await sleep(t0 - Date.now());
-  // Each session copies the slow log switch when it connects, so the services' pooled sessions
-  // log from the start; the window's statements are told apart by rotating the file around it.
-  let slowLogPath = null;
-  const rotateSlowLog = async (to) => {
-    renameSync(slowLogPath, to);
-    await round.db.pool.query('FLUSH SLOW LOGS');
-  };
-  if (server) {
-    const [[{ dir }]] = await round.db.pool.query('SELECT @@datadir AS dir');
-    slowLogPath = path.join(dir, SLOW_LOG);
-    await rotateSlowLog(`${slowLogPath}.before`);
-  }
+  // The window's statements are told apart by rotating the slow log around it.
+  const slowLog = server ? await openSlowLogWindow(round.db.pool, SLOW_LOG) : null;
   const cpuBefore = round.cpuSnapshot();
   const samples = [];
   // Backlog = instances due and not final (slots created ahead of their time are not counted).
@@ -99,9 +88,8 @@ await runScenario(async () => {
   const cpuSeconds = cpuSecondsBetween(cpuBefore, round.cpuSnapshot());
   const cpuWindowS = (Date.now() - t0) / 1000;
   const profileToUs = profileClockUs();
-  // Only the rename here: the log of the window (~150 MB at 4,000/s for 30 s) is read once the
-  // stack has stopped, so reading it neither delays the scheduler's stop nor competes with it.
-  if (slowLogPath !== null) await rotateSlowLog(`${slowLogPath}.window`);
+  // Only the rename here: the window's log is read once the stack has stopped.
+  const slowLogPath = slowLog === null ? null : await slowLog.end();
   const schedulerStoppedMs = Date.now();
   await round.stop('scheduler', 15_000);
   const stopMs = Date.now();
@@ -117,7 +105,7 @@ await runScenario(async () => {
   }
   await sleep(500);
   await round.stop(undefined, 15_000);
-  const mysqlDigest = slowLogPath === null ? undefined : { bufferPool: DIGEST_POOL, ...digestSlowLog(readFileSync(`${slowLogPath}.window`, 'utf8'), 12) };
+  const mysqlDigest = slowLogPath === null ? undefined : { bufferPool: DIGEST_POOL, ...digestSlowLog(readFileSync(slowLogPath, 'utf8'), 12) };
 
   const rows = await instanceRows(round.db.pool, `expected_time >= '${new Date(t0).toISOString().slice(0, 23).replace('T', ' ')}'`);
   const windowEnd = t0 + SECONDS * 1_000;

@@ -106,7 +106,7 @@ export {
 export type { SlotOutcome, SlotRange, SlotToCreate, WatermarkMove } from './queries/instances-create.js';
 
 // Broker queries: state transitions, dispatch, replies, timed transitions, alert delivery.
-export { NOW, increment, nowPlusMs, transitionInstance } from './queries/transitions.js';
+export { NOW, WAIT_ENDED, increment, nowPlusMs, transitionInstance } from './queries/transitions.js';
 export type { InstanceColumn, InstanceTransition, SqlExpr } from './queries/transitions.js';
 export { markExecutionsAcked, recordExecutionOutcomes, transitionInstances } from './queries/bulk-transitions.js';
 export type { BulkTransition } from './queries/bulk-transitions.js';

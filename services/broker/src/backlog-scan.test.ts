@@ -12,6 +12,7 @@ import { insertTeam, listAlerts, setDispatchPaused, setTeamAlertRoutes, type Tas
 import { waitFor } from '@ax/testing';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { scanBacklogOnce } from './backlog-scan.js';
+import { dispatchOnce } from './dispatch.js';
 import type { Broker } from './broker.js';
 import { startBrokerHarness, type BrokerHarness } from './test-support.js';
 
@@ -175,6 +176,38 @@ describe('#45 R23 waiting.reason from the backlog scan', () => {
     await h.db.pool.query(`UPDATE task_instance SET state = 'PENDING' WHERE id = ?`, [id]); // re-routed
     await scanBacklogOnce(h.broker.context);
     expect((await waitingEvents(id)).map((e) => e.reason)).toEqual(['NO_WORKER', 'NO_WORKER']);
+  });
+  it('the dispatch that moves a held row clears its reason in the same write: nothing is left for the scan to clear', async () => {
+    const serial = await task('serial', { block: 'serial' });
+    const run = await running(serial);
+    const held = await h.instance(serial, { quiet: true });
+    await scanBacklogOnce(h.broker.context);
+    expect((await waiting(held)).reason).toBe('SERIAL_BUSY');
+    await h.db.pool.query(`UPDATE task_instance SET state = 'SUCCESS' WHERE id = ?`, [run]);
+    await dispatchOnce(h.broker.context);
+    expect((await h.row(held)).state).toBe('DISPATCHED');
+    expect(await waiting(held)).toEqual({ reason: null, message: null, since: null });
+  });
+
+  it('a stale reason on a row another transaction holds is skipped, not waited for, and cleared by a later pass', async () => {
+    const gpu = await task('gpu', { block: 'parallel', tags: ['gpu'] });
+    const id = await h.instance(gpu, { quiet: true });
+    await scanBacklogOnce(h.broker.context);
+    expect((await waiting(id)).reason).toBe('NO_WORKER');
+    await h.db.pool.query(`UPDATE task_instance SET state = 'CANCELED' WHERE id = ?`, [id]);
+    const holder = await h.db.pool.getConnection();
+    try {
+      await holder.beginTransaction();
+      await holder.query(`SELECT id FROM task_instance WHERE id = ? FOR UPDATE`, [id]);
+      // Waiting on the lock would hold the pass until the lock wait timeout (50 s), past this test's.
+      await scanBacklogOnce(h.broker.context);
+      expect((await waiting(id)).reason).toBe('NO_WORKER');
+    } finally {
+      await holder.rollback();
+      holder.release();
+    }
+    await scanBacklogOnce(h.broker.context);
+    expect((await waiting(id)).reason).toBeNull();
   });
 });
 

@@ -91,7 +91,7 @@ export async function scanBacklogOnce(ctx: BrokerContext): Promise<BacklogScanOu
     const chunk = changes.slice(i, i + WRITE_CHUNK);
     changed += (await inTransaction(ctx, (conn) => writeWaitingChanges(conn, chunk))).length;
   }
-  await clearStaleWaiting(pool, CLEAR_LIMIT);
+  await inTransaction(ctx, (conn) => clearStaleWaiting(conn, CLEAR_LIMIT));
   const alerted = await raiseBacklogAlerts(ctx, backlog);
   return { read: rows.length, backlog, changed, alerted };
 }

@@ -39,6 +39,7 @@ import {
   lockTasksForBlockCheck,
   lockTeamLimits,
   nowPlusMs,
+  WAIT_ENDED,
   raiseAlert,
   recordNoWorker,
   recordWaitingOnce,
@@ -352,6 +353,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
                 ack_deadline: null,
                 lease_until: null,
                 reason: null,
+                ...WAIT_ENDED,
               },
             });
             broadcastWon.set(p.instance.id, won);
@@ -388,6 +390,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
           ack_deadline: nowPlusMs(ctx.config.ackTimeoutMs + ctx.config.publishAllowanceMs),
           lease_until: null,
           reason: null,
+          ...WAIT_ENDED,
         },
       });
       for (const p of singles) {

@@ -7,7 +7,7 @@ import type { ResultSetHeader } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@ax/testing';
 import { withTransaction } from '../pool.js';
-import { claimStartable } from './claim-by-team.js';
+import { claimStartable, claimUnroutable, UNROUTABLE_SCAN_ROWS } from './claim-by-team.js';
 
 let db: TestDatabase;
 
@@ -19,11 +19,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function task(name: string, block: string): Promise<number> {
+async function task(name: string, block: string, tags: readonly string[] = []): Promise<number> {
   const [r] = await db.pool.query<ResultSetHeader>(
     `INSERT INTO task (name, team, schedule, schedule_type, exec, params, tags, retry, misfire, block_strategy)
-     VALUES (?, 'default', '{"type":"none"}', 'none', '{}', '{}', '[]', '{}', '{}', ?)`,
-    [name, block],
+     VALUES (?, 'default', '{"type":"none"}', 'none', '{}', '{}', ?, '{}', '{}', ?)`,
+    [name, JSON.stringify(tags), block],
   );
   return r.insertId;
 }
@@ -72,5 +72,38 @@ describe('claimStartable', () => {
       },
       { isolationLevel: 'READ COMMITTED' },
     );
+  });
+});
+
+describe('claimUnroutable', () => {
+  const workers = [{ teams: ['default'], tags: ['cpu'] }];
+  const claim = (limit = 20) =>
+    withTransaction(db.pool, (conn) => claimUnroutable(conn, { limit, capabilities: workers }).then((rows) => rows.map((r) => Number(r.id))), {
+      isolationLevel: 'READ COMMITTED',
+    });
+
+  it('R11: claims the rows no live worker could take (a tag none offers), not the routable ones', async () => {
+    const gpu = await task('cbu_gpu', 'parallel', ['gpu']);
+    const cpu = await task('cbu_cpu', 'parallel', ['cpu']);
+    await instance(cpu, 'cbu_cpu', 'PENDING', 40);
+    const held = await instance(gpu, 'cbu_gpu', 'PENDING', 30);
+    await instance(cpu, 'cbu_cpu', 'PENDING', 20);
+    expect(await claim()).toEqual([held]);
+  });
+
+  it(`looks at the first ${UNROUTABLE_SCAN_ROWS} due rows in the claim order only: a row behind them is claimed once they have gone`, async () => {
+    await db.pool.query(`UPDATE task_instance SET state = 'CANCELED' WHERE state = 'PENDING'`);
+    const cpu = await task('cbu_ahead', 'parallel', ['cpu']);
+    const gpu = await task('cbu_behind', 'parallel', ['gpu']);
+    // Higher priority: ahead of the unroutable row in the claim order.
+    const at = Date.now() - 60_000;
+    await db.pool.query(
+      `INSERT INTO task_instance (task_id, task_name, team, expected_time, biz_date, \`trigger\`, state, due_at, params, priority) VALUES ?`,
+      [Array.from({ length: UNROUTABLE_SCAN_ROWS }, (_, i) => [cpu, 'cbu_ahead', 'default', new Date(at - i), new Date(at), 'schedule', 'PENDING', new Date(at), '{}', 10])],
+    );
+    const behind = await instance(gpu, 'cbu_behind', 'PENDING', 30);
+    expect(await claim()).toEqual([]);
+    await db.pool.query(`UPDATE task_instance SET state = 'CANCELED' WHERE task_name = 'cbu_ahead' ORDER BY id LIMIT 1`);
+    expect(await claim()).toEqual([behind]);
   });
 });

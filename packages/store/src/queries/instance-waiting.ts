@@ -180,10 +180,13 @@ export async function writeWaitingChanges(db: Queryable, changes: readonly Waiti
 const MESSAGE_MAX_CHARS = 512;
 
 /**
- * Clears the reasons left on rows that are no longer held (dispatched, final, or back in
- * RETRY_WAIT) through `idx_instance_waiting`, which holds entries only for rows with a reason,
- * so that a later wait of the same row starts afresh (its first reason gets its event).
- * Reads the ids without a lock, then clears them by primary key. Returns how many.
+ * Clears the reasons left on rows that are no longer held (final, or back in RETRY_WAIT; the
+ * dispatch clears its own rows' reasons as it moves them) through `idx_instance_waiting`, which
+ * holds entries only for rows with a reason, so that a later wait of the same row starts afresh
+ * (its first reason gets its event). Reads the ids without a lock, locks them `SKIP LOCKED`
+ * and clears them by primary key: call it inside a transaction, so that a row a claim or a
+ * result holds is skipped (cleared next pass) rather than waited for, which held every row
+ * cleared so far and stalled the dispatch behind it (#45). Returns how many.
  */
 export async function clearStaleWaiting(db: Queryable, limit: number): Promise<number> {
   let rows: RowDataPacket[];
@@ -198,10 +201,15 @@ export async function clearStaleWaiting(db: Queryable, limit: number): Promise<n
     throw err;
   }
   if (rows.length === 0) return 0;
+  const [locked] = await db.query<RowDataPacket[]>(
+    `SELECT id FROM task_instance WHERE id IN (?) AND state NOT IN ('WAITING', 'PENDING') ORDER BY id FOR UPDATE SKIP LOCKED`,
+    [rows.map((r) => String(r.id))],
+  );
+  if (locked.length === 0) return 0;
   const [result] = await db.query<ResultSetHeader>(
     `UPDATE task_instance SET waiting_reason = NULL, waiting_since = NULL, waiting_message = NULL, updated_at = updated_at
       WHERE id IN (?) AND state NOT IN ('WAITING', 'PENDING')`,
-    [rows.map((r) => String(r.id))],
+    [locked.map((r) => String(r.id))],
   );
   return result.affectedRows;
 }

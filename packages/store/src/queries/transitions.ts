@@ -23,7 +23,10 @@ export type InstanceColumn =
   | 'shard_total'
   | 'started_at'
   | 'ended_at'
-  | 'task_version';
+  | 'task_version'
+  | 'waiting_reason'
+  | 'waiting_since'
+  | 'waiting_message';
 
 /** A value computed in SQL (on the database clock, R6): the expression is code, never input. */
 export interface SqlExpr {
@@ -35,6 +38,12 @@ export interface SqlExpr {
 export function nowPlusMs(ms: number): SqlExpr {
   return { expr: 'NOW(3) + INTERVAL ? MICROSECOND', params: [Math.round(ms) * 1000] };
 }
+
+/**
+ * A transition that ends a wait (PENDING → DISPATCHED) clears the row's waiting reason (0013)
+ * in the same write, so the backlog scan has no reason left to clear on it later (#45).
+ */
+export const WAIT_ENDED = { waiting_reason: null, waiting_since: null, waiting_message: null } as const;
 
 /** `NOW(3)`. */
 export const NOW: SqlExpr = { expr: 'NOW(3)' };
