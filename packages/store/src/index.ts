@@ -209,7 +209,7 @@ export {
   getInstance,
   instanceFromRow,
   instanceTeamFilter,
-  type TeamFilterForm,
+  instanceTeamSql,
   instancesAtSlots,
   instancesOfBizDate,
   listExecutions,
