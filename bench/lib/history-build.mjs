@@ -34,6 +34,13 @@ const STEP = 500_000;
 /** Tables whose secondary indexes are dropped during the load and rebuilt after. */
 const BULK_TABLES = ['task_instance', 'task_execution', 'event_log', 'job_log_chunk', 'job_log_end', 'audit_log'];
 
+/**
+ * What the build writes, recorded with its parameters: a kept history of another format is
+ * built again. 2: instances carry their team (before, `task_instance.team` was NULL and the
+ * by-team read found nothing through the column).
+ */
+const BUILD_FORMAT = 2;
+
 export const DEFAULT_HISTORY = { tasks: 100_000, everyMinute: 10_000, instances: 5_000_000, days: 90 };
 
 const taskName = (expr) => `CONCAT('hist-', LPAD(${expr}, 6, '0'))`;
@@ -105,7 +112,8 @@ function definitions() {
  * Inserts `instances` final instances with explicit ids 1…`instances` (into tables without
  * them: the ids and execution ids are derived from the slot number), slot `s` at
  * `fromMs + (s - 1) × stepMs` and of task id `(s - 1) mod tasks + 1` (the tasks must have ids
- * 1…`tasks`), named by `nameOf(<SQL of the task number>)` (default `hist-<6 digits>`): 95 %
+ * 1…`tasks`), named by `nameOf(<SQL of the task number>)` (default `hist-<6 digits>`) and of its
+ * task's team (as every insert path of ax writes `task_instance.team`, migration 0010): 95 %
  * SUCCESS, 4 % FAILED, 1 % CANCELED, each ended 40 ms to 5 s after its slot, with one execution,
  * three events, one log chunk and its end record. The connection's session time zone must be
  * UTC. Returns the seconds of each table's load.
@@ -117,9 +125,9 @@ export async function insertFinalInstances(conn, { instances, tasks, fromMs, ste
   const state = (s) => `CASE WHEN ${s} % 100 < 95 THEN 'SUCCESS' WHEN ${s} % 100 < 99 THEN 'FAILED' ELSE 'CANCELED' END`;
   const taskNo = (s) => `((${s} - 1) % ${tasks} + 1)`;
   figures.instances = await timed(`${instances} instances`, () =>
-    inSteps(conn, instances, (a, b) => `INSERT INTO task_instance (id, task_id, task_name, expected_time, run_no, biz_date, \`trigger\`, state, reason, attempt, max_attempts,
+    inSteps(conn, instances, (a, b) => `INSERT INTO task_instance (id, task_id, task_name, team, expected_time, run_no, biz_date, \`trigger\`, state, reason, attempt, max_attempts,
          due_at, params, priority, worker_id, dispatch_count, current_execution_id, created_at, updated_at, started_at, ended_at)
-       SELECT seq, ${taskNo('seq')}, ${nameOf(taskNo('seq'))}, ${at('seq')}, 1, DATE(${at('seq')}), IF(seq % 50 = 0, 'manual', 'schedule'),
+       SELECT seq, ${taskNo('seq')}, ${nameOf(taskNo('seq'))}, (SELECT t.team FROM task t WHERE t.id = ${taskNo('seq')}), ${at('seq')}, 1, DATE(${at('seq')}), IF(seq % 50 = 0, 'manual', 'schedule'),
               ${state('seq')}, CASE WHEN seq % 100 BETWEEN 95 AND 98 THEN 'EXIT_CODE' WHEN seq % 100 = 99 THEN 'CANCELED_BY_USER' END, 1, 1,
               ${at('seq')}, '{}', 5, CONCAT('hist-w', seq % 8), 1, ${executionIdSql('seq')},
               TIMESTAMPADD(MICROSECOND, 4000, ${at('seq')}), TIMESTAMPADD(MICROSECOND, 40000 + (seq % 5000) * 1000, ${at('seq')}),
@@ -214,7 +222,8 @@ export async function ensureHistory(serverUrl, params = DEFAULT_HISTORY) {
     await admin.query('CREATE DATABASE IF NOT EXISTS bench_meta');
     await admin.query('CREATE TABLE IF NOT EXISTS bench_meta.history (id TINYINT PRIMARY KEY, params JSON NOT NULL, figures JSON NOT NULL, built_at DATETIME NOT NULL)');
     const [meta] = await admin.query('SELECT params, figures, built_at FROM bench_meta.history WHERE id = 1');
-    const same = meta.length > 0 && JSON.stringify(typeof meta[0].params === 'string' ? JSON.parse(meta[0].params) : meta[0].params) === JSON.stringify(params);
+    const recorded = { ...params, format: BUILD_FORMAT };
+    const same = meta.length > 0 && JSON.stringify(typeof meta[0].params === 'string' ? JSON.parse(meta[0].params) : meta[0].params) === JSON.stringify(recorded);
     const url = `${serverUrl}/${HISTORY_DB}`;
     if (same) {
       const pool = createPool(url, { connectionLimit: 1 });
@@ -251,7 +260,7 @@ export async function ensureHistory(serverUrl, params = DEFAULT_HISTORY) {
           'SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = DATABASE()',
         );
         figures.bytes = Number(size[0].bytes);
-        await admin.query('INSERT INTO bench_meta.history (id, params, figures, built_at) VALUES (1, ?, ?, UTC_TIMESTAMP())', [JSON.stringify(params), JSON.stringify(figures)]);
+        await admin.query('INSERT INTO bench_meta.history (id, params, figures, built_at) VALUES (1, ?, ?, UTC_TIMESTAMP())', [JSON.stringify(recorded), JSON.stringify(figures)]);
         log(`history: built in ${figures.totalS.toFixed(0)} s, ${(figures.bytes / 2 ** 30).toFixed(2)} GiB`);
         return { url, built: true, figures, migrated: { applied: [], seconds: 0 }, params };
       } finally {

@@ -2029,7 +2029,7 @@ export interface Operations {
       200: {
         /** what would run, of the token's teams */
         instances: { [key: string]: unknown }[];
-        /** extension: teams the token does not cover whose instances the rerun would touch (the real one is refused with 403 then) */
+        /** extension: teams the token does not cover whose instances the rerun would touch, or whose task it would run (a task moved to another team since), the real one is refused with 403 then */
         forbiddenTeams: string[];
       };
       /** the instances that will run */

@@ -225,7 +225,7 @@ export {
   getInstance,
   instanceFromRow,
   instanceTeamFilter,
-  type TeamFilterForm,
+  instanceTeamSql,
   instancesAtSlots,
   instancesOfBizDate,
   listExecutions,

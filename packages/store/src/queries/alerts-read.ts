@@ -6,6 +6,7 @@
  */
 import type { RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
+import { instanceTeamSql } from './instances-read.js';
 
 /** An alert as stored. */
 export interface AlertRecord {
@@ -41,9 +42,9 @@ export interface ListAlertsOptions {
   readonly limit: number;
 }
 
-/** SQL: the team of alert `a` (its instance's task first: a task id never changes hands). */
+/** SQL: the team of alert `a`: its instance's ({@link instanceTeamSql}) first, else its task's by name. */
 export const ALERT_TEAM_SQL = `COALESCE(
-    (SELECT it.team FROM task_instance ai JOIN task it ON it.id = ai.task_id WHERE ai.id = a.instance_id),
+    (SELECT ${instanceTeamSql('ai')} FROM task_instance ai WHERE ai.id = a.instance_id),
     (SELECT nt.team FROM task nt WHERE nt.name = a.task_name))`;
 
 /** Alerts newest first. */

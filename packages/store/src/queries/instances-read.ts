@@ -36,91 +36,44 @@ export interface InstanceRecord {
   readonly startedAt: Date | null;
   readonly endedAt: Date | null;
   /**
-   * The team of its task, joined by the immutable `task_id` (instances carry no team column);
-   * null when the task was deleted.
+   * The instance's team: its task's team when the instance was made ({@link instanceTeamSql});
+   * null for a row without one whose task was deleted.
    */
   readonly team: string | null;
 }
 
-/** The columns of an instance row, in select order (the team through its task). */
+/**
+ * SQL of the team of instance row `alias` (#45, docs/teams.md "Instances and moved tasks"): the
+ * team written on the row when it was made (migration 0010: every insert path copies its task's
+ * team then), so a task moved to another team leaves its earlier runs with the team they ran
+ * for. A row without one (written by a build before 0010 during a rolling upgrade) has its
+ * task's team now; the instance of a deleted task then has none (only `*` tokens see it). Every
+ * read that shows or checks an instance's team takes it from here, so the list, the detail,
+ * logs, reruns and stats never disagree about whose an instance is.
+ */
+export function instanceTeamSql(alias: string): string {
+  return `COALESCE(${alias}.team, (SELECT t.team FROM task t WHERE t.id = ${alias}.task_id))`;
+}
+
+/** The columns of an instance row, in select order. */
 export const INSTANCE_COLUMNS = `id, task_id, task_name, expected_time, biz_date, \`trigger\`, run_no, state, reason, attempt,
   max_attempts, priority, params, worker_id, current_execution_id, rerun_batch_id, task_version, due_at, created_at, started_at, ended_at,
-  (SELECT t.team FROM task t WHERE t.id = task_instance.task_id) AS team`;
+  ${instanceTeamSql('task_instance')} AS team`;
 
 /**
- * How {@link instanceTeamFilter} tests an instance's team; both forms select the same rows.
- * - `per-row`: the task's team read by primary key for each instance the read meets. No
- *   optimizer turns it into a join, so the read is driven from the instances' side (a day's
- *   range, a task's rows, or the primary key backwards until LIMIT is filled): about
- *   limit / share rows for teams holding that share of the instances.
- * - `by-task`: the semi-join `task_id IN (SELECT id FROM task WHERE team IN …)`: the teams'
- *   tasks first, then every instance of each, then a sort. Only worth it when the teams hold
- *   few of the instances (5,000,000 rows over 10 teams: 24 s for a page, #24).
+ * The team filter of instance reads: instances whose team ({@link instanceTeamSql}) is one of
+ * `teams`, as SQL with placeholders and its values; empty for `null` (every team). `alias` is
+ * the name of `task_instance` in the statement. Written so `task_instance.team` can be read
+ * from `idx_instance_team`; the task is looked up only for rows without a team.
  */
-export type TeamFilterForm = 'per-row' | 'by-task';
-
-/**
- * The team filter of instance reads: instances whose task belongs to one of `teams`, as SQL
- * with placeholders and its values; empty for `null` (every team). `alias` is the name of
- * `task_instance` in the statement.
- */
-export function instanceTeamFilter(
-  teams: readonly string[] | null | undefined,
-  opts: { alias?: string; form?: TeamFilterForm } = {},
-): { sql: string; values: unknown[] } | null {
+export function instanceTeamFilter(teams: readonly string[] | null | undefined, opts: { alias?: string } = {}): { sql: string; values: unknown[] } | null {
   if (teams === null || teams === undefined) return null;
   if (teams.length === 0) return { sql: 'FALSE', values: [] };
   const alias = opts.alias ?? 'task_instance';
-  if (opts.form === 'by-task') return { sql: `${alias}.task_id IN (SELECT t.id FROM task t WHERE t.team IN (?))`, values: [teams] };
-  return { sql: `(SELECT t.team FROM task t WHERE t.id = ${alias}.task_id) IN (?)`, values: [teams] };
-}
-
-/** Newest instances {@link teamFilterFormFor} looks at. */
-const TEAM_SAMPLE_ROWS = 1_000;
-
-/** How long {@link teamFilterFormFor}'s answer for a team set is reused, ms. */
-const TEAM_FORM_MAX_AGE_MS = 10_000;
-
-/** Most team sets whose form is kept per pool; the oldest answered goes first. */
-const TEAM_FORM_MAX_ENTRIES = 256;
-
-/**
- * The forms answered lately, per pool (or connection: whatever the read was given, so separate
- * databases never share them) and sorted team list. Only the choice of SQL is kept, never rows:
- * both forms select the same rows, so an outdated choice costs time, not correctness.
- */
-const recentTeamForms = new WeakMap<Queryable, Map<string, { form: TeamFilterForm; atMs: number }>>();
-
-/**
- * The cheaper team filter form of a newest-first page that no other index narrows: `per-row`
- * when the teams own any of the newest TEAM_SAMPLE_ROWS instances (so a backward scan meets
- * the page within about limit × 1,000 rows, and usually far fewer), `by-task` when they own none
- * (their instances are few, or old: reading them by task beats scanning the table for them).
- * The sample is read once per TEAM_FORM_MAX_AGE_MS per team set, not for every page.
- */
-async function teamFilterFormFor(db: Queryable, teams: readonly string[]): Promise<TeamFilterForm> {
-  let forms = recentTeamForms.get(db);
-  if (forms === undefined) {
-    forms = new Map();
-    recentTeamForms.set(db, forms);
-  }
-  const key = JSON.stringify([...teams].sort());
-  const recent = forms.get(key);
-  if (recent !== undefined && Date.now() - recent.atMs < TEAM_FORM_MAX_AGE_MS) return recent.form;
-  const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT EXISTS (SELECT 1 FROM (SELECT task_id FROM task_instance ORDER BY id DESC LIMIT ?) s
-                     JOIN task t ON t.id = s.task_id WHERE t.team IN (?)) AS seen`,
-    [TEAM_SAMPLE_ROWS, teams],
-  );
-  const form = Number(rows[0]?.['seen'] ?? 0) === 1 ? 'per-row' : 'by-task';
-  // Re-inserted: the Map's order is then the order of answers, the oldest first out.
-  forms.delete(key);
-  forms.set(key, { form, atMs: Date.now() });
-  for (const oldest of forms.keys()) {
-    if (forms.size <= TEAM_FORM_MAX_ENTRIES) break;
-    forms.delete(oldest);
-  }
-  return form;
+  return {
+    sql: `(${alias}.team IN (?) OR (${alias}.team IS NULL AND (SELECT t.team FROM task t WHERE t.id = ${alias}.task_id) IN (?)))`,
+    values: [teams, teams],
+  };
 }
 
 /** `YYYY-MM-DD` of a DATE column read as UTC midnight. */
@@ -195,6 +148,32 @@ function windowOnly(opts: ListInstancesOptions): boolean {
   return opts.taskName === undefined && opts.bizDate === undefined && opts.workerId === undefined && (opts.states ?? []).length === 0 && (opts.triggers ?? []).length === 0;
 }
 
+/**
+ * The newest `limit` instances of `teams` matching `where` (its `values`), when no other index
+ * narrows the list (#45): per team, its newest rows from `idx_instance_team`, where one team's
+ * entries lie in id order (InnoDB appends the primary key), so each part stops after about
+ * `limit` matching rows however small or old the team's share; plus the rows without a team
+ * (the same index's NULL entries) whose task is of one of the teams; merged newest first.
+ * One `team IN (…)` range instead would read and sort every row of the teams (500,000 per team
+ * on the history bench), and a backward walk of the primary key every row of the other teams.
+ */
+function teamsPage(where: readonly string[], values: readonly unknown[], teams: readonly string[], limit: number): { sql: string; values: unknown[] } {
+  const and = where.map((w) => ` AND ${w}`).join('');
+  const parts = [...new Set(teams)].map((team) => ({
+    sql: `(SELECT ${INSTANCE_COLUMNS} FROM task_instance WHERE team = ?${and} ORDER BY id DESC LIMIT ?)`,
+    values: [team, ...values, limit],
+  }));
+  parts.push({
+    sql: `(SELECT ${INSTANCE_COLUMNS} FROM task_instance WHERE team IS NULL${and}
+            AND (SELECT t.team FROM task t WHERE t.id = task_instance.task_id) IN (?) ORDER BY id DESC LIMIT ?)`,
+    values: [...values, teams, limit],
+  });
+  return {
+    sql: `SELECT * FROM (${parts.map((p) => p.sql).join(' UNION ALL ')}) page ORDER BY id DESC LIMIT ?`,
+    values: [...parts.flatMap((p) => p.values), limit],
+  };
+}
+
 /** Instances newest first (by id: creation order). */
 export async function listInstances(db: Queryable, opts: ListInstancesOptions): Promise<InstanceRecord[]> {
   const where: string[] = [];
@@ -234,8 +213,12 @@ export async function listInstances(db: Queryable, opts: ListInstancesOptions): 
   // With a task, day, window or worker, that index drives the read and the team is a filter;
   // alone (or with a state or trigger), the team decides where the page is found.
   const narrowed = opts.taskName !== undefined || opts.bizDate !== undefined || opts.from !== undefined || opts.to !== undefined || opts.workerId !== undefined;
-  const form = opts.teams === null || opts.teams === undefined || opts.teams.length === 0 || narrowed ? 'per-row' : await teamFilterFormFor(db, opts.teams);
-  const team = instanceTeamFilter(opts.teams, { form });
+  if (!narrowed && opts.teams !== null && opts.teams !== undefined && opts.teams.length > 0) {
+    const page = teamsPage(where, values, opts.teams, opts.limit);
+    const [rows] = await db.query<RowDataPacket[]>(page.sql, page.values);
+    return rows.map(instanceFromRow);
+  }
+  const team = instanceTeamFilter(opts.teams);
   if (team !== null) {
     where.push(team.sql);
     values.push(...team.values);

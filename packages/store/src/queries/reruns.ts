@@ -11,7 +11,7 @@ import { assertTransition, type InstanceState } from '@ax/core';
 import { decodeJsonNullable, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { appendEvents } from './events.js';
-import { INSTANCE_COLUMNS, instanceFromRow, type InstanceRecord } from './instances-read.js';
+import { INSTANCE_COLUMNS, instanceFromRow, instanceTeamSql, type InstanceRecord } from './instances-read.js';
 
 /** A rerun request to record. */
 export interface NewRerunBatch {
@@ -113,13 +113,13 @@ export function rerunBatchTarget(id: string): string {
  * while it has none, to the team of the task or instance its request named: visible when the
  * token covers all of them, so its counts never include another team's instances.
  */
-const BATCH_VISIBLE_SQL = `NOT EXISTS (SELECT 1 FROM task_instance bi LEFT JOIN task bt ON bt.id = bi.task_id
-                 WHERE bi.rerun_batch_id = b.id AND (bt.team IS NULL OR bt.team NOT IN (?)))
+const BATCH_VISIBLE_SQL = `NOT EXISTS (SELECT 1 FROM task_instance bi
+                 WHERE bi.rerun_batch_id = b.id AND (${instanceTeamSql('bi')} IS NULL OR ${instanceTeamSql('bi')} NOT IN (?)))
     AND (EXISTS (SELECT 1 FROM task_instance bi WHERE bi.rerun_batch_id = b.id)
          OR COALESCE(
               (SELECT nt.team FROM task nt
                 WHERE nt.name = COALESCE(JSON_UNQUOTE(JSON_EXTRACT(b.request, '$.task')), JSON_UNQUOTE(JSON_EXTRACT(b.request, '$.root')))),
-              (SELECT nt.team FROM task_instance ni JOIN task nt ON nt.id = ni.task_id
+              (SELECT ${instanceTeamSql('ni')} FROM task_instance ni
                 WHERE ni.id = JSON_UNQUOTE(JSON_EXTRACT(b.request, '$.instanceId')))) IN (?))`;
 
 function teamCondition(teams: readonly string[] | null): { sql: string; values: unknown[] } | null {
@@ -198,12 +198,12 @@ export async function rerunBatchCounts(db: Queryable, batchIds: readonly string[
   return out;
 }
 
-/** The teams of each batch's instances (a deleted task's instance: null). */
+/** The teams of each batch's instances ({@link instanceTeamSql}; a deleted task's instance without one: null). */
 export async function rerunBatchTeams(db: Queryable, batchIds: readonly string[]): Promise<Map<string, Array<string | null>>> {
   const out = new Map<string, Array<string | null>>();
   if (batchIds.length === 0) return out;
   const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT DISTINCT i.rerun_batch_id, t.team FROM task_instance i LEFT JOIN task t ON t.id = i.task_id WHERE i.rerun_batch_id IN (?)`,
+    `SELECT DISTINCT i.rerun_batch_id, ${instanceTeamSql('i')} AS team FROM task_instance i WHERE i.rerun_batch_id IN (?)`,
     [batchIds],
   );
   for (const r of rows) {

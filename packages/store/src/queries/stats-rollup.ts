@@ -89,7 +89,7 @@ export async function rollUpDay(
     const due = dueIn(dayStart, new Date(dayStart.getTime() + DAY_MS), null);
     const [groups] = await conn.query<RowDataPacket[]>(
       `SELECT FLOOR(TIMESTAMPDIFF(SECOND, ?, s.due_time) / 3600) AS h,
-              COALESCE((SELECT t.team FROM task t WHERE t.id = s.task_id), '') AS team,
+              COALESCE(s.team, '') AS team,
               COUNT(*) AS runs,
               COALESCE(SUM(s.state = 'SUCCESS'), 0) AS succeeded,
               COALESCE(SUM(s.state = 'FAILED'), 0) AS failed,

@@ -13,7 +13,7 @@
  */
 import type { RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
-import { instanceTeamFilter } from './instances-read.js';
+import { instanceTeamFilter, instanceTeamSql } from './instances-read.js';
 import { CURRENT_EXECUTION_ID_SQL, EXECUTION_START_SQL } from './run-times.js';
 
 /** The figures of one UTC day. */
@@ -69,12 +69,12 @@ export function dueIn(from: Date, to: Date, teams: readonly string[] | null): Co
 }
 
 /**
- * SQL of the instances of `due` ({@link dueIn}), one row each: `id, task_id, task_name, state,
+ * SQL of the instances of `due` ({@link dueIn}), one row each: `id, task_id, task_name, team, state,
  * trg, expected_time, created_at, due_time, run_started, longest_us`; its values are
  * `due.values`. The hourly rollup (stats-rollup.ts) reads the same rows.
  */
 export function dueInstances(due: Condition): string {
-  return `SELECT i.id, i.task_id, i.task_name, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
+  return `SELECT i.id, i.task_id, i.task_name, ${instanceTeamSql('i')} AS team, i.state, i.\`trigger\` AS trg, i.expected_time, i.created_at, i.due_time,
              (SELECT ${EXECUTION_START_SQL} FROM task_execution x WHERE x.id = ${CURRENT_EXECUTION_ID_SQL}) AS run_started,
              (SELECT MAX(TIMESTAMPDIFF(MICROSECOND, ${EXECUTION_START_SQL}, x.ended_at)) FROM task_execution x
                WHERE x.instance_id = i.id AND x.ended_at IS NOT NULL AND ${EXECUTION_START_SQL} IS NOT NULL) AS longest_us

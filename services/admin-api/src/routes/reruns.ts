@@ -9,6 +9,7 @@ import {
   dueDaysOf,
   forgetRolledUpDays,
   getTask,
+  getTaskById,
   insertManualInstance,
   insertRerunBatch,
   instancesAtSlots,
@@ -74,6 +75,21 @@ interface Plan {
 /** The team of what a plan item touches. */
 function teamOf(item: PlanItem): string | null {
   return item.kind === 'create' ? item.task.definition.team : item.instance.team;
+}
+
+/**
+ * The teams a plan runs for: each item's ({@link teamOf}) and, for a re-run, its task's team now
+ * (docs/teams.md "Instances and moved tasks"): the new run is of the task's current definition
+ * (#47), so re-running an earlier run of a task moved to another team runs that team's task,
+ * which a token of the earlier team alone may not do. A deleted task adds nothing.
+ */
+async function teamsRun(tx: Tx, items: readonly PlanItem[]): Promise<Array<string | null>> {
+  const taskTeams = new Map<string, string | null>();
+  for (const item of items) {
+    if (item.kind !== 'rerun' || taskTeams.has(item.instance.taskId)) continue;
+    taskTeams.set(item.instance.taskId, (await getTaskById(tx, item.instance.taskId))?.definition.team ?? null);
+  }
+  return [...items.map(teamOf), ...[...taskTeams.values()].filter((team): team is string => team !== null)];
 }
 
 /** Tasks upstream of each task within `set` (transitively, through any task). */
@@ -279,10 +295,10 @@ export const rerunRoutes: RouteSpec[] = [
         description: 'dry run: what would run (existing instances by id, slots to create by taskName + expectedTime)',
         schema: z.object({
           instances: z.array(z.record(z.string(), z.unknown())).describe("what would run, of the token's teams"),
-          forbiddenTeams: z.array(z.string()).describe('extension: teams the token does not cover whose instances the rerun would touch (the real one is refused with 403 then)'),
+          forbiddenTeams: z.array(z.string()).describe('extension: teams the token does not cover whose instances the rerun would touch, or whose task it would run (a task moved to another team since), the real one is refused with 403 then'),
         }),
       },
-      403: { description: '`FORBIDDEN`: the rerun would touch instances of teams the token does not cover; `details.teams` names them' },
+      403: { description: '`FORBIDDEN`: the rerun would touch instances, or run tasks, of teams the token does not cover; `details.teams` names them' },
       202: { description: 'the instances that will run', schema: z.object({ instances: z.array(z.string()), batchId: z.string().nullable() }) },
       404: { description: 'no such instance, task, or root instance on that date' },
       409: { description: '`INVALID_STATE`: an instance to re-run is not final' },
@@ -293,17 +309,20 @@ export const rerunRoutes: RouteSpec[] = [
       }
       const actor = principal?.name ?? 'unknown';
       if (body.dryRun) {
-        const p = await writeTransaction(deps.pool, (tx) => plan(tx, body, false, principal));
+        const { p, teams } = await writeTransaction(deps.pool, async (tx) => {
+          const planned = await plan(tx, body, false, principal);
+          return { p: planned, teams: await teamsRun(tx, planned.items) };
+        });
         // Instances of teams the caller does not cover are not listed; their teams are.
-        const forbiddenTeams = uncoveredTeams(principal, p.items.map(teamOf));
+        const forbiddenTeams = uncoveredTeams(principal, teams);
         const shown = p.items.filter((item) => !forbiddenTeams.includes(teamOf(item) ?? '(deleted task)'));
         return { status: 200, body: { instances: shown.map(describeItem), dryRun: true, forbiddenTeams } };
       }
       const outcome = await writeTransaction(deps.pool, async (tx) => {
         const p = await plan(tx, body, true, principal);
-        const forbiddenTeams = uncoveredTeams(principal, p.items.map(teamOf));
+        const forbiddenTeams = uncoveredTeams(principal, await teamsRun(tx, p.items));
         if (forbiddenTeams.length > 0) {
-          throw new ApiError(403, 'FORBIDDEN', `this rerun would touch instances of teams the token does not cover: ${forbiddenTeams.join(', ')}; nothing was re-run`, {
+          throw new ApiError(403, 'FORBIDDEN', `this rerun would touch instances, or run tasks, of teams the token does not cover: ${forbiddenTeams.join(', ')}; nothing was re-run`, {
             teams: forbiddenTeams,
           });
         }
