@@ -87,6 +87,7 @@ export {
   listTaskNames,
   listTasks,
   replaceTask,
+  setTasksManagedBy,
   withdrawPrecreatedSlots,
   setTaskEnabled,
   taskFromRow,
@@ -228,6 +229,7 @@ export {
 } from './queries/instances-manual.js';
 export type { CancelOutcome, ManualInstance } from './queries/instances-manual.js';
 export {
+  DOWNSTREAM_GRACE_SECONDS,
   RERUN_CANCEL_ACTION,
   getRerunBatch,
   insertRerunBatch,
@@ -235,6 +237,8 @@ export {
   listRerunBatches,
   rerunBatchCancels,
   rerunBatchCounts,
+  rerunBatchOfBizDate,
+  rerunBatchesAwaitingDownstream,
   rerunBatchTarget,
   rerunBatchTeams,
   rerunInstance,
