@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access -- API bodies are untyped JSON here */
 /**
  * `axctl alerts list`, `axctl dead-letters list` and `axctl audit list` (#47: every console
  * action in axctl) against the real admin API (in-process, its own test database): alerts and

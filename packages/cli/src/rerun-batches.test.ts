@@ -77,7 +77,7 @@ describe('a DAG backfill', () => {
   it('counts every downstream run: `reruns watch` ends only after the last leaf ran, 6/6', async () => {
     const started = await t.call('POST', '/api/v1/reruns', { body: { mode: 'backfill', task: 'bf_root', from: day(-3), to: day(-2), concurrency: 2, reason: 'history' } });
     expect(started.status).toBe(202);
-    const batchId = String(started.body.batchId);
+    const batchId = String((started.body as { batchId: unknown }).batchId);
 
     // Every poll of the batch, beside `watch`: "done" may only be seen once all six ran.
     const seen: Batch[] = [];
@@ -121,7 +121,7 @@ describe('a DAG backfill', () => {
     // root or mid waits (PENDING, canceled), and the running mid's leaf is never created.
     const started = await t.call('POST', '/api/v1/reruns', { body: { mode: 'backfill', task: 'cx_root', from: day(-3), to: day(-2), concurrency: 1, reason: 'to cancel' } });
     expect(started.status).toBe(202);
-    const batchId = String(started.body.batchId);
+    const batchId = String((started.body as { batchId: unknown }).batchId);
     await waitFor(async () => (await dagInstances('cx_mid')).some((r) => r.state === 'RUNNING'), { timeoutMs: 30_000, description: 'a downstream run running' });
 
     const timedOut = await axctl(t, ['reruns', 'watch', batchId, '--timeout', '1s'], { killAfterMs: 30_000 });
