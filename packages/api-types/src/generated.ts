@@ -188,7 +188,7 @@ export interface Operations {
             finishWithinSeconds?: number;
           } | null;
           enabled: boolean;
-          dependencyTimeoutSeconds: number;
+          dependencyTimeoutSeconds: number | null;
           dependsOn?: {
             task: string;
             rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -206,6 +206,8 @@ export interface Operations {
           calendarSkippedCount: number;
           /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
           pausedReason: "FAILURES" | null;
+          /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+          managedBy: string | null;
           /** extension: the latest instance of the task (the last created, by `createdAt`, then id), null when it has none */
           lastRun: {
             instanceId: string;
@@ -311,7 +313,7 @@ export interface Operations {
         finishWithinSeconds?: number;
       } | null;
       enabled?: boolean;
-      dependencyTimeoutSeconds?: number;
+      dependencyTimeoutSeconds?: number | null;
       dependsOn?: {
         task: string;
         rule?: "ALL_SUCCESS" | "ALL_DONE";
@@ -411,7 +413,7 @@ export interface Operations {
           finishWithinSeconds?: number;
         } | null;
         enabled: boolean;
-        dependencyTimeoutSeconds: number;
+        dependencyTimeoutSeconds: number | null;
         dependsOn?: {
           task: string;
           rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -429,6 +431,8 @@ export interface Operations {
         calendarSkippedCount: number;
         /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
         pausedReason: "FAILURES" | null;
+        /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+        managedBy: string | null;
       };
     };
   };
@@ -533,7 +537,7 @@ export interface Operations {
           finishWithinSeconds?: number;
         } | null;
         enabled: boolean;
-        dependencyTimeoutSeconds: number;
+        dependencyTimeoutSeconds: number | null;
         dependsOn?: {
           task: string;
           rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -551,6 +555,8 @@ export interface Operations {
         calendarSkippedCount: number;
         /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
         pausedReason: "FAILURES" | null;
+        /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+        managedBy: string | null;
       };
     };
   };
@@ -650,7 +656,7 @@ export interface Operations {
         finishWithinSeconds?: number;
       } | null;
       enabled?: boolean;
-      dependencyTimeoutSeconds?: number;
+      dependencyTimeoutSeconds?: number | null;
       dependsOn?: {
         task: string;
         rule?: "ALL_SUCCESS" | "ALL_DONE";
@@ -751,7 +757,7 @@ export interface Operations {
           finishWithinSeconds?: number;
         } | null;
         enabled: boolean;
-        dependencyTimeoutSeconds: number;
+        dependencyTimeoutSeconds: number | null;
         dependsOn?: {
           task: string;
           rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -769,6 +775,8 @@ export interface Operations {
         calendarSkippedCount: number;
         /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
         pausedReason: "FAILURES" | null;
+        /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+        managedBy: string | null;
       };
     };
   };
@@ -911,7 +919,7 @@ export interface Operations {
           finishWithinSeconds?: number;
         } | null;
         enabled: boolean;
-        dependencyTimeoutSeconds: number;
+        dependencyTimeoutSeconds: number | null;
         dependsOn?: {
           task: string;
           rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -929,6 +937,8 @@ export interface Operations {
         calendarSkippedCount: number;
         /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
         pausedReason: "FAILURES" | null;
+        /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+        managedBy: string | null;
       };
     };
   };
@@ -1036,7 +1046,7 @@ export interface Operations {
           finishWithinSeconds?: number;
         } | null;
         enabled: boolean;
-        dependencyTimeoutSeconds: number;
+        dependencyTimeoutSeconds: number | null;
         dependsOn?: {
           task: string;
           rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -1054,6 +1064,8 @@ export interface Operations {
         calendarSkippedCount: number;
         /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
         pausedReason: "FAILURES" | null;
+        /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+        managedBy: string | null;
       };
     };
   };
@@ -1063,10 +1075,12 @@ export interface Operations {
     query: {
       /** extension: check everything (parents, cycles, teams) and answer what would change; nothing is written */
       dryRun?: "true" | "false";
-      /** extension (admin): also delete the tasks of the token's teams (of `team` if given) that the YAML does not name, in the same transaction */
+      /** extension (admin, with `managedBy`): also delete the tasks of the token's teams (of `team` if given) that carry the marker `managedBy` and that the YAML does not name, in the same transaction */
       prune?: "true" | "false";
       /** extension: with `prune`, only tasks of this team are deleted */
       team?: string;
+      /** extension: the marker of the source (`axctl apply --source`): every task of the YAML is marked with it, and `prune` deletes only tasks carrying it (a task made in the console never is) */
+      managedBy?: string;
     };
     body: string;
     /** The body of a success response (the union when several statuses succeed). */
@@ -1216,7 +1230,7 @@ export interface Operations {
               finishWithinSeconds?: number;
             } | null;
             enabled: boolean;
-            dependencyTimeoutSeconds: number;
+            dependencyTimeoutSeconds: number | null;
             dependsOn?: {
               task: string;
               rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -1336,7 +1350,7 @@ export interface Operations {
             finishWithinSeconds?: number;
           } | null;
           enabled: boolean;
-          dependencyTimeoutSeconds: number;
+          dependencyTimeoutSeconds: number | null;
           dependsOn?: {
             task: string;
             rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -1451,7 +1465,7 @@ export interface Operations {
           finishWithinSeconds?: number;
         } | null;
         enabled: boolean;
-        dependencyTimeoutSeconds: number;
+        dependencyTimeoutSeconds: number | null;
         dependsOn?: {
           task: string;
           rule: "ALL_SUCCESS" | "ALL_DONE";
@@ -1469,6 +1483,8 @@ export interface Operations {
         calendarSkippedCount: number;
         /** "FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise */
         pausedReason: "FAILURES" | null;
+        /** extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply */
+        managedBy: string | null;
       };
     };
   };
@@ -1937,7 +1953,7 @@ export interface Operations {
         items: {
           id: string;
           mode: "instance" | "dag" | "failed" | "backfill";
-          /** canceled once canceled (its running instances may still finish); else running while an instance is not final; else done */
+          /** canceled once canceled (its running instances may still finish); else running while an instance is not final or a dependency-only child of a finished run is still to be created; else done */
           state: "running" | "done" | "canceled";
           reason: string;
           /** name of the token that started it */
@@ -2053,7 +2069,7 @@ export interface Operations {
       200: {
         id: string;
         mode: "instance" | "dag" | "failed" | "backfill";
-        /** canceled once canceled (its running instances may still finish); else running while an instance is not final; else done */
+        /** canceled once canceled (its running instances may still finish); else running while an instance is not final or a dependency-only child of a finished run is still to be created; else done */
         state: "running" | "done" | "canceled";
         reason: string;
         /** name of the token that started it */
@@ -2164,7 +2180,7 @@ export interface Operations {
       200: {
         id: string;
         mode: "instance" | "dag" | "failed" | "backfill";
-        /** canceled once canceled (its running instances may still finish); else running while an instance is not final; else done */
+        /** canceled once canceled (its running instances may still finish); else running while an instance is not final or a dependency-only child of a finished run is still to be created; else done */
         state: "running" | "done" | "canceled";
         reason: string;
         /** name of the token that started it */

@@ -15,7 +15,7 @@ describe('apply diff', () => {
   it('create, change (naming the fields), unchanged; key order and resource fields do not count', () => {
     const [a, b] = defs(`${job('a')}---\n${job('b')}`) as [Record<string, unknown>, Record<string, unknown>];
     const local = defs(`${job('a')}---\n${job('b', 'priority: 7\ndescription: x\n')}---\n${job('c')}`);
-    const diff = diffTasks(local, [resource(a), resource(b)], { prune: false });
+    const diff = diffTasks(local, [resource(a), resource(b)], { prune: false, managedBy: 'axctl' });
     expect(diff).toEqual([
       { name: 'a', team: 'default', action: 'unchanged', fields: [] },
       {
@@ -59,11 +59,15 @@ describe('apply diff', () => {
     expect(changedFields(defs(job('c', 'dependsOn: [{task: a}, {task: b, rule: ALL_DONE}]\n'))[0] as Record<string, unknown>, remote)).toEqual(['dependsOn']);
   });
 
-  it('prune lists the tasks no file names, only of the scope, by name', () => {
-    const remote = defs(`${job('z')}---\n${job('a')}---\n${job('p', 'team: pay\n')}`).map((d) => resource(d));
+  it('prune lists the tasks no file names, only of the scope and of its source, by name', () => {
+    const remote = defs(`${job('z')}---\n${job('a')}---\n${job('p', 'team: pay\n')}---\n${job('console_made')}---\n${job('elsewhere')}`).map((d) => ({
+      ...resource(d),
+      managedBy: d['name'] === 'console_made' ? null : d['name'] === 'elsewhere' ? 'other-repo' : 'axctl',
+    }));
     const local = defs(job('a'));
-    expect(diffTasks(local, remote, { prune: false }).map((d) => d.action)).toEqual(['unchanged']);
-    expect(diffTasks(local, remote, { prune: true }).filter((d) => d.action === 'delete').map((d) => d.name)).toEqual(['p', 'z']);
-    expect(diffTasks(local, remote, { prune: true, inScope: (team) => team === 'default' }).filter((d) => d.action === 'delete').map((d) => d.name)).toEqual(['z']);
+    expect(diffTasks(local, remote, { prune: false, managedBy: 'axctl' }).map((d) => d.action)).toEqual(['unchanged']);
+    expect(diffTasks(local, remote, { prune: true, managedBy: 'axctl' }).filter((d) => d.action === 'delete').map((d) => d.name)).toEqual(['p', 'z']);
+    expect(diffTasks(local, remote, { prune: true, managedBy: 'axctl', inScope: (team) => team === 'default' }).filter((d) => d.action === 'delete').map((d) => d.name)).toEqual(['z']);
+    expect(diffTasks(local, remote, { prune: true, managedBy: 'other-repo' }).filter((d) => d.action === 'delete').map((d) => d.name)).toEqual(['elsewhere']);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `axctl apply`: what applying job files would do to the tasks on the server (pure). Each task
  * of the files is `create` (not on the server), `change` (with the definition fields that
- * differ) or `unchanged`; with prune, each task of the scope that no file names is `delete`.
+ * differ) or `unchanged`; with prune, each task of the scope that no file names and that carries
+ * the source's managed-by marker is `delete`.
  * A file task without `dependsOn` leaves its edges alone, so `dependsOn` is compared only when
  * the file names it.
  */
@@ -54,6 +55,11 @@ export interface DiffOptions {
   readonly prune: boolean;
   /** Whether a server task's team is in the scope of prune. Default: every team listed. */
   readonly inScope?: (team: string) => boolean;
+  /**
+   * The source's marker (`--source`): prune deletes only server tasks that carry it (`managedBy`),
+   * never one made elsewhere (the console) (#47).
+   */
+  readonly managedBy: string;
 }
 
 /**
@@ -73,7 +79,7 @@ export function diffTasks(local: ReadonlyArray<Readonly<Record<string, unknown>>
   if (opts.prune) {
     const named = new Set(local.map((d) => String(d['name'])));
     const inScope = opts.inScope ?? ((): boolean => true);
-    const gone = remote.filter((r) => !named.has(String(r['name'])) && inScope(String(r['team'])));
+    const gone = remote.filter((r) => !named.has(String(r['name'])) && inScope(String(r['team'])) && r['managedBy'] === opts.managedBy);
     for (const r of [...gone].sort((a, b) => (String(a['name']) < String(b['name']) ? -1 : 1))) {
       out.push({ name: String(r['name']), team: String(r['team']), action: 'delete', fields: [] });
     }

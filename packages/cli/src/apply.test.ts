@@ -60,12 +60,18 @@ describe('axctl apply -f DIR', () => {
     expect([again.code, again.lines.at(-1)]).toEqual([0, 'nothing to do']);
   });
 
-  it('one file edited and one deleted: apply --prune lists the deletion first, then changes and removes exactly those', async () => {
+  it('one file edited and one deleted: apply --prune lists the deletion first, then changes and removes exactly those; a console-made task stays', async () => {
     write(dag, '04-load.yaml', job('load', ['clean'], 'priority: 8\n'));
     unlinkSync(path.join(dag, '05-report.yaml'));
-    const dry = await axctlIn(t, ['apply', '-f', dag, '--prune', '--dry-run'], { token: t.tokens.admin });
+    // #47: a task made in the console (no managed-by marker) is never pruned.
+    expect((await t.call('POST', '/api/v1/tasks', { body: { name: 'console_made', schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] } } })).status).toBe(201);
+    expect((await t.call('GET', '/api/v1/tasks/extract')).body.managedBy).toBe('axctl');
+    // A token of every team prunes only in a team it names, or with --all-teams.
+    const everyTeam = await axctlIn(t, ['apply', '-f', dag, '--prune', '--dry-run'], { token: t.tokens.admin });
+    expect([everyTeam.code, everyTeam.errLines]).toEqual([2, ['axctl: apply: --prune with a token of every team ("*") needs --team NAME, or --all-teams to prune in every team']]);
+    const dry = await axctlIn(t, ['apply', '-f', dag, '--prune', '--dry-run', '--team', 'default'], { token: t.tokens.admin });
     expect(dry.code).toBe(3);
-    expect(dry.lines[0]).toBe("--prune: 1 task(s) of the token's teams named in no file will be deleted: report");
+    expect(dry.lines[0]).toBe('--prune: 1 task(s) of team default applied from source axctl named in no file will be deleted: report');
     const rows = dry.lines.slice(2, 7).map((l) => l.split(/\s{2,}/));
     expect(rows).toEqual([
       ['unchanged', 'extract', 'default', '-'],
@@ -76,15 +82,19 @@ describe('axctl apply -f DIR', () => {
     ]);
     // #47: then what changes, value by value (old → new).
     expect(dry.lines.slice(7, -2)).toEqual(['  load.priority: 5 → 8', '  load.dependsOn: clean:ALL_SUCCESS,enrich:ALL_SUCCESS → clean:ALL_SUCCESS']);
+    // Another source prunes nothing of these.
+    const other = await axctlIn(t, ['apply', '-f', dag, '--prune', '--dry-run', '--all-teams', '--source', 'other-repo'], { token: t.tokens.admin });
+    expect(other.lines[0]).toBe("--prune: no task of the token's teams applied from source other-repo is left out of the files");
     // Prune deletes tasks: an operator token is refused, nothing applied.
-    const operator = await axctlIn(t, ['apply', '-f', dag, '--prune']);
+    const operator = await axctlIn(t, ['apply', '-f', dag, '--prune', '--team', 'default']);
     expect(operator.code).toBe(1);
     expect(operator.errLines.join('\n')).toMatch(/403 FORBIDDEN/);
-    const applied = await axctlIn(t, ['apply', '-f', dag, '--prune'], { token: t.tokens.admin });
+    const applied = await axctlIn(t, ['apply', '-f', dag, '--prune', '--all-teams'], { token: t.tokens.admin });
     expect([applied.code, applied.lines.at(-1)]).toEqual([0, 'applied: 0 created, 1 changed, 1 deleted, 3 unchanged']);
-    expect(await names()).toEqual(['clean', 'enrich', 'extract', 'load']);
+    expect(await names()).toEqual(['clean', 'console_made', 'enrich', 'extract', 'load']);
     expect(await edges()).toEqual(['clean>load', 'extract>clean', 'extract>enrich']);
     expect((await t.call('GET', '/api/v1/tasks/load')).body.priority).toBe(8);
+    expect((await t.call('DELETE', '/api/v1/tasks/console_made')).status).toBe(204);
   });
 
   it('a cycle across two files is refused with the cycle named (exit 1); nothing of the folder is applied', async () => {
@@ -136,7 +146,7 @@ describe('operator commands', () => {
     expect((await axctlIn(t, ['instances', 'get', '1', '-o', 'yaml'])).code).toBe(2);
     const completion = await axctlIn(null, ['completion', 'bash']);
     expect(completion.stdout).toContain('complete -o filenames -F _axctl axctl');
-    expect(completion.stdout).toContain('"apply") opts="--file -f --prune --dry-run');
+    expect(completion.stdout).toContain('"apply") opts="--file -f --prune --source --all-teams --dry-run');
   });
 
   it('instances list -w redraws until Ctrl-C and then exits 0', async () => {

@@ -14,6 +14,10 @@ import { dagCommands } from './commands/dag.js';
 import { instanceCommands } from './commands/instances.js';
 import { logsCommand } from './commands/logs.js';
 import { rerunCommands } from './commands/reruns.js';
+import { rerunBatchCommands } from './commands/rerun-batches.js';
+import { alertCommands } from './commands/alerts.js';
+import { auditCommands } from './commands/audit.js';
+import { deadLetterCommands } from './commands/dead-letters.js';
 import { tailCommand } from './commands/tail.js';
 import { taskCommands } from './commands/tasks.js';
 import { taskVersionCommands } from './commands/task-versions.js';
@@ -36,6 +40,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...dagCommands,
   ...instanceCommands,
   ...rerunCommands,
+  ...rerunBatchCommands,
+  ...alertCommands,
+  ...deadLetterCommands,
+  ...auditCommands,
   ...workerCommands,
   ...enrollmentCommands,
   ...teamCommands,
@@ -53,6 +61,10 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['dag', 'show a DAG from its root, with the states of one business date'],
   ['instances', 'runs of tasks: list, get, cancel'],
   ['rerun', 'run again: instance, dag, failed, backfill'],
+  ['reruns', 'rerun and backfill batches: list, get, watch (to the last downstream run), cancel'],
+  ['alerts', 'alerts raised, with how their delivery went: list'],
+  ['dead-letters', 'messages that failed validation: list'],
+  ['audit', 'who did what through the API: list'],
   ['workers', 'the worker registry; drain and undrain a worker; enroll workers, list and revoke enrollments'],
   ['teams', 'the teams the token covers: list, show, create, update'],
   ['status', 'the platform at a glance: dispatch paused, workers, backlog, late runs'],
@@ -63,7 +75,7 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Commands whose first word takes a second word. */
-const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'workers', 'teams', 'dispatch']);
+const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'reruns', 'alerts', 'dead-letters', 'audit', 'workers', 'teams', 'dispatch']);
 
 function mainHelp(): string[] {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -87,6 +87,7 @@ export {
   listTaskNames,
   listTasks,
   replaceTask,
+  setTasksManagedBy,
   withdrawPrecreatedSlots,
   setTaskEnabled,
   taskFromRow,
@@ -244,6 +245,7 @@ export {
 } from './queries/instances-manual.js';
 export type { CancelOutcome, ManualInstance } from './queries/instances-manual.js';
 export {
+  DOWNSTREAM_GRACE_SECONDS,
   RERUN_CANCEL_ACTION,
   getRerunBatch,
   insertRerunBatch,
@@ -251,6 +253,8 @@ export {
   listRerunBatches,
   rerunBatchCancels,
   rerunBatchCounts,
+  rerunBatchOfBizDate,
+  rerunBatchesAwaitingDownstream,
   rerunBatchTarget,
   rerunBatchTeams,
   rerunInstance,

@@ -55,15 +55,29 @@ describe('dependsOn', () => {
     expect(await edges()).toContain('d_a>p_child:ALL_SUCCESS');
   });
 
-  it('dryRun writes nothing; prune (admin) deletes the tasks of the scope the YAML leaves out', async () => {
-    const dry = await importYaml(`${job('d_a')}---\n${job('d_b', 'dependsOn: [{task: d_a}]\n')}`, '?dryRun=true&prune=true&team=default');
+  it('dryRun writes nothing; prune (admin) deletes only the tasks of the scope carrying its managedBy marker that the YAML leaves out', async () => {
+    const both = `${job('d_a')}---\n${job('d_b', 'dependsOn: [{task: d_a}]\n')}`;
+    // #47: prune names the marker of its source; without one it is refused, nothing deleted.
+    const unmarked = await importYaml(both, '?dryRun=true&prune=true&team=default');
+    expect(unmarked.status).toBe(400);
+    expect(unmarked.body.error.details.issues[0].path).toBe('managedBy');
+    // d_c was imported without a marker (as the console makes tasks): no prune deletes it.
+    expect((await t.call('GET', '/api/v1/tasks/d_c')).body.managedBy).toBeNull();
+    expect((await importYaml(both, '?dryRun=true&prune=true&team=default&managedBy=repo-a')).body).toMatchObject({ dryRun: true, deleted: [] });
+    // Imported from source repo-a, it carries the marker; another source does not prune it.
+    expect((await importYaml(job('d_c', 'dependsOn: [{task: d_b}]\n'), '?managedBy=repo-a')).status).toBe(200);
+    expect((await t.call('GET', '/api/v1/tasks/d_c')).body.managedBy).toBe('repo-a');
+    expect((await importYaml(both, '?dryRun=true&prune=true&team=default&managedBy=repo-b')).body).toMatchObject({ dryRun: true, deleted: [] });
+    const dry = await importYaml(both, '?dryRun=true&prune=true&team=default&managedBy=repo-a');
     expect(dry.status).toBe(200);
     expect(dry.body).toMatchObject({ dryRun: true, deleted: ['d_c'], unchanged: ['d_a', 'd_b'] });
     expect((await t.call('GET', '/api/v1/tasks/d_c')).status).toBe(200);
-    expect((await importYaml(job('d_a'), '?prune=true', t.tokens.operator)).status).toBe(403);
-    const pruned = await importYaml(`${job('d_a')}---\n${job('d_b', 'dependsOn: [{task: d_a}]\n')}`, '?prune=true&team=default');
+    expect((await t.call('GET', '/api/v1/tasks/d_a')).body.managedBy).toBeNull(); // a dry run marks nothing either
+    expect((await importYaml(job('d_a'), '?prune=true&managedBy=repo-a', t.tokens.operator)).status).toBe(403);
+    const pruned = await importYaml(both, '?prune=true&team=default&managedBy=repo-a');
     expect(pruned.body).toMatchObject({ dryRun: false, deleted: ['d_c'] });
     expect((await t.call('GET', '/api/v1/tasks/d_c')).status).toBe(404);
     expect((await t.call('GET', '/api/v1/tasks/p_child')).status).toBe(200);
+    expect((await t.call('GET', '/api/v1/tasks/d_a')).body.managedBy).toBe('repo-a');
   });
 });

@@ -19,6 +19,7 @@ export function taskResource(task: TaskRecord, opts: { redact: boolean }): Recor
     coalescedCount: task.coalescedCount,
     pausedReason: task.pausedReason,
     calendarSkippedCount: task.calendarSkippedCount,
+    managedBy: task.managedBy,
   };
   return opts.redact ? redactTaskSecrets(resource) : resource;
 }

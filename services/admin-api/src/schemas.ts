@@ -48,6 +48,10 @@ export const taskResourceSchema = z.object({
   coalescedCount: z.int().describe('extension: slots folded into a waiting instance'),
   calendarSkippedCount: z.int().describe("extension: fires not created because the task's calendar listed their date"),
   pausedReason: z.enum(['FAILURES']).nullable().describe('"FAILURES" while the task is disabled by pauseAfterFailures (cleared by enabling it); null otherwise'),
+  managedBy: z
+    .string()
+    .nullable()
+    .describe('extension: the marker of the import that manages the task (`axctl apply --source`, default "axctl"); null when none does. An edit elsewhere may be undone by its next apply'),
 });
 
 /** The task body of PUT: the definition plus the current `version`. */

@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 /** The fields of a task resource that are not part of a definition (an export leaves them out). */
-const RESOURCE_ONLY = ['version', 'createdAt', 'updatedAt', 'nextFireTime', 'lastFireTime', 'skippedCount', 'coalescedCount', 'pausedReason', 'calendarSkippedCount'];
+const RESOURCE_ONLY = ['version', 'createdAt', 'updatedAt', 'nextFireTime', 'lastFireTime', 'skippedCount', 'coalescedCount', 'pausedReason', 'calendarSkippedCount', 'managedBy'];
 
 const shellTask = (name: string): Record<string, unknown> =>
   taskDef(name, { exec: { type: 'shell', command: ['run.sh'], env: { DB_PASSWORD: 'env-secret-1', API_KEY: { secretRef: 'ORDERS_KEY' }, MODE: 'full' } } });

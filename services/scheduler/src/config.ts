@@ -58,7 +58,7 @@ export interface SchedulerConfig {
   readonly retentionPausePercent: number;
   /** Most missed slots counted for one misfire decision (beyond it the counters stop at the cap). Default 100000. */
   readonly maxMisfireSlots: number;
-  /** `AX_DEPENDENCY_TIMEOUT_S` fallback; tasks carry their own `dependencyTimeoutSeconds`. Default 86400. */
+  /** `AX_DEPENDENCY_TIMEOUT_S`: the wait of a task that sets no `dependencyTimeoutSeconds` (and of a deleted task's instances). Default 86400. */
   readonly dependencyTimeoutSeconds: number;
 }
 

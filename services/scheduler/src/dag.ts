@@ -17,7 +17,7 @@ import {
   type InstanceState,
   type Readiness,
 } from '@ax/core';
-import { appendEvents, withTransaction } from '@ax/store';
+import { appendEvents, rerunBatchOfBizDate, withTransaction } from '@ax/store';
 import type { ResultSetHeader } from 'mysql2';
 import { createSlots, type EngineContext } from './context.js';
 import type { CachedTask } from './task-cache.js';
@@ -142,7 +142,7 @@ export async function evaluateDag(ctx: EngineContext, hint: InstancesFinishedMes
       const [d] = await ctx.pool.query<Array<RowDataPacket & { biz_date: Date }>>(
         `SELECT DISTINCT biz_date FROM task_instance WHERE task_name IN (?) AND state IN ('SUCCESS','FAILED','CANCELED')
             AND updated_at >= ? ORDER BY biz_date DESC LIMIT 31`,
-        [creators, new Date(ctx.clock.nowMs() - child.definition.dependencyTimeoutSeconds * 1000)],
+        [creators, new Date(ctx.clock.nowMs() - (child.definition.dependencyTimeoutSeconds ?? ctx.config.dependencyTimeoutSeconds) * 1000)],
       );
       dates = d.map((r) => isoDate(r.biz_date));
     }
@@ -152,6 +152,10 @@ export async function evaluateDag(ctx: EngineContext, hint: InstancesFinishedMes
       if ((await readinessOf(ctx, child, bizDate, watermarks)) !== 'ready') continue;
       const def = child.definition;
       const expectedMs = startOfBizDate(bizDate, def.schedule.timezone, def.bizDateOffsetDays);
+      // A child of a rerun or backfill's runs is part of that batch (#47): counted, and not
+      // created once the batch is canceled (a cancel stops the runs that have not started).
+      const batch = await rerunBatchOfBizDate(ctx.pool, creators, bizDate);
+      if (batch?.canceled === true) continue;
       const outcomes = await createSlots(
         ctx,
         [
@@ -165,6 +169,7 @@ export async function evaluateDag(ctx: EngineContext, hint: InstancesFinishedMes
             state: 'PENDING',
             maxAttempts: def.retry.max + 1,
             serial: false,
+            rerunBatchId: batch?.id ?? null,
           },
         ],
         'dependency',

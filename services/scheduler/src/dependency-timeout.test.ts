@@ -1,7 +1,7 @@
 /** The dependency timeout (R19) as R6/R7 want it: on the database clock, instances matched to their task by `task_id`. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { deleteTask, type TaskRecord } from '@ax/store';
+import { deleteTask, getTask, type TaskRecord } from '@ax/store';
 import { ManualClock } from '@ax/testing';
 import { createHarness, type Harness } from '../test/harness.js';
 
@@ -62,5 +62,24 @@ describe('dependency timeout (R19) on the database clock', () => {
     expect(await stateOf(newInstance)).toBe('CANCELED:UPSTREAM_MISSING'); // its own task's hour
     expect(await stateOf(oldInstance)).toBe('WAITING'); // not the new task's hour: its task is gone, so AX_DEPENDENCY_TIMEOUT_S (a day)
     expect(await stateOf(orphan)).toBe('CANCELED:UPSTREAM_MISSING'); // a task gone for good strands nothing
+  });
+
+  it('#47 AX_DEPENDENCY_TIMEOUT_S applies to every task that sets no dependencyTimeoutSeconds (absence is stored, not 86400); a task that sets one keeps it', async () => {
+    const clock = new ManualClock(Date.now());
+    const unset = await h.task({ name: 'dt_unset', schedule: { type: 'none' } }, clock.nowMs());
+    const own = await h.task({ name: 'dt_own_day', schedule: { type: 'none' }, dependencyTimeoutSeconds: 86_400 }, clock.nowMs());
+    expect((await getTask(h.db.pool, 'dt_unset'))?.definition.dependencyTimeoutSeconds).toBeNull();
+    expect((await getTask(h.db.pool, 'dt_own_day'))?.definition.dependencyTimeoutSeconds).toBe(86_400);
+    const unsetInstance = await waiting(unset, 2 * 3_600);
+    const ownInstance = await waiting(own, 2 * 3_600);
+
+    // The default configuration (a day): two hours of waiting cancel neither.
+    expect((await h.engine(clock, {}, 'default-timeout').evaluateDag()).timedOut).toBe(0);
+    expect(await stateOf(unsetInstance)).toBe('WAITING');
+    // AX_DEPENDENCY_TIMEOUT_S=3600: the task without its own timeout waits an hour; the other its day.
+    // (the count also holds the test above's instance of a deleted task, which waits the same fallback)
+    expect((await h.engine(clock, { dependencyTimeoutSeconds: 3_600 }, 'hour-timeout').evaluateDag()).timedOut).toBeGreaterThanOrEqual(1);
+    expect(await stateOf(unsetInstance)).toBe('CANCELED:UPSTREAM_MISSING');
+    expect(await stateOf(ownInstance)).toBe('WAITING');
   });
 });

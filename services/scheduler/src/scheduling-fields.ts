@@ -24,7 +24,8 @@ export interface SchedulingFields {
   readonly retry: { readonly max: number };
   readonly jitterSeconds: number;
   readonly bizDateOffsetDays: number;
-  readonly dependencyTimeoutSeconds: number;
+  /** null: the task sets none, `AX_DEPENDENCY_TIMEOUT_S` applies (#47). */
+  readonly dependencyTimeoutSeconds: number | null;
   readonly calendar: string | null;
 }
 

@@ -10,14 +10,14 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 // CONVENTIONS: response types come from @ax/api-types (generated from the OpenAPI document).
 import type { TaskImport as ImportAnswer, TaskPage } from '@ax/api-types';
-import { parseTaskYaml, type TaskDefinition } from '@ax/core';
-import { flag, positionals, requiredOption } from '../args.js';
+import { DEFAULT_MANAGED_BY, MANAGED_BY_PATTERN, parseTaskYaml, type TaskDefinition } from '@ax/core';
+import { flag, positionals, requiredOption, stringOption, UsageError } from '../args.js';
 import { ApiRequestError, oneLine } from '../client.js';
 import { CommandFailed, printJson, type CommandSpec, type Ctx } from '../command.js';
 import { diffTasks, hasChanges, summarize, type TaskDiff } from '../apply-diff.js';
 import { formatTable } from '../table.js';
 import { withTeam } from './team-yaml.js';
-import { applyTeam } from './token-team.js';
+import { applyTeam, tokenTeams } from './token-team.js';
 
 /** Exit code of `apply --dry-run` when applying would change something. */
 export const EXIT_DRY_RUN_CHANGES = 3;
@@ -145,13 +145,18 @@ export const applyCommand: CommandSpec = {
   summary: 'Make the server match job files: print the diff per task, then apply it as one import (all or nothing).',
   options: {
     file: { type: 'string', short: 'f', value: 'FILE|DIR', help: 'a YAML job file, or a folder: every *.yaml / *.yml in it' },
-    prune: { type: 'boolean', help: 'also delete the tasks of the token\'s teams (of --team if given) no file names; listed first (admin token)' },
+    prune: { type: 'boolean', help: 'also delete the tasks of this source (--source) no file names, of --team (or the token\'s teams); listed first (admin token)' },
+    source: { type: 'string', value: 'NAME', help: `the marker stored on every task applied, which --prune deletes by (default ${DEFAULT_MANAGED_BY}); one per repository of job files` },
+    'all-teams': { type: 'boolean', help: 'with --prune and a token of every team ("*") but no --team: prune in every team' },
     'dry-run': { type: 'boolean', help: 'print the diff and check it with the API; change nothing (exit 3 if there are changes)' },
   },
   notes: [
     'Every document of every file is validated, then the API checks the whole set (parents named in',
     'dependsOn, cycles across files, teams) before anything is written; one import writes it all, or nothing.',
     'With --team (or a token of exactly one team), a document without `team:` gets that team (one naming another team is an error).',
+    'Every task applied carries the marker of --source (managedBy); --prune deletes only tasks carrying it, so a task',
+    'made in the console, or applied from another --source, is never pruned. A token of every team prunes only',
+    'with --team NAME, or with --all-teams.',
     'Exit codes: 0 nothing to do or applied, 1 invalid or refused (nothing applied), 2 usage, 3 --dry-run with changes.',
     '',
     'In CI:  axctl apply -f jobs/ --prune --dry-run; axctl apply -f jobs/ --prune',
@@ -161,21 +166,31 @@ export const applyCommand: CommandSpec = {
     const target = requiredOption(args, 'file', ctx.command);
     const prune = flag(args, 'prune');
     const dryRun = flag(args, 'dry-run');
-    const team = await applyTeam(ctx);
+    const source = stringOption(args, 'source') ?? DEFAULT_MANAGED_BY;
+    if (!MANAGED_BY_PATTERN.test(source)) throw new UsageError(`--source: expected 1 to 128 letters, digits and . _ : / @ -, got ${JSON.stringify(source)}`);
+    const allTeams = flag(args, 'all-teams');
+    if (allTeams && !prune) throw new UsageError(`${ctx.command}: --all-teams goes with --prune`);
+    if (allTeams && ctx.team !== undefined) throw new UsageError(`${ctx.command}: --all-teams and --team exclude each other`);
+    const teams = ctx.team === undefined ? await tokenTeams(ctx) : undefined;
+    // A token of every team without --team would prune every team's tasks of this source: said out loud only.
+    if (prune && teams?.includes('*') === true && !allTeams) {
+      throw new UsageError(`${ctx.command}: --prune with a token of every team ("*") needs --team NAME, or --all-teams to prune in every team`);
+    }
+    const team = await applyTeam(ctx, teams);
     const docs = await readDocs(ctx, target, team);
     const remote = await remoteTasks(ctx);
     const diff = diffTasks(
       docs.map((d) => d.definition as unknown as Record<string, unknown>),
       remote,
-      { prune, ...(team === undefined ? {} : { inScope: (team: string) => team === team }) },
+      { prune, managedBy: source, ...(team === undefined ? {} : { inScope: (of: string) => of === team }) },
     );
     const deletions = diff.filter((d) => d.action === 'delete');
     if (prune && !ctx.json) {
-      const scope = team === undefined ? "the token's teams" : `team ${team}`;
+      const scope = `${team === undefined ? "the token's teams" : `team ${team}`} applied from source ${source}`;
       ctx.io.out(deletions.length === 0 ? `--prune: no task of ${scope} is left out of the files` : `--prune: ${deletions.length} task(s) of ${scope} named in no file will be deleted: ${deletions.map((d) => d.name).join(', ')}`);
     }
     const yaml = docs.map((d) => JSON.stringify(d.definition)).join('\n---\n');
-    const query = { prune: prune ? 'true' : undefined, team: prune ? team : undefined };
+    const query = { prune: prune ? 'true' : undefined, team: prune ? team : undefined, managedBy: source };
     let checked: ImportAnswer;
     try {
       checked = (await ctx.client.post<ImportAnswer>('/api/v1/tasks/import', { yaml, query: { ...query, dryRun: 'true' } })).body;

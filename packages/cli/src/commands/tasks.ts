@@ -256,7 +256,7 @@ export function waitDurationMs(option: string, text: string): number {
 }
 
 /** Exit code of a wait that ran out of time (GNU timeout's). */
-const EXIT_TIMED_OUT = 124;
+export const EXIT_TIMED_OUT = 124;
 
 /**
  * Follows the instance to its end, or until `timeoutMs`: then says where it stands on stderr

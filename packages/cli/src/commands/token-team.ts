@@ -7,9 +7,15 @@
 import type { WhoAmI } from '@ax/api-types';
 import type { Ctx } from '../command.js';
 
-export async function applyTeam(ctx: Ctx): Promise<string | undefined> {
-  if (ctx.team !== undefined) return ctx.team;
+/** The teams the token covers (`["*"]`: every team). */
+export async function tokenTeams(ctx: Ctx): Promise<readonly string[]> {
   const { body } = await ctx.client.get<WhoAmI>('/api/v1/whoami');
-  const only = body.teams?.length === 1 ? body.teams[0] : undefined;
+  return body.teams ?? [];
+}
+
+export async function applyTeam(ctx: Ctx, known?: readonly string[]): Promise<string | undefined> {
+  if (ctx.team !== undefined) return ctx.team;
+  const teams = known ?? (await tokenTeams(ctx));
+  const only = teams.length === 1 ? teams[0] : undefined;
   return only === '*' ? undefined : only;
 }

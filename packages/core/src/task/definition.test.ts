@@ -47,7 +47,7 @@ describe('parseTaskDefinition defaults', () => {
       pauseAfterFailures: null,
       sla: null,
       enabled: true,
-      dependencyTimeoutSeconds: 86400,
+      dependencyTimeoutSeconds: null,
     });
   });
 
@@ -74,7 +74,7 @@ describe('parseTaskDefinition defaults', () => {
       pauseAfterFailures: null,
       sla: null,
       enabled: true,
-      dependencyTimeoutSeconds: 86400,
+      dependencyTimeoutSeconds: null,
     };
     expect(ok(full)).toEqual(full);
   });

@@ -35,6 +35,15 @@ export const TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:=/-]{0,63}$/;
 /** `catch_up.max` when a `catch_up` misfire policy names no cap. */
 export const DEFAULT_CATCH_UP_MAX = 10;
 
+/**
+ * The marker an import stores on the tasks it writes (`axctl apply --source`, the import's
+ * `managedBy`; #47): prune deletes only tasks carrying its own. Fits `task.managed_by`.
+ */
+export const MANAGED_BY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/;
+
+/** The marker `axctl apply` uses without `--source`. */
+export const DEFAULT_MANAGED_BY = 'axctl';
+
 /** How long a `WAITING` instance waits for its upstream before `UPSTREAM_MISSING` (DESIGN R19). */
 export const DEFAULT_DEPENDENCY_TIMEOUT_SECONDS = 86_400;
 
@@ -193,8 +202,12 @@ export const taskDefinitionSchema = z.strictObject({
   /** Start-within / finish-within limits after `expectedTime`; a miss raises `SLA_MISSED`. Default null. */
   sla: slaSchema,
   enabled: z.boolean().default(true),
-  /** Extension (DESIGN R19): seconds a `WAITING` instance waits for its upstream. */
-  dependencyTimeoutSeconds: z.int().min(1).max(366 * 86_400).default(DEFAULT_DEPENDENCY_TIMEOUT_SECONDS),
+  /**
+   * Extension (DESIGN R19): seconds a `WAITING` instance waits for its upstream. Default null:
+   * the scheduler's `AX_DEPENDENCY_TIMEOUT_S` (itself {@link DEFAULT_DEPENDENCY_TIMEOUT_SECONDS}
+   * by default) — absence is stored, so the setting applies to every task that sets none (#47).
+   */
+  dependencyTimeoutSeconds: z.int().min(1).max(366 * 86_400).nullable().default(null),
   /** The task's parents; absent leaves its edges as they are (see {@link dependsOnSchema}). */
   dependsOn: dependsOnSchema,
 }).superRefine((def, ctx) => {

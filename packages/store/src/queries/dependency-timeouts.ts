@@ -22,14 +22,20 @@ export interface TimedOutWaiting {
 }
 
 /**
+ * The task's own timeout, or the fallback (a parameter) when the task sets none (migration
+ * 0016: `dependency_timeout_default`, #47) or is gone.
+ */
+const OWN_OR_FALLBACK = 'IF(t.id IS NULL OR t.dependency_timeout_default = 1, ?, t.dependency_timeout_s)';
+
+/**
  * Up to `limit` WAITING instances with `due_at <= NOW(3) - dependency_timeout_s` of their task
- * (`fallbackTimeoutSeconds` when the task was deleted), by id.
+ * (`fallbackTimeoutSeconds`, AX_DEPENDENCY_TIMEOUT_S, when the task sets none or was deleted), by id.
  */
 export async function waitingPastDependencyTimeout(db: Queryable, fallbackTimeoutSeconds: number, limit: number): Promise<TimedOutWaiting[]> {
   const [rows] = await db.query<Array<RowDataPacket & { id: string; task_name: string; dependency_timeout_s: number }>>(
-    `SELECT i.id, i.task_name, COALESCE(t.dependency_timeout_s, ?) AS dependency_timeout_s
+    `SELECT i.id, i.task_name, ${OWN_OR_FALLBACK} AS dependency_timeout_s
        FROM task_instance i LEFT JOIN task t ON t.id = i.task_id
-      WHERE i.state = 'WAITING' AND i.due_at <= NOW(3) - INTERVAL COALESCE(t.dependency_timeout_s, ?) SECOND
+      WHERE i.state = 'WAITING' AND i.due_at <= NOW(3) - INTERVAL ${OWN_OR_FALLBACK} SECOND
       ORDER BY i.id LIMIT ?`,
     [fallbackTimeoutSeconds, fallbackTimeoutSeconds, limit],
   );

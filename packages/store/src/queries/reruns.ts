@@ -245,3 +245,53 @@ export async function instancesOfRerunBatch(
   );
   return rows.map(instanceFromRow);
 }
+
+/**
+ * The batch that started the newest batch run among these tasks' instances of `bizDate`, and
+ * whether it was canceled; null when no batch did. A dependency-only child the scheduler
+ * creates for them joins that batch (#47), so the batch counts it and its cancel reaches it;
+ * for a canceled batch it is not created at all (the cancel stopped what had not started).
+ */
+export async function rerunBatchOfBizDate(db: Queryable, taskNames: readonly string[], bizDate: string): Promise<{ id: string; canceled: boolean } | null> {
+  if (taskNames.length === 0) return null;
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT b.id,
+            EXISTS (SELECT 1 FROM audit_log a WHERE a.at >= b.created_at AND a.action = ? AND a.target = CONCAT('rerun:', b.id)) AS canceled
+       FROM task_instance i JOIN rerun_batch b ON b.id = i.rerun_batch_id
+      WHERE i.task_name IN (?) AND i.biz_date = ?
+      ORDER BY b.id DESC LIMIT 1`,
+    [RERUN_CANCEL_ACTION, taskNames, bizDate],
+  );
+  const row = rows[0];
+  return row === undefined ? null : { id: String(row['id']), canceled: Number(row['canceled']) === 1 };
+}
+
+/**
+ * How long after a batch run ends a dependency-only child it may start still counts as to
+ * come: the scheduler creates it on the `instances-finished` wake-up, or at worst on its
+ * periodic DAG scan (default every 5 s). A child that is never created (another parent of
+ * its date is missing) holds its batch no longer than this.
+ */
+export const DOWNSTREAM_GRACE_SECONDS = 60;
+
+/**
+ * Of these batches, those with a final run whose dependency-only child (schedule `none`,
+ * enabled) has no instance of the run's business date yet, within
+ * {@link DOWNSTREAM_GRACE_SECONDS} of the run's end: the child is about to be created in the
+ * batch, so the batch is not done (#47: a DAG backfill said done while downstream had still to
+ * run). `ALL_SUCCESS` edges count only a successful parent run (a failed one creates nothing).
+ */
+export async function rerunBatchesAwaitingDownstream(db: Queryable, batchIds: readonly string[]): Promise<Set<string>> {
+  if (batchIds.length === 0) return new Set();
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT DISTINCT i.rerun_batch_id FROM task_instance i
+       JOIN task_edge e ON e.parent_task = i.task_name
+       JOIN task c ON c.name = e.child_task AND c.schedule_type = 'none' AND c.enabled = 1
+      WHERE i.rerun_batch_id IN (?)
+        AND (i.state = 'SUCCESS' OR (e.rule = 'ALL_DONE' AND i.state IN ('FAILED', 'CANCELED')))
+        AND i.ended_at >= NOW(3) - INTERVAL ? SECOND
+        AND NOT EXISTS (SELECT 1 FROM task_instance ci WHERE ci.task_name = c.name AND ci.biz_date = i.biz_date)`,
+    [batchIds, DOWNSTREAM_GRACE_SECONDS],
+  );
+  return new Set(rows.map((r) => String(r['rerun_batch_id'])));
+}

@@ -10,7 +10,7 @@
  * every scheduler re-reads it at once.
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
+import { DEFAULT_DEPENDENCY_TIMEOUT_SECONDS, parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
 import { StoreError, isDuplicateKeyError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
@@ -41,6 +41,11 @@ export interface TaskRecord {
   readonly pausedReason: string | null;
   /** Fires not created because the task's calendar listed their date. */
   readonly calendarSkippedCount: number;
+  /**
+   * The marker of the import that manages the task (`axctl apply --source`, migration 0016);
+   * null when none does. `apply --prune` deletes only tasks carrying its own marker (#47).
+   */
+  readonly managedBy: string | null;
 }
 
 /** A replace or delete named a version that is no longer current. */
@@ -83,7 +88,7 @@ export class TaskExistsError extends StoreError {
 /** The columns of a task row, in select order. */
 export const TASK_COLUMNS = `id, name, team, description, owner, schedule, timezone, exec, params, tags, priority,
   timeout_s, retry, misfire, block_strategy, block_queue, max_lateness_s, route, biz_date_offset_days,
-  dependency_timeout_s, calendar, calendar_skipped_count, jitter_s, pause_after_failures, sla_start_s, sla_finish_s, paused_reason,
+  dependency_timeout_s, dependency_timeout_default, managed_by, calendar, calendar_skipped_count, jitter_s, pause_after_failures, sla_start_s, sla_finish_s, paused_reason,
   enabled, version, last_fire_time, next_fire_time, skipped_count, coalesced_count, created_at, updated_at`;
 
 type TaskRow = RowDataPacket & {
@@ -107,6 +112,8 @@ type TaskRow = RowDataPacket & {
   route: string;
   biz_date_offset_days: number;
   dependency_timeout_s: number;
+  dependency_timeout_default: number;
+  managed_by: string | null;
   calendar: string | null;
   calendar_skipped_count: string;
   jitter_s: number;
@@ -150,7 +157,7 @@ export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean;
 function definitionColumnsOf(r: TaskRow): unknown[] {
   return [
     r.name, r.description, r.team, r.owner, r.schedule, r.timezone, r.exec, r.params, r.tags, r.priority, r.timeout_s, r.retry, r.misfire,
-    r.block_strategy, r.block_queue, r.max_lateness_s, r.route, r.biz_date_offset_days, r.enabled, r.dependency_timeout_s, r.calendar,
+    r.block_strategy, r.block_queue, r.max_lateness_s, r.route, r.biz_date_offset_days, r.enabled, r.dependency_timeout_s, r.dependency_timeout_default, r.calendar,
     r.jitter_s, r.pause_after_failures, r.sla_start_s, r.sla_finish_s,
   ];
 }
@@ -175,7 +182,8 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean):
     route: r.route,
     bizDateOffsetDays: Number(r.biz_date_offset_days),
     enabled: Number(r.enabled) === 1,
-    dependencyTimeoutSeconds: Number(r.dependency_timeout_s),
+    // Not set by the definition: null, and the scheduler's AX_DEPENDENCY_TIMEOUT_S applies (#47).
+    dependencyTimeoutSeconds: Number(r.dependency_timeout_default) === 1 ? null : Number(r.dependency_timeout_s),
     calendar: r.calendar,
     jitterSeconds: Number(r.jitter_s),
     pauseAfterFailures: r.pause_after_failures === null ? null : Number(r.pause_after_failures),
@@ -194,6 +202,7 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean):
     coalescedCount: Number(r.coalesced_count),
     pausedReason: r.paused_reason ?? null,
     calendarSkippedCount: Number(r.calendar_skipped_count),
+    managedBy: r.managed_by ?? null,
   };
 }
 
@@ -226,7 +235,9 @@ function definitionColumns(def: TaskDefinition): Array<string | number | null> {
     def.maxLatenessSeconds,
     def.route,
     def.bizDateOffsetDays,
-    def.dependencyTimeoutSeconds,
+    // builds before migration 0016 read this column alone: the old default where none is set
+    def.dependencyTimeoutSeconds ?? DEFAULT_DEPENDENCY_TIMEOUT_SECONDS,
+    def.dependencyTimeoutSeconds === null ? 1 : 0,
     def.calendar,
     def.jitterSeconds,
     def.pauseAfterFailures,
@@ -256,6 +267,7 @@ const DEFINITION_COLUMN_NAMES = [
   'route',
   'biz_date_offset_days',
   'dependency_timeout_s',
+  'dependency_timeout_default',
   'calendar',
   'jitter_s',
   'pause_after_failures',
@@ -576,4 +588,13 @@ export async function listTaskNames(db: Queryable, teams: readonly string[] | nu
     teams === null ? [] : [teams],
   );
   return rows.map((r) => r.name);
+}
+
+/**
+ * Marks tasks as managed by an import's marker (`axctl apply --source`, #47), or unmarks them
+ * (null). Only the marker moves: not a definition save (no version, no `updated_at`).
+ */
+export async function setTasksManagedBy(db: Queryable, names: readonly string[], managedBy: string | null): Promise<void> {
+  if (names.length === 0) return;
+  await db.query('UPDATE task SET managed_by = ? WHERE name IN (?) AND NOT (managed_by <=> ?)', [managedBy, names, managedBy]);
 }

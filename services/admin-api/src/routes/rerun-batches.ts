@@ -17,6 +17,7 @@ import {
   listRerunBatches,
   rerunBatchCancels,
   rerunBatchCounts,
+  rerunBatchesAwaitingDownstream,
   rerunBatchTarget,
   rerunBatchTeams,
   waitingOfInstances,
@@ -43,7 +44,7 @@ const countsSchema = z.object(Object.fromEntries(INSTANCE_STATES.map((s) => [s, 
 export const rerunBatchSchema = z.object({
   id: z.string(),
   mode: z.enum(['instance', 'dag', 'failed', 'backfill']),
-  state: z.enum(['running', 'done', 'canceled']).describe('canceled once canceled (its running instances may still finish); else running while an instance is not final; else done'),
+  state: z.enum(['running', 'done', 'canceled']).describe('canceled once canceled (its running instances may still finish); else running while an instance is not final or a dependency-only child of a finished run is still to be created; else done'),
   reason: z.string(),
   actor: z.string().describe('name of the token that started it'),
   createdAt: z.string(),
@@ -61,14 +62,15 @@ export const rerunBatchSchema = z.object({
 /** The batch resources of these rows, counted and with their cancels. */
 async function batchResources(db: Queryable, batches: readonly RerunBatchRecord[]): Promise<Array<Record<string, unknown>>> {
   const ids = batches.map((b) => b.id);
-  const [counts, cancels] = await Promise.all([rerunBatchCounts(db, ids), rerunBatchCancels(db, batches)]);
+  const [counts, cancels, awaiting] = await Promise.all([rerunBatchCounts(db, ids), rerunBatchCancels(db, batches), rerunBatchesAwaitingDownstream(db, ids)]);
   return batches.map((b) => {
     const byState = counts.get(b.id);
     const out = Object.fromEntries(INSTANCE_STATES.map((s) => [s, byState?.get(s) ?? 0])) as Record<InstanceState, number>;
     const total = INSTANCE_STATES.reduce((sum, s) => sum + out[s], 0);
     const finished = FINAL_STATES.reduce((sum, s) => sum + out[s], 0);
     const cancel = cancels.get(b.id);
-    const state = cancel !== undefined ? 'canceled' : finished < total ? 'running' : 'done';
+    // A run whose dependency-only child is about to be created keeps its batch running (#47).
+    const state = cancel !== undefined ? 'canceled' : finished < total || awaiting.has(b.id) ? 'running' : 'done';
     return {
       id: b.id,
       mode: b.mode,

@@ -1,6 +1,6 @@
 /** Task endpoints: create, replace, list, get, preview, delete, enable/disable, YAML import. */
 import { z } from 'zod';
-import { INSTANCE_STATES, MAX_TASK_YAML_DOCUMENTS, parseTaskDefinition, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
+import { INSTANCE_STATES, MANAGED_BY_PATTERN, MAX_TASK_YAML_DOCUMENTS, parseTaskDefinition, taskDefinitionSchema, teamNameSchema, type Issue, type TaskDefinition } from '@ax/core';
 import {
   bumpDagVersion,
   lastRunsOf,
@@ -11,6 +11,7 @@ import {
   insertTask,
   listIncomingEdges,
   listTasks,
+  setTasksManagedBy,
   lockDag,
   replaceTask,
   setTaskEnabled,
@@ -86,7 +87,7 @@ interface ImportOutcome {
 }
 
 /** Resource fields beyond core's `TASK_RESOURCE_FIELDS` that a PUT body may carry back (ignored). */
-const READ_ONLY_COUNTERS: readonly string[] = ['skippedCount', 'coalescedCount', 'pausedReason', 'calendarSkippedCount'];
+const READ_ONLY_COUNTERS: readonly string[] = ['skippedCount', 'coalescedCount', 'pausedReason', 'calendarSkippedCount', 'managedBy'];
 
 /**
  * 400 on `calendar` unless it names a calendar of the task's own team: a task cannot use (and
@@ -356,7 +357,7 @@ export const taskRoutes: RouteSpec[] = [
       },
     }),
   ),
-  defineRoute<unknown, { dryRun: boolean; prune: boolean; team?: string }, TaskDefinition[]>({
+  defineRoute<unknown, { dryRun: boolean; prune: boolean; team?: string; managedBy?: string }, TaskDefinition[]>({
     method: 'post',
     path: '/api/v1/tasks/import',
     access: 'operator',
@@ -372,8 +373,13 @@ export const taskRoutes: RouteSpec[] = [
         .enum(['true', 'false'], { error: 'prune must be true or false' })
         .default('false')
         .transform((v) => v === 'true')
-        .describe('extension (admin): also delete the tasks of the token\'s teams (of `team` if given) that the YAML does not name, in the same transaction'),
+        .describe('extension (admin, with `managedBy`): also delete the tasks of the token\'s teams (of `team` if given) that carry the marker `managedBy` and that the YAML does not name, in the same transaction'),
       team: teamNameSchema.optional().describe('extension: with `prune`, only tasks of this team are deleted'),
+      managedBy: z
+        .string()
+        .regex(MANAGED_BY_PATTERN, 'managedBy must be 1 to 128 letters, digits and . _ : / @ -')
+        .optional()
+        .describe('extension: the marker of the source (`axctl apply --source`): every task of the YAML is marked with it, and `prune` deletes only tasks carrying it (a task made in the console never is)'),
     }),
     body: {
       kind: 'yaml',
@@ -405,6 +411,9 @@ export const taskRoutes: RouteSpec[] = [
       if (query.prune && (principal === null || !hasRole(principal.role, 'admin'))) {
         throw new ApiError(403, 'FORBIDDEN', `prune deletes tasks: this needs the admin role; the token has ${principal?.role ?? 'none'}`, { required: 'admin', role: principal?.role ?? null });
       }
+      if (query.prune && query.managedBy === undefined) {
+        throw validationFailed([{ path: 'managedBy', message: 'managedBy: prune deletes only the tasks an import marked; name the marker (axctl apply sends its --source)' }]);
+      }
       const withEdges = query.prune || body.some((d) => d.dependsOn !== undefined);
       let outcome: ImportOutcome;
       try {
@@ -430,7 +439,7 @@ export const taskRoutes: RouteSpec[] = [
           if (issues.length > 0) throw validationFailed(issues);
           const named = new Set(body.map((d) => d.name));
           const pruned = query.prune
-            ? (await listTasks(tx, { teams: listedTeams(principal, query.team) })).filter((t) => !named.has(t.definition.name))
+            ? (await listTasks(tx, { teams: listedTeams(principal, query.team) })).filter((t) => !named.has(t.definition.name) && t.managedBy === query.managedBy)
             : [];
           const created: string[] = [];
           const updated: string[] = [];
@@ -466,6 +475,9 @@ export const taskRoutes: RouteSpec[] = [
             deleted.push(task.definition.name);
           }
           if (deleted.length > 0) await bumpDagVersion(tx); // their edges went with them
+          // The source now manages every task it names (a console-made task it names too: from
+          // here on the files are its source, and it leaves with them).
+          if (query.managedBy !== undefined) await setTasksManagedBy(tx, [...named], query.managedBy);
           const result: ImportOutcome = { created, updated, unchanged, deleted, edges, dryRun: query.dryRun };
           if (query.dryRun) throw new DryRunRollback(result);
           return result;
