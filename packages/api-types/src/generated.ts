@@ -1694,6 +1694,8 @@ export interface Operations {
           durationMs: number | null;
           /** extension: the rerun or backfill batch that last re-ran or created it */
           rerunBatchId: string | null;
+          /** extension: the OpenTelemetry trace id of the run (32 hex digits; every log line of the run carries it as `traceId`, and its spans are exported under it when tracing is on, docs/observability.md); null for a manual run or rerun until its first dispatch */
+          traceId: string | null;
           /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
           taskVersion: number | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
@@ -1781,6 +1783,8 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
+        /** extension: the OpenTelemetry trace id of the run (32 hex digits; every log line of the run carries it as `traceId`, and its spans are exported under it when tracing is on, docs/observability.md); null for a manual run or rerun until its first dispatch */
+        traceId: string | null;
         /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
         taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
@@ -1864,6 +1868,8 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
+        /** extension: the OpenTelemetry trace id of the run (32 hex digits; every log line of the run carries it as `traceId`, and its spans are exported under it when tracing is on, docs/observability.md); null for a manual run or rerun until its first dispatch */
+        traceId: string | null;
         /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
         taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
@@ -1918,6 +1924,8 @@ export interface Operations {
         durationMs: number | null;
         /** extension: the rerun or backfill batch that last re-ran or created it */
         rerunBatchId: string | null;
+        /** extension: the OpenTelemetry trace id of the run (32 hex digits; every log line of the run carries it as `traceId`, and its spans are exported under it when tracing is on, docs/observability.md); null for a manual run or rerun until its first dispatch */
+        traceId: string | null;
         /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
         taskVersion: number | null;
         /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
@@ -2146,6 +2154,8 @@ export interface Operations {
           durationMs: number | null;
           /** extension: the rerun or backfill batch that last re-ran or created it */
           rerunBatchId: string | null;
+          /** extension: the OpenTelemetry trace id of the run (32 hex digits; every log line of the run carries it as `traceId`, and its spans are exported under it when tracing is on, docs/observability.md); null for a manual run or rerun until its first dispatch */
+          traceId: string | null;
           /** extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record */
           taskVersion: number | null;
           /** the team of the instance's task (null once the task is deleted: only tokens of every team see it then) */
@@ -2433,6 +2443,8 @@ export interface Operations {
         };
         /** of those, the ones due for more than 60 s */
         late: number;
+        /** extension: `AX_TRACE_URL_TEMPLATE`, the URL of one trace in the tracing UI with `{traceId}` where an instance's `traceId` goes (docs/observability.md); null when unset */
+        traceUrlTemplate: string | null;
       };
     };
   };

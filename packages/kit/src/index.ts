@@ -44,3 +44,5 @@ export {
 export * from './redis.js';
 export * from './shutdown.js';
 export * from './system-clock.js';
+export * from './tracing/traceparent.js';
+export { NOOP_TRACER, startTracing, tracingWanted, type AxSpan, type AxTracer, type SpanAttributes, type SpanKindName, type StartSpanOptions, type StartTracingOptions } from './tracing/tracer.js';

@@ -6,6 +6,7 @@ The Python twin of ``ax-scheduler-sdk`` (packages/sdk), standard library only. S
 from .client import AxApiError, AxClient, ReportAnswer
 from .context import Accepted, ExecutionContext, ExecutionRequestError, HandlerResult, Result, parse_execution
 from .executor import DEFAULT_BODY_LIMIT_BYTES, Answer, AxExecutor, Handler
+from .trace import TraceContext, parse_traceparent
 from .signature import (
     DEFAULT_MAX_SKEW_MS,
     BadSignatureError,
@@ -28,6 +29,8 @@ from .signature import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "TraceContext",
+    "parse_traceparent",
     "Accepted",
     "Answer",
     "AxApiError",

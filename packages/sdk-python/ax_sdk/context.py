@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 if TYPE_CHECKING:
     from .client import AxClient, ReportAnswer
+    from .trace import TraceContext
 
 __all__ = ["Result", "Accepted", "ExecutionContext", "ExecutionRequestError", "parse_execution", "HandlerResult"]
 
@@ -108,6 +109,8 @@ class ExecutionContext:
     worker_id: str = ""
     #: ``X-Ax-Key-Version``: the team's key version ax signed with.
     key_version: int = 0
+    #: ax's trace context from the ``traceparent`` header (sent when ax's tracing is on), or ``None``.
+    trace: Optional["TraceContext"] = None
     #: The parsed body as received.
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
     _client: Any = field(default=None, repr=False, compare=False)
@@ -165,6 +168,7 @@ def parse_execution(
     worker_id: str = "",
     key_version: int = 0,
     client: Optional["AxClient"] = None,
+    trace: Optional["TraceContext"] = None,
 ) -> ExecutionContext:
     """Parses and validates an execution body (raw JSON bytes/text, or an already parsed dict).
 
@@ -222,6 +226,7 @@ def parse_execution(
         idempotency_key=idempotency_key,
         worker_id=worker_id,
         key_version=key_version,
+        trace=trace,
         raw=parsed,
         _client=client,
     )

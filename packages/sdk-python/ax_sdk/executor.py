@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 from .client import AxClient
 from .context import Accepted, ExecutionContext, ExecutionRequestError, HandlerResult, Result, parse_execution
 from .signature import DEFAULT_MAX_SKEW_MS, KeysLike, SignatureError, resolve_keys, verify_signature
+from .trace import parse_traceparent, trace_scope
 
 __all__ = ["AxExecutor", "Answer", "DEFAULT_BODY_LIMIT_BYTES", "Handler"]
 
@@ -124,11 +125,13 @@ class AxExecutor:
                 worker_id=_header(headers, "X-Ax-Worker"),
                 key_version=key_version,
                 client=self.client,
+                trace=parse_traceparent(_header(headers, "traceparent") or None),
             )
         except ExecutionRequestError as error:
             return _refusal(400, error.code, str(error))
         try:
-            result = self.handler(ctx)
+            with trace_scope(ctx.trace, task_name=ctx.task_name, execution_id=ctx.execution_id, instance_id=ctx.instance_id, attempt=ctx.attempt):
+                result = self.handler(ctx)
             if isinstance(result, Accepted):
                 return Answer(202, {"accepted": True})
             return Answer(200, _result_body(result))

@@ -6,9 +6,10 @@
  */
 import type { AxClient, AxResult } from './client.js';
 import { acceptedAnswer, errorAnswer, syncAnswer, type ExecutorAnswer } from './answer.js';
-import { ExecutorCallError, verifyResolvedCall, type ExecutionCall, type HeaderSource } from './execution.js';
+import { ExecutorCallError, headerValue, verifyResolvedCall, type ExecutionCall, type HeaderSource } from './execution.js';
 import { AxConfigError, resolveKeys, type ExecutorKeys } from './keys.js';
 import { DEFAULT_MAX_SKEW_MS, type TeamKeys } from './signature.js';
+import { parseTraceparent, traceScope, type AxTraceContext } from './trace.js';
 
 const ACCEPTED = Symbol.for('ax-scheduler-sdk.accepted');
 /** Returned by a handler (through `ctx.accepted()`) to answer 202. */
@@ -26,6 +27,11 @@ export interface ExecutionContext extends ExecutionCall {
   report(result: AxResult): Promise<{ duplicate: boolean }>;
   /** Claims this run for this execution; false = another execution holds it, do not do the work. */
   claim(): Promise<boolean>;
+  /**
+   * ax's trace context from the `traceparent` header (sent when ax's tracing is on), or null.
+   * With `@opentelemetry/api` installed the handler already runs in a span continuing it.
+   */
+  readonly trace: AxTraceContext | null;
 }
 
 /** What a handler returns. */
@@ -48,6 +54,11 @@ export interface AxExecutorOptions {
   readonly bodyLimitBytes?: number;
   /** Called with errors thrown by the handler (they are answered `{success: false}`); default none. */
   readonly onError?: (error: unknown, ctx: ExecutionContext) => void;
+  /**
+   * Run the handler in an OpenTelemetry span continuing ax's trace when `@opentelemetry/api` is
+   * installed and the call carries a `traceparent`; default true. `ctx.trace` is set either way.
+   */
+  readonly tracing?: boolean;
 }
 
 /** One call as an adapter hands it over. */
@@ -118,17 +129,22 @@ export function createExecutorHandler(options: AxExecutorOptions, where = 'axExe
     const onHangUp = (): void => controller.abort(new Error('the worker hung up'));
     incoming.hangUp?.addEventListener('abort', onHangUp, { once: true });
     const client = options.client;
+    const trace = parseTraceparent(headerValue(incoming.headers, 'traceparent'));
     const ctx: ExecutionContext = {
       ...call,
       signal: controller.signal,
       accepted: () => ({ [ACCEPTED]: true }),
       report: (result) => (client ? client.report(call.executionId, result) : noClient()),
       claim: () => (client ? client.claim(call.executionId) : noClient()),
+      trace,
     };
+    const scope = await traceScope(options.tracing === false ? null : trace, call);
     try {
-      const result = await options.handler(ctx);
+      const result = await scope.run(() => options.handler(ctx));
+      scope.end({ success: isAccepted(result) || result == null || result.success !== false });
       return isAccepted(result) ? acceptedAnswer() : syncAnswer(result ?? undefined);
     } catch (error) {
+      scope.end({ error });
       try {
         options.onError?.(error, ctx);
       } catch {

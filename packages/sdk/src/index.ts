@@ -14,3 +14,5 @@ export { AxApiError, createAxClient } from './client.js';
 export type { AxClient, AxClientOptions, AxResult } from './client.js';
 export { currentVersion, DEFAULT_MAX_SKEW_MS, signedHeaders, signV2, verifySignature } from './signature.js';
 export type { ReceivedSignature, SignatureProblem, SignedRequest, TeamKeys } from './signature.js';
+export { parseTraceparent } from './trace.js';
+export type { AxTraceContext } from './trace.js';

@@ -125,6 +125,7 @@ export {
   rerunBatchLoads,
   setDispatchPaused,
   setExecutionState,
+  setMissingTraceParents,
   startAckDeadlines,
 } from './queries/dispatch.js';
 export type { ActiveRun, ClaimOptions, ClaimedInstance, NewExecution, RerunBatchLoad, WaitingEventType } from './queries/dispatch.js';

@@ -8,10 +8,13 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
 /**
- * Oldest schema version this build works with. 16: task reads name `task.managed_by` and
- * `task.dependency_timeout_default` (migration 0016, #47); migrate before rolling this build out
- * (builds of 15 keep working on 16: they never name the columns and read `dependency_timeout_s`,
- * which still holds 86400 for a task without its own timeout). 15: every save of a task definition writes its
+ * Oldest schema version this build works with. 17: the scheduler's instance insert writes
+ * `task_instance.trace_parent` and the claim reads it (migration 0017, #48); migrate before
+ * rolling this build out (builds of 15 and 16 keep working on 17: they never name the column;
+ * their instances get a trace at their first dispatch by this build's broker). 16: task reads
+ * name `task.managed_by` and `task.dependency_timeout_default` (migration 0016, #47); builds of
+ * 15 keep working on 16: they never name the columns and read `dependency_timeout_s`, which still
+ * holds 86400 for a task without its own timeout. 15: every save of a task definition writes its
  * `task_version` row and every instance insert writes `task_instance.task_version` (migration
  * 0015, #47); migrate before rolling this build out (builds of 10 to 14 keep working on 15: they
  * never name the table or the column; a definition they save without a version row is recorded
@@ -23,10 +26,11 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  * (teams, job output, calendars) already while this still said 1, so a service on an older
  * schema failed at its first such statement instead of refusing to start.
  */
-export const SCHEMA_VERSION_MIN = 16;
+export const SCHEMA_VERSION_MIN = 17;
 /**
- * Newest schema version this build works with (= its highest migration). 16: the managed-by
- * marker of imports and the "no own dependency timeout" flag (migration 0016). 15: task versions
+ * Newest schema version this build works with (= its highest migration). 17: the run's trace
+ * context (migration 0017; see SCHEMA_VERSION_MIN). 16: the managed-by marker of imports and the
+ * "no own dependency timeout" flag (migration 0016). 15: task versions
  * (migration 0015; see SCHEMA_VERSION_MIN). 14: worker
  * enrollments (migration 0014); below it there are none and workers run unenrolled. 13: why a due
  * instance waits (migration 0013, `task_instance.waiting_*`); on 10 to 12 the backlog scan still
@@ -45,7 +49,7 @@ export const SCHEMA_VERSION_MIN = 16;
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 16;
+export const SCHEMA_VERSION_MAX = 17;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

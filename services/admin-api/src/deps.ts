@@ -49,6 +49,8 @@ export interface AppDeps {
    * paths answer 503); omitted = no console at all (unknown paths are JSON 404s). main.ts sets it.
    */
   readonly consoleDir?: string | null;
+  /** `AX_TRACE_URL_TEMPLATE`: a trace's URL with `{traceId}`, answered by `GET /status` for the console's links (#48); default null. */
+  readonly traceUrlTemplate?: string | null;
   /** Poll, heartbeat, give-up and token-check timings of log streams (SSE); default `DEFAULT_LOG_STREAM_TIMINGS` (400 ms, 15 s, 60 s, 5 s). */
   readonly logStream?: LogStreamTimings;
   /** Milliseconds now (default `Date.now`). */

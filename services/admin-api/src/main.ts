@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { busAdminReachable, createBus, defaultManagementUrl, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
-import { axServiceFields, CONFIG_ERROR_EXIT_CODE, DEFAULT_AMQP_URL, closeRedis, createLogger, createMetrics, createRedis, createShutdown, intField, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, toError } from '@ax/kit';
+import { axServiceFields, CONFIG_ERROR_EXIT_CODE, DEFAULT_AMQP_URL, closeRedis, createLogger, createMetrics, createRedis, createShutdown, intField, listField, loadConfigOrExit, pathField, redisKeys, redisTargetOf, stringField, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createApp } from './app.js';
 import { bootstrapAdminToken } from './auth.js';
@@ -32,6 +32,14 @@ const config = loadConfigOrExit({
   trustedProxies: trustedProxiesField(),
   /** `AX_CONSOLE_DIR` — a console build to serve at / instead of the installed `@ax/console` dist (a custom or side-by-side build). */
   consoleDir: pathField({ env: 'AX_CONSOLE_DIR', optional: true }),
+  /** `AX_TRACE_URL_TEMPLATE` — a trace's URL in the tracing UI with `{traceId}` (#48): the console links instances' trace ids there. Default: none. */
+  traceUrlTemplate: stringField({
+    env: 'AX_TRACE_URL_TEMPLATE',
+    expected: 'an http(s) URL holding {traceId}, such as https://jaeger.example.com/trace/{traceId}',
+    pattern: /^https?:\/\/[^\s]*\{traceId\}[^\s]*$/,
+    maxLength: 2_000,
+    optional: true,
+  }),
   /** `AX_STATS_MAX_AGE_MS` — how long the dashboard's figures are answered from memory (stats-cache.ts); 0 = computed per request. Default 5000. */
   statsMaxAgeMs: intField({ env: 'AX_STATS_MAX_AGE_MS', unit: 'ms', min: 0, max: 3_600_000, default: 5_000 }),
   /** `AX_STATS_ROLLUP_INTERVAL_MS` — how often past days' hourly figures are rolled up (stats-rollup-loop.ts); 0 = never (past days are computed live). Default 60000. */
@@ -111,6 +119,7 @@ async function main(): Promise<void> {
     authFailureLimit: { max: 20, windowMs: 60_000 },
     trustedProxies: config.trustedProxies,
     consoleDir,
+    traceUrlTemplate: config.traceUrlTemplate ?? null,
     logStreamsPerToken: config.logStreamsPerToken,
     now: Date.now,
     statsCache: createStatsCache({

@@ -1,5 +1,6 @@
 /** Resource shapes of the API (ADMIN-API.md): tasks, instances, executions, events. */
 import { isFinal, redactTaskSecrets } from '@ax/core';
+import { traceIdOf } from '@ax/kit';
 import { runDurationMs, type EventRecord, type ExecutionRecord, type InstanceRecord, type InstanceWaiting, type RunTimes, type TaskRecord } from '@ax/store';
 import type { Role } from './auth.js';
 
@@ -60,6 +61,7 @@ export function instanceResource(i: InstanceRecord, run: RunTimes | undefined, w
     durationMs: run === undefined || run.endedAt === null ? null : run.durationMs,
     rerunBatchId: i.rerunBatchId,
     taskVersion: i.taskVersion,
+    traceId: traceIdOf(i.traceParent),
     team: i.team,
     waiting:
       waiting === undefined || (i.state !== 'WAITING' && i.state !== 'PENDING')

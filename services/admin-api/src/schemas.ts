@@ -85,6 +85,10 @@ export const instanceSchema = z.object({
   endedAt: z.string().nullable().describe("when it became final: its current execution's end, or (canceled before running) the cancel"),
   durationMs: z.number().nullable().describe("extension: its current execution's run, started → ended, ms; null until it ended"),
   rerunBatchId: z.string().nullable().describe('extension: the rerun or backfill batch that last re-ran or created it'),
+  traceId: z
+    .string()
+    .nullable()
+    .describe('extension: the OpenTelemetry trace id of the run (32 hex digits; every log line of the run carries it as `traceId`, and its spans are exported under it when tracing is on, docs/observability.md); null for a manual run or rerun until its first dispatch'),
   taskVersion: z.int().nullable().describe('extension: the task version (GET /tasks/{name}/versions/{v}) of the definition its latest dispatch sent (what its worker ran; before a dispatch, the one it was created or re-run from); null for instances older than that record'),
   team: z.string().nullable().describe("the team of the instance's task (null once the task is deleted: only tokens of every team see it then)"),
   waiting: waitingSchema

@@ -3,7 +3,7 @@
  * builds the clients from the environment; tests build engines in-process.
  */
 import type { Bus, Consumer } from '@ax/bus';
-import { closeRedis, isRetryableError, redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Logger, type Metrics, type Redis } from '@ax/kit';
+import { closeRedis, isRetryableError, NOOP_TRACER, redisKeys, startBackgroundLoop, toError, type AxTracer, type BackgroundLoop, type Logger, type Metrics, type Redis } from '@ax/kit';
 import { TaskDefinitionCache, type StorePool } from '@ax/store';
 import { AckClocks } from './ack-clocks.js';
 import { readQueueDepthsOnce } from './backlog.js';
@@ -39,6 +39,8 @@ export interface BrokerDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly random?: () => number;
+  /** Default: tracing off (`NOOP_TRACER`, #48). */
+  readonly tracer?: AxTracer;
 }
 
 /** A running broker engine. */
@@ -89,6 +91,7 @@ export function createBroker(deps: BrokerDeps): Broker {
     claimPace: { lastSmallClaimAtMs: Number.NEGATIVE_INFINITY },
     backlogHolds: new BacklogHolds({ belowPriority: config.backlogDeferBelowPriority, holdAbovePercent: config.backlogDeferHoldPercent }),
     random: deps.random ?? Math.random,
+    tracer: deps.tracer ?? NOOP_TRACER,
     wakeRetriesIn: (delayMs) => retryWakeups.in(delayMs),
     wakeTimersIn: (delayMs) => timerWakeups.in(delayMs),
     wakeDispatch: () => dispatchLoop?.wake(),

@@ -1,6 +1,6 @@
 /** What every part of a broker shares. */
 import type { Bus } from '@ax/bus';
-import type { Logger, Redis, RedisKeys } from '@ax/kit';
+import type { AxTracer, Logger, Redis, RedisKeys } from '@ax/kit';
 import type { StorePool, TaskDefinitionCache } from '@ax/store';
 import type { AckClocks } from './ack-clocks.js';
 import type { BacklogHolds } from './backlog-deferral.js';
@@ -40,6 +40,8 @@ export interface BrokerContext {
   readonly claimPace: { lastSmallClaimAtMs: number };
   /** Random numbers in [0, 1) (routing ties, retry jitter). */
   readonly random: () => number;
+  /** Claim and dispatch spans (#48); `NOOP_TRACER` when tracing is off. */
+  readonly tracer: AxTracer;
   /** Runs the retries pass (RETRY_WAIT → PENDING) in `delayMs`, unless an earlier run is set (wakeups.ts). */
   wakeRetriesIn(delayMs: number): void;
   /** Runs the timers pass in `delayMs` (the next ACK expiry), unless an earlier run is set (wakeups.ts). */

@@ -26,7 +26,8 @@ import {
   type WorkerSnapshot,
 } from '@ax/core';
 import { requestCancel, type ReturnedMessage } from '@ax/bus';
-import { toError } from '@ax/kit';
+import { toError, type AxSpan } from '@ax/kit';
+import { logTraceId, startClaimSpans, startDispatchSpan, type ClaimSpans } from './dispatch-spans.js';
 import {
   activeRunsByTeam,
   activeRunsOfTasks,
@@ -45,6 +46,7 @@ import {
   recordWaitingOnce,
   rerunBatchLoads,
   setExecutionState,
+  setMissingTraceParents,
   transitionInstance,
   transitionInstances,
   type ActiveRun,
@@ -74,6 +76,8 @@ export interface Planned {
   readonly shard?: { readonly index: number; readonly total: number };
   /** The shard's own attempt when it differs from the instance's (a shard retry). */
   readonly attempt?: number;
+  /** The `traceparent` its dispatch span is a child of (the claim span, #48); default the instance's. */
+  readonly parentTrace?: string;
 }
 
 /** What one iteration did (for tests and logs). */
@@ -133,6 +137,8 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
   const cancels: ActiveRun[] = [];
   let planned: Planned[];
   let outcome: DispatchOutcome;
+  let claimSpans: ClaimSpans | undefined;
+  const claimStartMs = Date.now();
   try {
     const result = await inTransaction(ctx, async (conn) => {
       // Teams with a maxRunning (none: no statement here at all). Those at their limit now are
@@ -399,6 +405,9 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         events.push({ instanceId: p.instance.id, type: 'DISPATCHED', executionId: p.executionId, workerId: p.worker.id, data: { attempt: p.instance.attempt } });
       }
       await appendEvents(conn, events);
+      // #48: a claim span per run; a run without a trace context gets its claim span's.
+      claimSpans = startClaimSpans(ctx.tracer, dispatched, claimStartMs);
+      await setMissingTraceParents(conn, claimSpans.missing);
       return {
         planned: dispatched,
         outcome: {
@@ -411,7 +420,10 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         },
       };
     });
-    planned = result.planned;
+    const spans = claimSpans?.spans;
+    const claimEndMs = Date.now();
+    for (const span of spans?.values() ?? []) span.end(claimEndMs);
+    planned = spans === undefined ? result.planned : result.planned.map((p) => ({ ...p, parentTrace: spans.get(p.instance.id)?.traceparent ?? p.instance.traceParent ?? undefined }));
     outcome = result.outcome;
   } catch (error) {
     await bestEffort(ctx.logger, 'slots of a failed claim', [() => releaseAll(ctx.reservations, reserved)]);
@@ -584,7 +596,7 @@ function routeExplanation(workers: readonly WorkerSnapshot[], task: TaskRecord, 
 const PRE_COMMIT_RESERVATION_MS = 5_000;
 
 /** Builds the dispatch item of a planned instance. */
-function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem {
+function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date, traceparent: string): DispatchItem {
   const expectedTime = p.instance.expectedTime.toISOString();
   const team = ctx.teams.get(p.task.definition.team);
   const grace = team.previousKeyValidUntil;
@@ -609,7 +621,8 @@ function itemOf(ctx: BrokerContext, p: Planned, ackDeadline: Date): DispatchItem
     exec: p.task.definition.exec,
     timeoutSeconds: p.task.definition.timeoutSeconds,
     ackDeadline: ackDeadline.toISOString(),
-    traceId: p.executionId,
+    traceId: logTraceId(traceparent, p.executionId),
+    traceparent,
     idempotencyKey: idempotencyKeyOf(p.instance.taskName, expectedTime, p.instance.runNo),
     // This broker stores output that results carry (result-output.ts): a short job's output
     // needs no `log` message.
@@ -629,21 +642,32 @@ export async function publishPlanned(ctx: BrokerContext, planned: readonly Plann
     chunks.map(async (chunk) => {
       const first = chunk[0] as Planned;
       const messageDeadline = new Date(first.instance.dbNow.getTime() + ctx.config.ackTimeoutMs);
+      const spans = chunk.map((p) =>
+        startDispatchSpan(ctx.tracer, p.parentTrace ?? p.instance.traceParent, { executionId: p.executionId, workerId: p.worker.id, attempt: p.attempt ?? p.instance.attempt, shardIndex: p.shard?.index }),
+      );
       const message: DispatchMessage = {
         v: MESSAGE_VERSION,
         kind: 'dispatch',
         workerId: first.worker.id,
-        items: chunk.map((p) => itemOf(ctx, p, messageDeadline)),
+        items: chunk.map((p, i) => itemOf(ctx, p, messageDeadline, (spans[i] as AxSpan).traceparent)),
       };
+      try {
       // Trusted: every part of an item comes from a validated definition or a stored instance
       // (validated when created); the worker validates the message again on receipt.
       // By queue name on the default exchange (R24): no binding needed, so enrolled workers get
       // it; mandatory, so a queue that is gone returns it (R8, handleReturned).
-      await ctx.bus.publish('', ctx.bus.topology.workerQueue(first.worker.id), encodeTrustedMessage(message), {
-        mandatory: true,
-        priority: Math.max(...chunk.map((p) => p.instance.priority)),
-        messageId: first.executionId,
-      });
+        await ctx.bus.publish('', ctx.bus.topology.workerQueue(first.worker.id), encodeTrustedMessage(message), {
+          mandatory: true,
+          priority: Math.max(...chunk.map((p) => p.instance.priority)),
+          messageId: first.executionId,
+        });
+      } catch (error) {
+        for (const span of spans) span.fail(toError(error).message);
+        throw error;
+      } finally {
+        const endMs = Date.now();
+        for (const span of spans) span.end(endMs);
+      }
       ctx.metrics.dispatchMessages.inc();
       ctx.metrics.dispatches.inc({ worker: first.worker.id }, chunk.length);
       ctx.ackClocks.confirmed(

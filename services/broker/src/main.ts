@@ -4,7 +4,7 @@
  * Redis and RabbitMQ, `/metrics`; AX_HTTP_PORT, default 9102) → stop cleanly on SIGTERM.
  */
 import { amqpUserOf, createBus } from '@ax/bus';
-import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisTargetOf, startHealthServer, toError } from '@ax/kit';
+import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisTargetOf, startHealthServer, startTracing, toError } from '@ax/kit';
 import { assertSchemaSupported, createPool } from '@ax/store';
 import { createBroker } from './broker.js';
 import { brokerEnvFields, toBrokerConfig } from './env.js';
@@ -15,6 +15,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'broker', level: env.logLevel, base: { brokerId: config.brokerId } });
   const shutdown = createShutdown({ logger, graceMs: env.shutdownGraceSeconds * 1000 });
   const metrics = createMetrics({ service: 'broker' });
+  // Off unless the standard OTEL_* variables ask for traces (#48, docs/observability.md).
+  const tracer = await startTracing({ serviceName: 'ax-broker', logger });
+  shutdown.register('tracing', () => tracer.shutdown()); // registered early: flushed after the engine stops
   const pool = createPool(env.mysqlUrl, { connectionLimit: 10 });
   shutdown.register('mysql', () => pool.end());
   const redis = createRedis(redisTargetOf(env), { logger, name: 'ax-broker' });
@@ -51,7 +54,7 @@ async function main(): Promise<void> {
   });
   shutdown.register('health server', () => health.close());
 
-  const broker = createBroker({ config, pool, redis, bus, logger, metrics });
+  const broker = createBroker({ config, pool, redis, bus, logger, metrics, tracer });
   await broker.start();
   shutdown.register('engine', () => broker.stop());
   shutdown.register('drain', () => health.setDraining());

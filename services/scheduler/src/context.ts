@@ -1,7 +1,7 @@
 /** What the engine's parts share: dependencies, configuration and the in-memory state. */
 import type { Pool } from 'mysql2/promise';
 import { bizDateOf, maxWaitingOf, slotJitterMs, type Clock } from '@ax/core';
-import type { Logger, Redis, RedisKeys } from '@ax/kit';
+import type { AxSpan, AxTracer, Logger, Redis, RedisKeys } from '@ax/kit';
 import { createSlotInstances, isRetryableMysqlError, slotKey, withTransaction, type SlotOutcome, type SlotToCreate } from '@ax/store';
 import type { SchedulerConfig } from './config.js';
 import type { SchedulerMetrics } from './metrics.js';
@@ -17,6 +17,8 @@ export interface SchedulerDeps {
   readonly logger: Logger;
   /** Default: a fresh registry. */
   readonly metrics?: SchedulerMetrics;
+  /** Default: tracing off (`NOOP_TRACER`). */
+  readonly tracer?: AxTracer;
 }
 
 /** Mutable state of one engine. */
@@ -62,6 +64,8 @@ export interface EngineContext {
   readonly cache: TaskCache;
   readonly wheel: TimeWheel;
   readonly state: EngineState;
+  /** Fire spans (#48); off: the run's trace context is a fresh `traceparent` all the same. */
+  readonly tracer: AxTracer;
 }
 
 /**
@@ -113,7 +117,8 @@ export async function createSlots(ctx: EngineContext, slots: readonly SlotToCrea
   let readyCreated = 0;
   const chunks: SlotToCreate[][] = [];
   for (let i = 0; i < slots.length; i += CHUNK) chunks.push(slots.slice(i, i + CHUNK));
-  const runChunk = async (chunk: SlotToCreate[]): Promise<void> => {
+  const runChunk = async (untraced: SlotToCreate[]): Promise<void> => {
+    const { chunk, spans } = withFireSpans(ctx.tracer, untraced, label);
     let outcomes: Map<string, SlotOutcome> | undefined;
     for (let attempt = 1; outcomes === undefined; attempt += 1) {
       try {
@@ -131,6 +136,7 @@ export async function createSlots(ctx: EngineContext, slots: readonly SlotToCrea
       if (o === undefined) continue;
       all.set(key, o);
       if (o.kind === 'created') {
+        endFireSpan(spans.get(key), o.instanceId);
         ctx.metrics.fires.inc({ trigger: label });
         ctx.metrics.fireLag.observe(Math.max(0, committedMs - s.expectedMs) / 1000);
         // A slot created ahead of time is announced when it falls due (fire.ts), not now:
@@ -161,4 +167,30 @@ export async function createSlots(ctx: EngineContext, slots: readonly SlotToCrea
   }
   if (failures.length > 0) throw failures[0];
   return all;
+}
+
+/**
+ * The slots with the run's trace context (#48): each slot without one gets a fire span, the root
+ * of its run's trace, whose `traceparent` the insert stores on the instance. Spans are keyed by
+ * {@link slotKey}; only those of created instances are ended (and so exported): a slot that
+ * existed, was coalesced or refused started no run.
+ */
+function withFireSpans(tracer: AxTracer, slots: readonly SlotToCreate[], label: string): { chunk: SlotToCreate[]; spans: Map<string, AxSpan> } {
+  const spans = new Map<string, AxSpan>();
+  const chunk = slots.map((s) => {
+    if (s.traceParent !== undefined) return s;
+    const span = tracer.startSpan('ax.fire', {
+      kind: 'producer',
+      attributes: { 'ax.task.name': s.taskName, 'ax.expected_time': new Date(s.expectedMs).toISOString(), 'ax.trigger': label },
+    });
+    spans.set(slotKey(s.taskName, s.expectedMs), span);
+    return { ...s, traceParent: span.traceparent };
+  });
+  return { chunk, spans };
+}
+
+function endFireSpan(span: AxSpan | undefined, instanceId: string): void {
+  if (span === undefined) return;
+  span.setAttributes({ 'ax.instance.id': instanceId });
+  span.end();
 }

@@ -15,7 +15,7 @@
  * - skew (every `skewCheckIntervalMs`): clock skew vs MySQL (clock-skew.ts);
  * - retention (every `retentionIntervalMs`): purge (retention.ts).
  */
-import { redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Redis } from '@ax/kit';
+import { NOOP_TRACER, redisKeys, startBackgroundLoop, toError, type BackgroundLoop, type Redis } from '@ax/kit';
 import { checkClockSkew } from './clock-skew.js';
 import type { EngineContext, SchedulerDeps } from './context.js';
 import { evaluateDag, parseInstancesFinished, type DagResult, type InstancesFinishedMessage } from './dag.js';
@@ -64,6 +64,7 @@ export function createSchedulerEngine(deps: SchedulerDeps): SchedulerEngine {
     metrics,
     keys: redisKeys(config.namespace),
     cache,
+    tracer: deps.tracer ?? NOOP_TRACER,
     wheel: new TimeWheel({ startMs: clock.nowMs() }),
     state: { liveSinceMs: clock.nowMs(), lastTickMs: null, firingPaused: false, queued: new Map(), precreatedDueMs: new Set(), dbOffsetMs: 0, calendarSkipsUntil: new Map(), reconcileQuiet: new Map(), lastFullReconcileMs: null, queuedCheckedGeneration: -1 },
   };

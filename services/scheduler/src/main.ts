@@ -12,6 +12,7 @@ import {
   loadConfigOrExit,
   redisTargetOf,
   startHealthServer,
+  startTracing,
   systemClock,
   toError,
 } from '@ax/kit';
@@ -28,6 +29,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'scheduler', level: env.logLevel, base: { schedulerId: config.schedulerId } });
   const shutdown = createShutdown({ logger, graceMs: env.shutdownGraceSeconds * 1000 });
   const metrics = createSchedulerMetrics(createMetrics({ service: 'scheduler' }));
+  // Off unless the standard OTEL_* variables ask for traces (#48, docs/observability.md).
+  const tracer = await startTracing({ serviceName: 'ax-scheduler', logger });
+  shutdown.register('tracing', () => tracer.shutdown()); // registered early: flushed after the engine stops
   const pool = createPool(env.mysqlUrl, { connectionLimit: 10 });
   shutdown.register('mysql', () => pool.end());
   const redis = createRedis(redisTargetOf(env), { logger, name: 'ax-scheduler' });
@@ -46,7 +50,7 @@ async function main(): Promise<void> {
   });
   shutdown.register('health server', () => health.close());
 
-  const engine = createSchedulerEngine({ pool, redis, clock: systemClock, config, logger, metrics });
+  const engine = createSchedulerEngine({ pool, redis, clock: systemClock, config, logger, metrics, tracer });
   await engine.start();
   shutdown.register('engine', () => engine.stop());
   shutdown.register('drain', () => health.setDraining());

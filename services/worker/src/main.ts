@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { amqpUserOf, createBus } from '@ax/bus';
 import { parseReservedSlots } from '@ax/core';
-import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, redisTargetOf, startHealthServer, toError } from '@ax/kit';
+import { closeRedis, createLogger, createMetrics, createRedis, createShutdown, loadConfigOrExit, redisKeys, redisTargetOf, startHealthServer, startTracing, toError } from '@ax/kit';
 import { createAlertWebhook } from './alert-webhook.js';
 import { describeScope } from './enrollment/bootstrap-answer.js';
 import { enroll, type Enrolled } from './enrollment/enroll.js';
@@ -88,6 +88,9 @@ async function main(): Promise<void> {
   const shutdown = createShutdown({ logger, graceMs: (env.shutdownGraceSeconds + 30) * 1000, exit: (code) => process.exit(revoked ? REVOKED_EXIT_CODE : code) });
   const metrics = createMetrics({ service: 'worker', labels: { worker_id: env.workerId } });
   const workerMetrics = createWorkerMetrics(metrics);
+  // Off unless the standard OTEL_* variables ask for traces (#48, docs/observability.md).
+  const tracer = await startTracing({ serviceName: 'ax-worker', logger });
+  shutdown.register('tracing', () => tracer.shutdown()); // registered early: flushed after the jobs end
 
   const outbox = new Outbox({ file: outboxFile(env) });
   shutdown.register('outbox', () => outbox.close());
@@ -139,7 +142,7 @@ async function main(): Promise<void> {
   }
   const sandbox = await createJobSandbox({ root: jobDirOf(env), identities: env.jobIsolation === 'uid' ? env.jobUids : undefined });
   if (!sandbox.isolated) logger.warn('AX_JOB_ISOLATION=off: jobs run as the worker and can read its credentials and every team\'s secrets (development only)');
-  const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, ...(keys !== undefined ? { keys } : {}), allow: hostAllowList(env.httpExecutorAllow), outputTailBytes, secretsDir: env.secretsDir });
+  const http = createHttpExecutor({ workerId: env.workerId, secret: env.executorSecret, ...(keys !== undefined ? { keys } : {}), allow: hostAllowList(env.httpExecutorAllow), outputTailBytes, secretsDir: env.secretsDir, tracer });
   shutdown.register('http executor', () => http.close());
   const reserve = env.reservedSlots === undefined ? undefined : parseReservedSlots(env.reservedSlots, env.workerSlots);
   if (reserve !== undefined && !reserve.ok) {
@@ -178,6 +181,7 @@ async function main(): Promise<void> {
     },
     logger,
     metrics: workerMetrics,
+    tracer,
     sendAlert: createAlertWebhook({ url: env.alertWebhookUrl, format: env.alertWebhookFormat, logger }),
     ...(enrolled !== undefined ? { teamScope: enrolled.teams } : {}),
   });

@@ -8,7 +8,8 @@
 import os from 'node:os';
 import { DEFAULT_LOG_MAX_BYTES, parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type Exec, type ReservedSlots } from '@ax/core';
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
-import { toError, type Logger, type Redis, type RedisKeys } from '@ax/kit';
+import { NOOP_TRACER, toError, type AxSpan, type AxTracer, type Logger, type Redis, type RedisKeys } from '@ax/kit';
+import { endExecutionSpan, startExecutionSpan } from './execution-span.js';
 import { isDrained, publishRegistration, removeRegistration, type WorkerRegistration } from '@ax/redis';
 import { ACK_MARGIN_MS, refusalFor } from './admission.js';
 import { describeScope, type TeamScope } from './enrollment/bootstrap-answer.js';
@@ -87,6 +88,8 @@ export interface WorkerDeps {
    * registry entry advertises these instead of `settings.teams` (R24). Default: unenrolled.
    */
   readonly teamScope?: TeamScope;
+  /** Execution spans (#48); default off. */
+  readonly tracer?: AxTracer;
 }
 
 interface Active {
@@ -150,6 +153,7 @@ export class Worker {
   private teamScope: TeamScope | undefined;
   private stopped: Promise<void> | undefined;
   private readonly log: Logger;
+  private readonly tracer: AxTracer;
   /** 'running' marks written together, before their jobs start (R13). */
   private readonly starts: TickBatch<{ executionId: string; atMs: number }>;
   /** Results written together (state + outgoing item per execution). */
@@ -160,6 +164,7 @@ export class Worker {
   constructor(private readonly deps: WorkerDeps) {
     const { settings, bus, outbox, logger } = deps;
     this.log = logger;
+    this.tracer = deps.tracer ?? NOOP_TRACER;
     this.teamScope = deps.teamScope;
     this.leaseWatch = new LeaseWatch(settings.leaseTtlMs, performance.now());
     this.starts = new TickBatch((entries) => outbox.transaction(() => entries.forEach((e) => outbox.setState(e.executionId, 'running', e.atMs))));
@@ -403,6 +408,7 @@ export class Worker {
     let outcome: ExecutionOutcome;
     let ran: ExecutionOutcome | undefined;
     let startedAtMs: number | undefined;
+    let span: AxSpan | undefined;
     try {
       const release = slot?.release ?? (await this.slots.acquire(item.priority, controller.signal));
       try {
@@ -418,9 +424,11 @@ export class Worker {
         active.started = true;
         metrics?.running.set(this.slots.inUse);
         if (debugEnabled) log().debug({ exec: item.exec.type, attempt: item.attempt }, 'job started');
+        span = this.tracer.enabled ? startExecutionSpan(this.tracer, item, startAtMs) : undefined;
         try {
           ran = await executors[item.exec.type].run({
             item,
+            ...(span === undefined ? {} : { traceparent: span.traceparent }),
             deadlineMs: startAtMs + item.timeoutSeconds * 1000,
             signal: controller.signal,
             onSpawn: (pgid, procStart) => outbox.setProcess(item.executionId, pgid, procStart, Date.now()),
@@ -453,6 +461,7 @@ export class Worker {
       }
     }
     const endedAtMs = Date.now();
+    if (span !== undefined) endExecutionSpan(span, outcome, endedAtMs);
     // Every attempt that got this far ends its output, whatever stopped it: with an `end` item,
     // or, when a result follows, in the result (`printedNothing`, or a short output itself).
     const resultEnd = this.logs.end(output, outcome.notStarted === true ? 'items' : this.endModeOf(item));

@@ -23,6 +23,7 @@ const inst = (id: string, state: Instance['state']): Instance => ({
   endedAt: null,
   durationMs: null,
   rerunBatchId: null,
+  traceId: null,
   taskVersion: null,
   waiting: null,
   team: 'default',

@@ -12,7 +12,9 @@ import { InstanceLogs } from '../components/InstanceLogs';
 import { Loading } from '../components/Loading';
 import { Notice } from '../components/Notice';
 import { batchHref, RerunDialog } from '../components/RerunDialog';
+import { useStatus } from '../components/PauseBanner';
 import { StateBadge } from '../components/StateBadge';
+import { traceUrl } from '../trace-link';
 import { WAITING_HINTS } from '../waiting';
 import { between, duration, utc, utcTimeMs } from '../format';
 import { can } from '../roles';
@@ -60,6 +62,7 @@ export function InstanceDetailPage() {
   const { client, principal } = useSession();
   const [final, setFinal] = useState(false);
   const detail = useApi<InstanceDetail>(`/api/v1/instances/${encodeURIComponent(id)}`, {}, { refreshMs: final ? 0 : 2_000 });
+  const traceTemplate = useStatus().data?.traceUrlTemplate ?? null;
   const [error, setError] = useState<string | null>(null);
   const [rerun, setRerun] = useState(false);
   const [rerunDone, setRerunDone] = useState<{ ids: string[]; batchId: string | null } | null>(null);
@@ -91,6 +94,7 @@ export function InstanceDetailPage() {
     }
   };
 
+  const traceLink = traceUrl(traceTemplate, i.traceId);
   const facts: Array<[string, ReactNode]> = [
     ['task', <Link href={`/tasks/${encodeURIComponent(i.taskName)}`}>{i.taskName}</Link>],
     ['team', i.team ?? '—'],
@@ -99,6 +103,19 @@ export function InstanceDetailPage() {
     ['trigger', `${i.trigger} (run ${i.runNo})`],
     // The task version its latest dispatch sent (#47); the task page diffs versions.
     ['task version', i.taskVersion == null ? '—' : String(i.taskVersion)],
+    // The run's trace id (#48): in every log line of the run, linked to the tracing UI when set.
+    [
+      'trace',
+      i.traceId == null ? (
+        '—'
+      ) : traceLink === null ? (
+        <code data-testid="instance-trace">{i.traceId}</code>
+      ) : (
+        <a href={traceLink} target="_blank" rel="noreferrer" data-testid="instance-trace">
+          <code>{i.traceId}</code>
+        </a>
+      ),
+    ],
     ['attempt', `${i.attempt} of ${i.maxAttempts}`],
     ['worker', i.workerId ?? '—'],
     ['started', utc(i.startedAt)],

@@ -46,7 +46,14 @@ export const dispatchItemSchema = z
     timeoutSeconds: z.int().min(1),
     /** The worker ACKs only while its clock says `now ≤ ackDeadline − 1 s`, else refuses EXPIRED (R8). */
     ackDeadline: instantSchema,
+    /** The run's trace id (#48: the OpenTelemetry trace id; the execution id from a broker before it): logs carry it. */
     traceId: z.string().min(1),
+    /**
+     * W3C `traceparent` of the broker's dispatch span (#48): the worker's execution span is its
+     * child, and an HTTP executor receives the trace in its `traceparent` header. Absent from a
+     * broker before #48; a value that does not parse starts a new trace (the W3C rule).
+     */
+    traceparent: z.string().min(1).max(512).optional(),
     /** Broadcast shard (R21). */
     shardIndex: z.int().min(0).optional(),
     shardTotal: z.int().min(1).optional(),

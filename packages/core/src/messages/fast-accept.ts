@@ -148,6 +148,10 @@ function acceptDispatchItem(value: unknown): DispatchItem | undefined {
     ackDeadline: i.ackDeadline,
     traceId: i.traceId,
   });
+  if (i.traceparent !== undefined) {
+    if (!isNonEmptyString(i.traceparent) || i.traceparent.length > 512) return undefined;
+    out.traceparent = i.traceparent;
+  }
   if (sharded) {
     out.shardIndex = shardIndex;
     out.shardTotal = shardTotal;

@@ -7,7 +7,7 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { decodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
 import { TASK_COLUMNS, taskFromRow, type TaskRecord } from './tasks.js';
-import { instanceKey } from './bulk-transitions.js';
+import { instanceKey, perRowValue } from './bulk-transitions.js';
 
 /** A claimed instance, with what the broker needs to decide and to build the dispatch item. */
 export interface ClaimedInstance {
@@ -34,6 +34,8 @@ export interface ClaimedInstance {
   readonly waitingMs: number;
   /** The database clock at the claim. */
   readonly dbNow: Date;
+  /** The run's W3C `traceparent` (#48); null until its first dispatch gives it one (a manual run, a rerun). */
+  readonly traceParent: string | null;
 }
 
 /** A claimed row as {@link CLAIM_SELECT} reads it (claim-by-team.ts shares it). */
@@ -56,6 +58,7 @@ export type ClaimRow = RowDataPacket & {
   late_us: string | number;
   waiting_us: string | number;
   db_now: Date;
+  trace_parent: string | null;
 };
 
 function isoDate(d: Date): string {
@@ -119,7 +122,7 @@ export async function claimDuePending(conn: Queryable, limit: number, opts: Clai
 
 /** The columns of a claim (`task_instance` aliased `i`), with the database clock's lateness and wait. */
 export const CLAIM_SELECT = `SELECT i.id, i.task_id, i.task_name, i.team, i.expected_time, i.run_no, i.biz_date, i.\`trigger\`, i.attempt, i.max_attempts,
-            i.priority, i.params, i.worker_id, i.reroute_count, i.rerun_batch_id,
+            i.priority, i.params, i.worker_id, i.reroute_count, i.rerun_batch_id, i.trace_parent,
             TIMESTAMPDIFF(MICROSECOND, i.expected_time, NOW(3)) AS late_us,
             TIMESTAMPDIFF(MICROSECOND, i.due_at, NOW(3)) AS waiting_us,
             NOW(3) AS db_now`;
@@ -145,6 +148,7 @@ export function claimRowsToInstances(rows: readonly ClaimRow[]): ClaimedInstance
     lateMs: Math.floor(Number(r.late_us) / 1000),
     waitingMs: Math.floor(Number(r.waiting_us) / 1000),
     dbNow: r.db_now,
+    traceParent: r.trace_parent ?? null,
   }));
 }
 
@@ -400,4 +404,19 @@ export async function rerunBatchLoads(db: Queryable, batchIds: readonly string[]
   );
   for (const r of rows) out.set(String(r.id), { concurrency: r.concurrency == null ? null : Number(r.concurrency), active: Number(r.active) });
   return out;
+}
+
+/**
+ * Gives the claimed instances that have no trace context yet (a manual run, a rerun, a row from
+ * before migration 0017) theirs: `traceParents` maps instance id → `traceparent` (#48). Only
+ * rows still without one change. One statement; none when the map is empty (the common claim:
+ * the scheduler wrote every fired instance's).
+ */
+export async function setMissingTraceParents(conn: Queryable, traceParents: ReadonlyMap<string, string>): Promise<void> {
+  if (traceParents.size === 0) return;
+  const ids = [...traceParents.keys()];
+  const params: unknown[] = [];
+  const value = perRowValue('id', ids, (i) => traceParents.get(ids[i] as string), params);
+  params.push(ids);
+  await conn.query(`UPDATE task_instance SET trace_parent = ${value} WHERE id IN (?) AND trace_parent IS NULL`, params);
 }

@@ -67,6 +67,11 @@ export interface SlotToCreate {
    * parent's run of that batch (#47), so the batch counts it and its cancel reaches it.
    */
   readonly rerunBatchId?: string | null;
+  /**
+   * The run's W3C `traceparent` (#48: the scheduler's fire span); absent: NULL, and the broker
+   * gives the run one at its first dispatch.
+   */
+  readonly traceParent?: string;
 }
 
 /** What happened to one slot. */
@@ -113,15 +118,15 @@ async function readSlots(
 async function insertGuarded(db: Queryable, slots: readonly SlotToCreate[]): Promise<number> {
   if (slots.length === 0) return 0;
   const derived = slots
-    .map(() => 'SELECT ? AS task_id, ? AS version, ? AS expected_time, ? AS due_at, ? AS biz_date, ? AS trg, ? AS state, ? AS max_attempts, ? AS rerun_batch_id')
+    .map(() => 'SELECT ? AS task_id, ? AS version, ? AS expected_time, ? AS due_at, ? AS biz_date, ? AS trg, ? AS state, ? AS max_attempts, ? AS rerun_batch_id, ? AS trace_parent')
     .join(' UNION ALL ');
   const [result] = await db.query<ResultSetHeader>(
     `INSERT IGNORE INTO task_instance
-       (task_id, task_name, team, task_version, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
-     SELECT t.id, t.name, t.team, t.version, s.expected_time, 1, s.biz_date, s.trg, s.state, 1, s.max_attempts, s.due_at, t.params, t.priority, s.rerun_batch_id
+       (task_id, task_name, team, task_version, expected_time, run_no, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id, trace_parent)
+     SELECT t.id, t.name, t.team, t.version, s.expected_time, 1, s.biz_date, s.trg, s.state, 1, s.max_attempts, s.due_at, t.params, t.priority, s.rerun_batch_id, s.trace_parent
        FROM task t JOIN (${derived}) s ON t.id = s.task_id
       WHERE t.version = s.version AND t.enabled = 1`,
-    slots.flatMap((s) => [s.taskId, s.version, new Date(s.expectedMs), new Date(s.dueMs ?? s.expectedMs), s.bizDate, s.trigger, s.state, s.maxAttempts, s.rerunBatchId ?? null]),
+    slots.flatMap((s) => [s.taskId, s.version, new Date(s.expectedMs), new Date(s.dueMs ?? s.expectedMs), s.bizDate, s.trigger, s.state, s.maxAttempts, s.rerunBatchId ?? null, s.traceParent ?? null]),
   );
   return result.affectedRows;
 }

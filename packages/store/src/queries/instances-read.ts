@@ -31,6 +31,8 @@ export interface InstanceRecord {
    * re-run from); null before migration 0015.
    */
   readonly taskVersion: number | null;
+  /** The run's W3C `traceparent` (#48); null before its first dispatch or migration 0017. */
+  readonly traceParent: string | null;
   readonly dueAt: Date;
   readonly createdAt: Date;
   readonly startedAt: Date | null;
@@ -57,7 +59,7 @@ export function instanceTeamSql(alias: string): string {
 
 /** The columns of an instance row, in select order. */
 export const INSTANCE_COLUMNS = `id, task_id, task_name, expected_time, biz_date, \`trigger\`, run_no, state, reason, attempt,
-  max_attempts, priority, params, worker_id, current_execution_id, rerun_batch_id, task_version, due_at, created_at, started_at, ended_at,
+  max_attempts, priority, params, worker_id, current_execution_id, rerun_batch_id, task_version, trace_parent, due_at, created_at, started_at, ended_at,
   ${instanceTeamSql('task_instance')} AS team`;
 
 /**
@@ -102,6 +104,7 @@ export function instanceFromRow(row: RowDataPacket): InstanceRecord {
     currentExecutionId: (r['current_execution_id'] as string | null) ?? null,
     rerunBatchId: r['rerun_batch_id'] == null ? null : String(r['rerun_batch_id']),
     taskVersion: r['task_version'] == null ? null : Number(r['task_version']),
+    traceParent: (r['trace_parent'] as string | null) ?? null,
     dueAt: r['due_at'] as Date,
     createdAt: r['created_at'] as Date,
     startedAt: (r['started_at'] as Date | null) ?? null,

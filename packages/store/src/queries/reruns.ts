@@ -61,6 +61,8 @@ export async function rerunInstance(db: Queryable, t: RerunTarget): Promise<bool
             due_at = NOW(3) + INTERVAL ? MICROSECOND, worker_id = NULL, current_execution_id = NULL, dispatch_count = 0, reroute_count = 0,
             lost_count = 0, ack_deadline = NULL, lease_until = NULL, shard_total = NULL, rerun_batch_id = ?,
             started_at = NULL, ended_at = NULL,
+            -- a new run, a new trace (#48): the broker gives it one at its first dispatch
+            trace_parent = NULL,
             -- a row of a build before 0010 has no team yet: it gets its task's with its new run (R23)
             team = COALESCE(team, (SELECT t.team FROM task t WHERE t.id = task_instance.task_id)),
             -- the new run is of the task's current definition (#47); NULL when the task is gone

@@ -87,7 +87,7 @@ export async function loadInstancesForDispatch(db: Queryable, ids: readonly stri
   if (ids.length === 0) return new Map();
   const [rows] = await db.query<Row[]>(
     `SELECT id, task_id, task_name, team, expected_time, run_no, biz_date, \`trigger\`, attempt, max_attempts, priority,
-            params, worker_id, reroute_count, rerun_batch_id, NOW(3) AS db_now
+            params, worker_id, reroute_count, rerun_batch_id, trace_parent, NOW(3) AS db_now
        FROM task_instance WHERE id IN (?)`,
     [[...new Set(ids)]],
   );
@@ -113,6 +113,7 @@ export async function loadInstancesForDispatch(db: Queryable, ids: readonly stri
         lateMs: 0,
         waitingMs: 0,
         dbNow: r.db_now as Date,
+        traceParent: (r.trace_parent as string | null) ?? null,
       } satisfies ClaimedInstance,
     ]),
   );

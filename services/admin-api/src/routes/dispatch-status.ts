@@ -38,6 +38,10 @@ const statusSchema = z.object({
     .object({ waiting: z.int(), oldestDueSeconds: z.int() })
     .describe("due instances of the token's teams that wait (each carries `waiting.reason`), and how long the oldest has been due"),
   late: z.int().describe(`of those, the ones due for more than ${LATE_AFTER_SECONDS} s`),
+  traceUrlTemplate: z
+    .string()
+    .nullable()
+    .describe('extension: `AX_TRACE_URL_TEMPLATE`, the URL of one trace in the tracing UI with `{traceId}` where an instance\'s `traceId` goes (docs/observability.md); null when unset'),
 });
 
 export const dispatchStatusRoutes: RouteSpec[] = [
@@ -102,6 +106,7 @@ export const dispatchStatusRoutes: RouteSpec[] = [
           workers: { live: workers.length, draining: workers.filter(({ worker }) => worker.draining).length },
           backlog: { waiting: backlog.waiting, oldestDueSeconds: backlog.oldestDueSeconds },
           late: backlog.late,
+          traceUrlTemplate: deps.traceUrlTemplate ?? null,
         },
       };
     },

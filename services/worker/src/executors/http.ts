@@ -25,6 +25,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpExec } from '@ax/core';
 import { FORBIDDEN_TASK_HEADERS, hostAllowList, narrowAllowList, signV2 } from '@ax/core';
+import { NOOP_TRACER, type AxSpan, type AxTracer } from '@ax/kit';
 import { checkedConnector, HostRefusedError, type HostLookup } from './checked-connect.js';
 import { derivedKeys, type ExecutorKeys } from './executor-keys.js';
 import type { HostAllowList } from './host-allow.js';
@@ -55,6 +56,11 @@ export interface HttpExecutorOptions {
    * task's team (secrets.ts); default none — every secretRef fails with SECRET_MISSING.
    */
   readonly secretsDir?: string | undefined;
+  /**
+   * The business call's client span (#48), made when the request carries a `traceparent`
+   * (tracing on); its context goes out as the W3C `traceparent` header. Default off.
+   */
+  readonly tracer?: AxTracer;
 }
 
 /** An http executor with its connection pool. */
@@ -326,10 +332,15 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
       const previous = keyring.keyOf(item.team, item.keyVersion - 1);
       if (previous !== undefined) headers['x-ax-previous-signature'] = signV2(previous, signed);
     }
+    const span = request.traceparent === undefined ? undefined : startCallSpan(options.tracer ?? NOOP_TRACER, request.traceparent, exec.method, url);
+    // After the task's own headers: the run's context wins over a configured `traceparent`.
+    if (span !== undefined) headers.traceparent = span.traceparent;
     let answer: { status: number; body: Buffer };
     try {
       answer = await exchange(agent, url, exec.method, headers, exec.method === 'GET' ? undefined : body, limit, request);
+      endCallSpan(span, answer.status);
     } catch (error) {
+      endCallSpan(span, null, error instanceof Error ? error.name : 'request failed');
       if (error instanceof NotStartedError) return notStartedOutcome(error.message);
       if (error instanceof DeadlineError) return { outcome: 'TIMEOUT', exitCode: null, error: `no answer within ${item.timeoutSeconds} s` };
       if (request.signal.aborted) return { ...stoppedOutcome(request.signal.reason), exitCode: null };
@@ -378,4 +389,25 @@ export function createHttpExecutor(options: HttpExecutorOptions): HttpExecutor {
       await Promise.all(routes.map((r) => r.agent.close()));
     },
   };
+}
+
+/** The business call's client span (#48): semantic-convention names, the URL without its query (secrets live there). */
+function startCallSpan(tracer: AxTracer, parent: string, method: string, url: URL): AxSpan {
+  return tracer.startSpan(method, {
+    parent,
+    kind: 'client',
+    attributes: {
+      'http.request.method': method,
+      'server.address': url.hostname,
+      'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      'url.full': `${url.protocol}//${url.host}${url.pathname}`,
+    },
+  });
+}
+
+function endCallSpan(span: AxSpan | undefined, status: number | null, error?: string): void {
+  if (span === undefined) return;
+  if (status !== null) span.setAttributes({ 'http.response.status_code': status });
+  if (status === null || status >= 400) span.fail(error ?? `HTTP ${status}`);
+  span.end();
 }

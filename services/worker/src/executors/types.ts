@@ -40,6 +40,11 @@ export interface ExecutionRequest {
    * without the side effect. Absent or null: go.
    */
   readonly mayStart?: () => string | null;
+  /**
+   * The `traceparent` of the worker's execution span (#48), present when tracing is on: an HTTP
+   * call is its child span and sends the W3C `traceparent` header.
+   */
+  readonly traceparent?: string;
 }
 
 /** How a run ended (the executor-specific part of a result item). */
