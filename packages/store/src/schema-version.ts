@@ -8,7 +8,9 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
 /**
- * Oldest schema version this build works with. 15: every save of a task definition writes its
+ * Oldest schema version this build works with. 16: every console sign-in reads and writes
+ * `console_session` (migration 0016, #47/#48); migrate before rolling this build out (builds of
+ * 15 keep working on 16: they never name the table). 15: every save of a task definition writes its
  * `task_version` row and every instance insert writes `task_instance.task_version` (migration
  * 0015, #47); migrate before rolling this build out (builds of 10 to 14 keep working on 15: they
  * never name the table or the column; a definition they save without a version row is recorded
@@ -20,9 +22,10 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  * (teams, job output, calendars) already while this still said 1, so a service on an older
  * schema failed at its first such statement instead of refusing to start.
  */
-export const SCHEMA_VERSION_MIN = 15;
+export const SCHEMA_VERSION_MIN = 16;
 /**
- * Newest schema version this build works with (= its highest migration). 15: task versions
+ * Newest schema version this build works with (= its highest migration). 16: the console's
+ * sign-in sessions (migration 0016; see SCHEMA_VERSION_MIN). 15: task versions
  * (migration 0015; see SCHEMA_VERSION_MIN). 14: worker
  * enrollments (migration 0014); below it there are none and workers run unenrolled. 13: why a due
  * instance waits (migration 0013, `task_instance.waiting_*`); on 10 to 12 the backlog scan still
@@ -41,7 +44,7 @@ export const SCHEMA_VERSION_MIN = 15;
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 15;
+export const SCHEMA_VERSION_MAX = 16;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;
