@@ -105,6 +105,7 @@ it('ends a session idle longer than the idle lifetime', async () => {
   now += IDLE_MS + 1_000;
   const after = await app.call('GET', '/api/v1/session', withCookie(cookie));
   expect(after.status).toBe(401);
+  expect(after.body.error).toMatchObject({ code: 'SESSION_EXPIRED' });
   expect(after.body.error.message).toContain('idle');
 });
 

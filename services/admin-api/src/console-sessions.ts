@@ -117,7 +117,8 @@ export async function authenticateSession(deps: AppDeps, req: Request): Promise<
   const id = readCookie(req.headers.cookie, SESSION_COOKIE);
   if (id === undefined || id === '') return null;
   const refuse = (message: string): ApiError =>
-    new ApiError(401, 'UNAUTHENTICATED', message, {}, { 'www-authenticate': 'Bearer', 'set-cookie': clearSessionCookie(deps, req) });
+    // Its own code, so the console can say why it shows the sign-in page (a browser without a cookie hears UNAUTHENTICATED).
+    new ApiError(401, 'SESSION_EXPIRED', message, {}, { 'www-authenticate': 'Bearer', 'set-cookie': clearSessionCookie(deps, req) });
   if (!SESSION_ID.test(id)) throw refuse('the session cookie is not valid; sign in again');
   const idHash = hashId(id);
   const record = await findConsoleSession(deps.pool, idHash);
