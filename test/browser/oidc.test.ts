@@ -89,7 +89,7 @@ describe.skipIf(noChromium)('OIDC sign-in of the console', () => {
       // The cookie is HttpOnly and SameSite=Lax; the page's script cannot read it.
       const cookie = (await context.cookies(baseUrl)).find((c) => c.name === 'ax_session');
       expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
-      expect(await page.evaluate(() => document.cookie)).not.toContain('ax_session');
+      expect(await page.evaluate<string>('document.cookie')).not.toContain('ax_session');
       await page.screenshot({ path: join(ARTIFACTS, 'oidc-signed-in.png'), fullPage: true });
 
       // #47: a new tab is signed in already.

@@ -7,7 +7,7 @@
  * with the API's message; sign-out ends the session on the server.
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { ApiError, createClient, request, setCsrfToken, type ApiClient } from './api';
+import { createClient, request, setCsrfToken, type ApiClient, type ApiError } from './api';
 import { isRole } from './roles';
 import type { Principal } from './types';
 
@@ -64,12 +64,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     let live = true;
-    request<unknown>('GET', '/api/v1/session')
-      .then((answer) => live && accept(answer))
-      .catch((err: unknown) => {
-        // A plain 401: no session in this browser, nothing to say; an ended session or a failure is worth a line.
-        if (live && !(err instanceof ApiError && err.status === 401 && err.code !== 'SESSION_EXPIRED')) setNotice(err instanceof Error ? err.message : String(err));
+    // Always 200: no session is `signedIn: false` (with the reason when one just ended), not an error in the browser's log.
+    request<{ signedIn?: unknown; reason?: unknown; session?: unknown }>('GET', '/api/v1/session')
+      .then((answer) => {
+        if (!live) return;
+        if (answer.signedIn === true) accept(answer.session);
+        else if (typeof answer.reason === 'string') setNotice(answer.reason);
       })
+      .catch((err: unknown) => live && setNotice(err instanceof Error ? err.message : String(err)))
       .finally(() => live && setChecking(false));
     return () => {
       live = false;

@@ -42,7 +42,8 @@ it('exchanges a bearer token for an HttpOnly, SameSite=Lax cookie (not Secure ov
   expect(setCookie).not.toContain('Secure');
   const who = await app.call('GET', '/api/v1/session', withCookie(cookie));
   expect(who.status).toBe(200);
-  expect(who.body).toMatchObject({ name: 'operator-user', role: 'operator', teams: ['*'], via: 'token' });
+  expect(who.body).toMatchObject({ signedIn: true, session: { name: 'operator-user', role: 'operator', teams: ['*'], via: 'token' } });
+  expect((await app.call('GET', '/api/v1/session', { token: null })).body).toEqual({ signedIn: false, reason: null, session: null });
   expect((await app.call('GET', '/api/v1/tasks', withCookie(cookie))).status).toBe(200);
   expect((await app.call('GET', '/api/v1/tasks', { token: null })).status).toBe(401);
 });
@@ -84,18 +85,23 @@ it('signs out on the server: the same cookie is refused afterwards, in every tab
   const out = await app.call('DELETE', '/api/v1/session', withCookie(cookie, { 'x-ax-csrf': csrf }));
   expect(out.status).toBe(204);
   expect(out.headers.get('set-cookie')).toContain('Max-Age=0');
-  const after = await app.call('GET', '/api/v1/session', withCookie(cookie));
+  const after = await app.call('GET', '/api/v1/whoami', withCookie(cookie));
   expect(after.status).toBe(401);
   expect(after.body.error.message).toContain('ended');
+  // The console's probe answers 200 (no error in the browser's log), saying why.
+  const probe = await app.call('GET', '/api/v1/session', withCookie(cookie));
+  expect(probe.status).toBe(200);
+  expect(probe.body).toMatchObject({ signedIn: false, session: null });
+  expect(probe.body.reason).toContain('ended');
 });
 
 it('ends the sessions of a revoked token', async () => {
   const made = await app.call('POST', '/api/v1/tokens', { body: { name: 'soon-revoked', role: 'viewer', teams: ['*'] } });
   expect(made.status).toBe(201);
   const { cookie } = await signIn(made.body.token as string);
-  expect((await app.call('GET', '/api/v1/session', withCookie(cookie))).status).toBe(200);
+  expect((await app.call('GET', '/api/v1/whoami', withCookie(cookie))).status).toBe(200);
   expect((await app.call('DELETE', `/api/v1/tokens/${String(made.body.id)}`)).status).toBe(204);
-  const after = await app.call('GET', '/api/v1/session', withCookie(cookie));
+  const after = await app.call('GET', '/api/v1/whoami', withCookie(cookie));
   expect(after.status).toBe(401);
   expect(after.body.error.message).toContain('revoked');
 });
@@ -103,7 +109,7 @@ it('ends the sessions of a revoked token', async () => {
 it('ends a session idle longer than the idle lifetime', async () => {
   const { cookie } = await signIn(app.tokens.viewer);
   now += IDLE_MS + 1_000;
-  const after = await app.call('GET', '/api/v1/session', withCookie(cookie));
+  const after = await app.call('GET', '/api/v1/whoami', withCookie(cookie));
   expect(after.status).toBe(401);
   expect(after.body.error).toMatchObject({ code: 'SESSION_EXPIRED' });
   expect(after.body.error.message).toContain('idle');
@@ -114,12 +120,12 @@ it('ends a session at its absolute lifetime even while it is used', async () => 
   const started = now;
   while (now - started + IDLE_MS / 2 < MAX_MS) {
     now += IDLE_MS / 2;
-    expect((await app.call('GET', '/api/v1/session', withCookie(cookie))).status).toBe(200);
+    expect((await app.call('GET', '/api/v1/whoami', withCookie(cookie))).status).toBe(200);
     // The touch is written after the answer: let it land before the clock moves on.
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   now = started + MAX_MS;
-  const after = await app.call('GET', '/api/v1/session', withCookie(cookie));
+  const after = await app.call('GET', '/api/v1/whoami', withCookie(cookie));
   expect(after.status).toBe(401);
   expect(after.body.error.message).toContain('expired');
 });
@@ -128,8 +134,6 @@ it('answers a bearer token as before, whatever cookie comes with it', async () =
   const res = await app.call('GET', '/api/v1/whoami', { token: app.tokens.viewer, headers: { cookie: 'ax_session=not-a-session' } });
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ name: 'viewer-user', role: 'viewer' });
-  const session = await app.call('GET', '/api/v1/session', { token: app.tokens.viewer });
-  expect(session.body).toMatchObject({ via: 'bearer', csrfToken: null });
 });
 
 it('refuses a malformed or unknown cookie with 401 and removes it', async () => {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ROLES } from '../auth.js';
-import { endSession, startSession } from '../console-sessions.js';
+import { authenticateSession, clearSessionCookie, endSession, startSession } from '../console-sessions.js';
 import { ApiError } from '../errors.js';
 import { beginOidcLogin, finishOidcLogin } from '../oidc.js';
 import { defineRoute, type RouteSpec } from '../route.js';
@@ -87,13 +87,32 @@ export const sessionRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/session',
-    access: 'viewer',
+    access: 'public',
     tag: 'admin',
     extension: true,
-    summary: 'The caller and its console session (extension)',
-    description: 'A new tab asks it: with the `ax_session` cookie it answers who is signed in and the CSRF token for writes; without one, 401.',
-    responses: { 200: { description: 'the caller', schema: sessionBody } },
-    handler: ({ principal }) => ({ status: 200, body: describeSession(mustBeSignedIn(principal)) }),
+    summary: "This browser's console session (extension)",
+    description:
+      'A new tab asks it: with a live `ax_session` cookie it answers who is signed in and the CSRF token for writes; without one (or with an ended one, whose cookie it removes) `signedIn: false` and why. Always 200, so that a browser without a session logs no error. Bearer tokens ask `GET /api/v1/whoami`.',
+    responses: {
+      200: {
+        description: 'the session, or why there is none',
+        schema: z.object({
+          signedIn: z.boolean(),
+          reason: z.string().nullable().describe('why an ended session was refused (expired, signed out, token revoked); null otherwise'),
+          session: sessionBody.nullable(),
+        }),
+      },
+    },
+    handler: async ({ deps, req, res }) => {
+      try {
+        const principal = await authenticateSession(deps, req);
+        return { status: 200, body: { signedIn: principal !== null, reason: null, session: principal === null ? null : describeSession(principal) } };
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 401) throw err;
+        res.append('set-cookie', clearSessionCookie(deps, req));
+        return { status: 200, body: { signedIn: false, reason: err.message, session: null } };
+      }
+    },
   }),
   defineRoute({
     method: 'delete',
