@@ -44,7 +44,8 @@ export async function startTestProvider(opts: {
     },
     cookies: { keys: ['ax-browser-test-provider-cookie-key'] },
   });
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (req, res) => void handle(req, res));
   return {
     issuer,
     close: () =>

@@ -2740,9 +2740,7 @@ export interface Operations {
     body: never;
     /** The body of a success response (the union when several statuses succeed). */
     response: never;
-    responses: {
-
-    };
+    responses: Record<never, never>;
   };
   /** The OpenID provider's redirect back (extension) (public) */
   "GET /api/v1/auth/oidc/callback": {
@@ -2751,9 +2749,7 @@ export interface Operations {
     body: never;
     /** The body of a success response (the union when several statuses succeed). */
     response: never;
-    responses: {
-
-    };
+    responses: Record<never, never>;
   };
   /** Audit entries, newest first (of the token's teams; global entries for tokens of every team only) (admin) */
   "GET /api/v1/audit": {

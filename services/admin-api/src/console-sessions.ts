@@ -12,6 +12,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { deleteConsoleSession, deleteExpiredConsoleSessions, findConsoleSession, insertConsoleSession, touchConsoleSession, type ConsoleSessionRecord } from '@ax/store';
 import { ROLES, type Principal, type Role } from './auth.js';
+import { NO_TRUSTED_PROXIES } from './client-address.js';
 import type { AppDeps } from './deps.js';
 import { ApiError } from './errors.js';
 import { grantOf } from './oidc-role-map.js';
@@ -52,8 +53,9 @@ function lifetimesOf(deps: AppDeps): SessionLifetimes {
   return deps.sessions ?? DEFAULT_SESSION_LIFETIMES;
 }
 
-function secureFor(deps: AppDeps, req: Request): boolean {
-  return cameOverHttps('encrypted' in req.socket && req.socket.encrypted === true, req.socket.remoteAddress, req.headers['x-forwarded-proto'], deps.trustedProxies ?? { entries: [], has: () => false });
+/** Whether cookies set on `req`'s answer get `Secure` (the browser came over https). */
+export function secureFor(deps: AppDeps, req: Request): boolean {
+  return cameOverHttps('encrypted' in req.socket && req.socket.encrypted === true, req.socket.remoteAddress, req.headers['x-forwarded-proto'], deps.trustedProxies ?? NO_TRUSTED_PROXIES);
 }
 
 /** The `Set-Cookie` that removes the session cookie. */

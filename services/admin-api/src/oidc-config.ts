@@ -30,7 +30,7 @@ export const signInFields = {
   /** `AX_OIDC_SCOPES` — scopes asked, space-separated (add the one that releases the role claim, e.g. `groups`). */
   oidcScopes: stringField({ env: 'AX_OIDC_SCOPES', expected: 'space-separated scopes such as "openid profile email groups"', pattern: /^[\x21\x23-\x5b\x5d-\x7e ]{1,1024}$/, default: DEFAULT_OIDC_SCOPES }),
   /** `AX_OIDC_CLAIM` — the claim whose values `AX_OIDC_ROLE_MAP` maps. Default `groups`. */
-  oidcClaim: stringField({ env: 'AX_OIDC_CLAIM', expected: 'a claim name such as groups or roles', pattern: /^[A-Za-z0-9_:.\/-]{1,128}$/, default: DEFAULT_OIDC_CLAIM }),
+  oidcClaim: stringField({ env: 'AX_OIDC_CLAIM', expected: 'a claim name such as groups or roles', pattern: /^[A-Za-z0-9_:./-]{1,128}$/, default: DEFAULT_OIDC_CLAIM }),
   /** `AX_OIDC_ROLE_MAP` (or `_FILE`) — claim value → {role, teams}. */
   oidcRoleMap: roleMapField(),
 };

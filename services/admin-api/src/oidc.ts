@@ -11,9 +11,8 @@ import * as client from 'openid-client';
 import type { AppDeps } from './deps.js';
 import { ApiError } from './errors.js';
 import { claimValues, grantOf, type RoleMap } from './oidc-role-map.js';
-import { startSession } from './console-sessions.js';
-import { cameOverHttps, readCookie, setCookie } from './session-cookie.js';
-import { NO_TRUSTED_PROXIES } from './client-address.js';
+import { secureFor, startSession } from './console-sessions.js';
+import { readCookie, setCookie } from './session-cookie.js';
 
 /** What `AX_OIDC_*` configure. */
 export interface OidcSettings {
@@ -77,10 +76,6 @@ function oidcOf(deps: AppDeps): OidcSignIn {
   return deps.oidc;
 }
 
-function secure(deps: AppDeps, req: Request): boolean {
-  return cameOverHttps('encrypted' in req.socket && req.socket.encrypted === true, req.socket.remoteAddress, req.headers['x-forwarded-proto'], deps.trustedProxies ?? NO_TRUSTED_PROXIES);
-}
-
 async function providerConfiguration(deps: AppDeps, oidc: OidcSignIn): Promise<client.Configuration> {
   try {
     return await oidc.configuration();
@@ -106,7 +101,7 @@ export async function beginOidcLogin(deps: AppDeps, req: Request, res: Response)
     state,
     nonce,
   });
-  res.append('set-cookie', setCookie(LOGIN_COOKIE, `${state}.${nonce}.${verifier}`, { path: LOGIN_PATH, maxAgeSeconds: LOGIN_MAX_AGE_S, secure: secure(deps, req) }));
+  res.append('set-cookie', setCookie(LOGIN_COOKIE, `${state}.${nonce}.${verifier}`, { path: LOGIN_PATH, maxAgeSeconds: LOGIN_MAX_AGE_S, secure: secureFor(deps, req) }));
   res.redirect(302, url.href);
 }
 
@@ -134,7 +129,7 @@ function nameOf(claims: Record<string, unknown>): string {
  */
 export async function finishOidcLogin(deps: AppDeps, req: Request, res: Response): Promise<void> {
   const oidc = oidcOf(deps);
-  res.append('set-cookie', setCookie(LOGIN_COOKIE, '', { path: LOGIN_PATH, maxAgeSeconds: 0, secure: secure(deps, req) }));
+  res.append('set-cookie', setCookie(LOGIN_COOKIE, '', { path: LOGIN_PATH, maxAgeSeconds: 0, secure: secureFor(deps, req) }));
   const [state, nonce, verifier] = (readCookie(req.headers.cookie, LOGIN_COOKIE) ?? '').split('.');
   if (state === undefined || nonce === undefined || verifier === undefined || verifier === '') {
     res.redirect(302, consoleWithError('the sign-in took too long or was started in another browser; sign in again'));
