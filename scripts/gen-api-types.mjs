@@ -161,7 +161,8 @@ function operationType(op, opKey, depth) {
   const statuses = responses.map(([status]) => status).join(' | ');
   members.push(`${pad(inner)}response: ${responses.length === 0 ? 'never' : `Operations[${JSON.stringify(opKey)}]["responses"][${statuses}]`};`);
   const byStatus = responses.map(([status, type, description]) => `${doc(description, inner + 1)}${pad(inner + 1)}${status}: ${type};`);
-  members.push(`${pad(inner)}responses: {\n${byStatus.join('\n')}\n${pad(inner)}};`);
+  // A route that only redirects (302, OIDC sign-in) has no success body to type.
+  members.push(byStatus.length === 0 ? `${pad(inner)}responses: Record<never, never>;` : `${pad(inner)}responses: {\n${byStatus.join('\n')}\n${pad(inner)}};`);
   return `{\n${members.join('\n')}\n${pad(depth)}}`;
 }
 

@@ -14,8 +14,13 @@ export interface AdminAlone {
   close(): Promise<void>;
 }
 
+/** More of the admin API's environment (e.g. `AX_OIDC_*`, `AX_HTTP_PORT` to know its URL beforehand). */
+export interface AdminAloneOptions {
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /** Starts admin-api with `adminToken` as its bootstrap admin (every team) and a browser. */
-export async function startAdminAlone(prefix: string, adminToken: string): Promise<AdminAlone> {
+export async function startAdminAlone(prefix: string, adminToken: string, options: AdminAloneOptions = {}): Promise<AdminAlone> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const ns = uniqueNamespace(prefix);
   const db = await createTestDatabase();
@@ -31,7 +36,7 @@ export async function startAdminAlone(prefix: string, adminToken: string): Promi
     assertNoLeftoverProcesses();
   };
   try {
-    const env = { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_LOG_LEVEL: 'warn', AX_EXECUTOR_SECRET: `${prefix}-console-secret-0123456789`, AX_ADMIN_TOKEN: adminToken };
+    const env = { AX_MYSQL_URL: db.url, AX_NAMESPACE: ns, AX_LOG_LEVEL: 'warn', AX_EXECUTOR_SECRET: `${prefix}-console-secret-0123456789`, AX_ADMIN_TOKEN: adminToken, ...options.env };
     const { baseUrl } = await startService('admin-api', { env });
     const root = await fetch(`${baseUrl}/`);
     if (root.status !== 200) throw new Error(`GET / answered ${root.status}: ${await root.text()} (run \`pnpm build\` first)`);
@@ -43,10 +48,34 @@ export async function startAdminAlone(prefix: string, adminToken: string): Promi
   }
 }
 
-/** Signs `page` in with `token` at the console of `baseUrl`, waiting for the header. */
-export async function signIn(page: Page, baseUrl: string, token: string, timeoutMs = 30_000): Promise<void> {
+/** A user of the test's OpenID provider (oidc-provider's development login form: any password). */
+export interface OidcLogin {
+  readonly oidcLogin: string;
+}
+
+/**
+ * Signs `page` in at the console of `baseUrl`, waiting for the header: with an API token, or
+ * through the OpenID provider (its login form and consent, when it asks them).
+ */
+export async function signIn(page: Page, baseUrl: string, who: string | OidcLogin, timeoutMs = 30_000): Promise<void> {
   await page.goto(`${baseUrl}/`);
-  await page.locator('input[name="token"]').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  if (typeof who === 'string') {
+    await page.locator('input[name="token"]').fill(who);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  } else {
+    await page.getByTestId('oidc-sign-in').click();
+    const login = page.locator('input[name="login"]');
+    const consent = page.getByRole('button', { name: 'Continue' });
+    const header = page.getByTestId('who');
+    // The provider asks for a login unless it has a session, and for consent once per client.
+    await login.or(consent).or(header).first().waitFor({ timeout: timeoutMs });
+    if (await login.isVisible()) {
+      await login.fill(who.oidcLogin);
+      await page.locator('input[name="password"]').fill('any-password');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await consent.or(header).first().waitFor({ timeout: timeoutMs });
+    }
+    if (await consent.isVisible()) await consent.click();
+  }
   await page.getByTestId('who').waitFor({ timeout: timeoutMs });
 }

@@ -2669,11 +2669,115 @@ export interface Operations {
       200: {
         name: string;
         role: "viewer" | "operator" | "admin";
-        tokenId: string;
-        /** the teams the token acts for; ["*"] = every team */
+        /** null for a user signed in through OIDC */
+        tokenId: string | null;
+        /** the teams the caller acts for; ["*"] = every team */
         teams: string[];
       };
     };
+  };
+  /** This browser's console session (extension) (public) */
+  "GET /api/v1/session": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/session"]["responses"][200];
+    responses: {
+      /** the session, or why there is none */
+      200: {
+        signedIn: boolean;
+        /** why an ended session was refused (expired, signed out, token revoked); null otherwise */
+        reason: string | null;
+        session: {
+          name: string;
+          role: "viewer" | "operator" | "admin";
+          /** the API token; null for an OIDC sign-in */
+          tokenId: string | null;
+          /** the teams the caller acts for; ["*"] = every team */
+          teams: string[];
+          /** bearer: a bearer token on this request; token: a session signed in with a token; oidc: a session signed in through the OpenID provider */
+          via: "bearer" | "token" | "oidc";
+          /** send it in the x-ax-csrf header of every write made with the session cookie; null without a session */
+          csrfToken: string | null;
+          /** when the session ends at the latest (idle sessions end sooner); null without a session */
+          expiresAt: string | null;
+        } | null;
+      };
+    };
+  };
+  /** Exchange the bearer token for a console session (extension) (viewer) */
+  "POST /api/v1/session": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["POST /api/v1/session"]["responses"][201];
+    responses: {
+      /** the session */
+      201: {
+        name: string;
+        role: "viewer" | "operator" | "admin";
+        /** the API token; null for an OIDC sign-in */
+        tokenId: string | null;
+        /** the teams the caller acts for; ["*"] = every team */
+        teams: string[];
+        /** bearer: a bearer token on this request; token: a session signed in with a token; oidc: a session signed in through the OpenID provider */
+        via: "bearer" | "token" | "oidc";
+        /** send it in the x-ax-csrf header of every write made with the session cookie; null without a session */
+        csrfToken: string | null;
+        /** when the session ends at the latest (idle sessions end sooner); null without a session */
+        expiresAt: string | null;
+      };
+    };
+  };
+  /** Sign out: end the console session (extension) (viewer) */
+  "DELETE /api/v1/session": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["DELETE /api/v1/session"]["responses"][204];
+    responses: {
+      /** signed out */
+      204: void;
+    };
+  };
+  /** How the console may sign in (extension) (public) */
+  "GET /api/v1/auth/methods": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: Operations["GET /api/v1/auth/methods"]["responses"][200];
+    responses: {
+      /** the sign-in methods */
+      200: {
+        token: true;
+        /** null: OIDC is not configured */
+        oidc: {
+          loginUrl: string;
+        } | null;
+      };
+    };
+  };
+  /** Start an OIDC sign-in (extension) (public) */
+  "GET /api/v1/auth/oidc/login": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: never;
+    responses: Record<never, never>;
+  };
+  /** The OpenID provider's redirect back (extension) (public) */
+  "GET /api/v1/auth/oidc/callback": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    /** The body of a success response (the union when several statuses succeed). */
+    response: never;
+    responses: Record<never, never>;
   };
   /** Audit entries, newest first (of the token's teams; global entries for tokens of every team only) (admin) */
   "GET /api/v1/audit": {

@@ -108,7 +108,8 @@ function Shell() {
 }
 
 function Gate() {
-  const { session } = useSignIn();
+  const { session, checking } = useSignIn();
+  if (checking) return <main className="container" aria-busy="true" />;
   return session === null ? <SignInPage /> : <Shell />;
 }
 

@@ -1,5 +1,6 @@
 /**
- * The admin API from the browser: same origin, bearer token, JSON. Every failure becomes an
+ * The admin API from the browser: same origin, the session cookie (#47: set at sign-in, HttpOnly,
+ * shared by every tab), JSON; writes carry the session's CSRF token in `X-AX-CSRF`. Every failure becomes an
  * `ApiError` whose message is one line for the UI — the API's own `error.message` when it sent
  * one (ADMIN-API.md "Errors"), never a stack trace.
  */
@@ -51,7 +52,25 @@ function messageOf(status: number, statusText: string, body: unknown): { message
   return { message: `the admin API answered ${status} ${statusText}`.trim(), code: 'HTTP' };
 }
 
-/** The API as pages use it, bound to the signed-in token. */
+/** The header a write with the session cookie carries (the admin API's session-cookie.ts). */
+export const CSRF_HEADER = 'x-ax-csrf';
+
+/** The signed-in session's CSRF token (from `GET`/`POST /api/v1/session`); kept in memory only. */
+let csrfToken: string | null = null;
+
+/** Remembers the session's CSRF token (null at sign-out). */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Headers of a request: JSON, and the CSRF token on writes. */
+export function requestHeaders(method: string, extra: Record<string, string> = {}): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extra };
+  if (method !== 'GET' && method !== 'HEAD' && csrfToken !== null) headers[CSRF_HEADER] = csrfToken;
+  return headers;
+}
+
+/** The API as pages use it, bound to the signed-in session. */
 export interface ApiClient {
   get: <T>(path: string, query?: Query) => Promise<T>;
   post: <T>(path: string, body?: unknown) => Promise<T>;
@@ -62,9 +81,9 @@ export interface ApiClient {
   getRaw: (path: string, query?: Query, options?: { accept?: string; signal?: AbortSignal }) => Promise<Response>;
 }
 
-/** Sends one request. */
-export async function request<T>(token: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+/** Sends one request (with the session cookie; `extra` headers, e.g. a bearer token to exchange). */
+export async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+  const headers = requestHeaders(method, extra);
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
@@ -89,10 +108,10 @@ export async function request<T>(token: string, method: 'GET' | 'POST', path: st
 }
 
 /** Sends one GET and hands back the response (not read) when it succeeded. */
-export async function requestRaw(token: string, path: string, options: { accept?: string; signal?: AbortSignal } = {}): Promise<Response> {
+export async function requestRaw(path: string, options: { accept?: string; signal?: AbortSignal } = {}): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(path, { headers: { authorization: `Bearer ${token}`, accept: options.accept ?? '*/*' }, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    response = await fetch(path, { headers: { accept: options.accept ?? '*/*' }, ...(options.signal === undefined ? {} : { signal: options.signal }) });
   } catch (err) {
     if (options.signal?.aborted === true) throw err;
     throw new ApiError(`cannot reach the admin API (${err instanceof Error ? err.message : String(err)})`, 0, 'NETWORK');
@@ -112,10 +131,10 @@ export async function requestRaw(token: string, path: string, options: { accept?
 }
 
 /** A client whose 401s also call `onUnauthenticated` (the console then signs out). */
-export function createClient(token: string, onUnauthenticated: (error: ApiError) => void): ApiClient {
+export function createClient(onUnauthenticated: (error: ApiError) => void): ApiClient {
   const guarded = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     try {
-      return await request<T>(token, method, path, body);
+      return await request<T>(method, path, body);
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) onUnauthenticated(err);
       throw err;
@@ -126,7 +145,7 @@ export function createClient(token: string, onUnauthenticated: (error: ApiError)
     post: (path, body) => guarded('POST', path, body ?? {}),
     getRaw: async (path, query, options) => {
       try {
-        return await requestRaw(token, withQuery(path, query), options);
+        return await requestRaw(withQuery(path, query), options);
       } catch (err) {
         if (err instanceof ApiError && err.status === 401) onUnauthenticated(err);
         throw err;

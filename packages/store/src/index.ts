@@ -215,6 +215,8 @@ export {
 export { TeamExistsError, TeamInUseError, deleteTeam, existingTeams, getTeam, insertTeam, listTeams, rotateTeamKey, updateTeam } from './queries/teams.js';
 export type { TeamRecord } from './queries/teams.js';
 export type { ApiTokenRecord, BootstrapTokenOutcome } from './queries/tokens.js';
+export { deleteConsoleSession, deleteExpiredConsoleSessions, findConsoleSession, insertConsoleSession, touchConsoleSession } from './queries/console-sessions.js';
+export type { ConsoleSessionRecord, ConsoleSessionToken, NewConsoleSession } from './queries/console-sessions.js';
 export { insertAuditEntry, listAuditEntries } from './queries/audit.js';
 export type { AuditEntry, ListAuditOptions, NewAuditEntry } from './queries/audit.js';
 export { bumpDagVersion, deleteEdge, insertEdge, listIncomingEdges, listSchedulerEdges, lockDag, recordEdgeTeams, setEdgeRule } from './queries/edges.js';

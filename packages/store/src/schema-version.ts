@@ -8,10 +8,12 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { isNoSuchTableError, SchemaVersionError } from './errors.js';
 
 /**
- * Oldest schema version this build works with. 17: the scheduler's instance insert writes
- * `task_instance.trace_parent` and the claim reads it (migration 0017, #48); migrate before
- * rolling this build out (builds of 15 and 16 keep working on 17: they never name the column;
- * their instances get a trace at their first dispatch by this build's broker). 16: task reads
+ * Oldest schema version this build works with. 18: every console sign-in reads and writes
+ * `console_session` (migration 0018, #47/#48); migrate before rolling this build out (builds of
+ * 15 to 17 keep working on 18: they never name the table). 17: the scheduler's instance insert writes
+ * `task_instance.trace_parent` and the claim reads it (migration 0017, #48); builds of 15 and
+ * 16 keep working on 17: they never name the column; their instances get a trace at their first
+ * dispatch by this build's broker. 16: task reads
  * name `task.managed_by` and `task.dependency_timeout_default` (migration 0016, #47); builds of
  * 15 keep working on 16: they never name the columns and read `dependency_timeout_s`, which still
  * holds 86400 for a task without its own timeout. 15: every save of a task definition writes its
@@ -26,9 +28,10 @@ import { isNoSuchTableError, SchemaVersionError } from './errors.js';
  * (teams, job output, calendars) already while this still said 1, so a service on an older
  * schema failed at its first such statement instead of refusing to start.
  */
-export const SCHEMA_VERSION_MIN = 17;
+export const SCHEMA_VERSION_MIN = 18;
 /**
- * Newest schema version this build works with (= its highest migration). 17: the run's trace
+ * Newest schema version this build works with (= its highest migration). 18: the console's
+ * sign-in sessions (migration 0018; see SCHEMA_VERSION_MIN). 17: the run's trace
  * context (migration 0017; see SCHEMA_VERSION_MIN). 16: the managed-by marker of imports and the
  * "no own dependency timeout" flag (migration 0016). 15: task versions
  * (migration 0015; see SCHEMA_VERSION_MIN). 14: worker
@@ -49,7 +52,7 @@ export const SCHEMA_VERSION_MIN = 17;
  * the figures are computed live, as before. 7: the SLA scan's task indexes, which no statement
  * names.
  */
-export const SCHEMA_VERSION_MAX = 17;
+export const SCHEMA_VERSION_MAX = 18;
 
 /** Anything that can run a query: a pool or one of its connections. */
 export type Queryable = Pick<Connection, 'query'>;

@@ -6,7 +6,8 @@
  */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { formatPath, jsonSizeExcess, structureProblems, toError, type Issue } from '@ax/core';
-import { AuthFailureLimiter, authenticate, type Principal } from './auth.js';
+import { AuthFailureLimiter, authenticate, requireRole, type Principal } from './auth.js';
+import { authenticateSession } from './console-sessions.js';
 import { mountConsole } from './console.js';
 import { verifySignedRequest } from './hmac-verify.js';
 import { authenticateWorker } from './worker-auth.js';
@@ -138,7 +139,13 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     let raw: Buffer = Buffer.alloc(0);
     try {
       if (route.access === 'viewer' || route.access === 'operator' || route.access === 'admin') {
-        principal = await authenticate(deps.pool, limiter, req, route.access);
+        // A bearer token wins (machines, axctl: unchanged); without one, the console's session cookie.
+        const fromSession = req.headers.authorization === undefined ? await authenticateSession(deps, req) : null;
+        if (fromSession === null) principal = await authenticate(deps.pool, limiter, req, route.access);
+        else {
+          principal = fromSession;
+          requireRole(fromSession, route.access);
+        }
       } else if (route.access === 'worker') {
         enrollment = await authenticateWorker(deps.pool, limiter, req);
       }

@@ -9,6 +9,7 @@ import { findApiTokenByHash, touchApiToken, upsertApiToken, type BootstrapTokenO
 import { NO_TRUSTED_PROXIES, resolveClientAddress, type TrustedProxies } from './client-address.js';
 import { ApiError } from './errors.js';
 import { DEFAULT_MAX_KEYS, FailureBackoff } from './failure-backoff.js';
+import type { PrincipalSession } from './console-sessions.js';
 import { scopeOfTeams, type TeamScope } from './team-scope.js';
 
 /** The roles, lowest first. */
@@ -18,12 +19,15 @@ export type Role = (typeof ROLES)[number];
 
 /** An authenticated caller. */
 export interface Principal {
-  readonly tokenId: string;
-  /** Token name: the actor of audit entries. */
+  /** The API token (a bearer token, or the one a console session was signed in with); null = an OIDC user. */
+  readonly tokenId: string | null;
+  /** Token name, or the OIDC user's name: the actor of audit entries. */
   readonly name: string;
   readonly role: Role;
   /** The teams the token acts for: `'*'` (every team) or a list (team-scope.ts). */
   readonly teams: TeamScope;
+  /** The console session the request came with (cookie); absent for a bearer token. */
+  readonly session?: PrincipalSession;
 }
 
 /** Whether `role` is at least `required`. */
@@ -125,8 +129,14 @@ export async function authenticate(pool: StorePool, limiter: AuthFailureLimiter,
     // Bookkeeping only: a failure must not fail the request.
     touchApiToken(pool, row.id).catch(() => undefined);
   }
-  if (!hasRole(principal.role, required)) {
-    throw new ApiError(403, 'FORBIDDEN', `this needs the ${required} role; the token has ${principal.role}`, { required, role: principal.role });
-  }
+  requireRole(principal, required);
   return principal;
+}
+
+/** @throws ApiError 403 when `principal`'s role is below `required`. */
+export function requireRole(principal: Principal, required: Role): void {
+  if (!hasRole(principal.role, required)) {
+    const who = principal.session?.kind === 'oidc' ? 'your sign-in' : 'the token';
+    throw new ApiError(403, 'FORBIDDEN', `this needs the ${required} role; ${who} has ${principal.role}`, { required, role: principal.role });
+  }
 }

@@ -7,6 +7,8 @@ import type { LogStreamTimings } from './log-stream.js';
 import type { LogStreamRegistry } from './log-stream-registry.js';
 import type { ApiMetrics } from './metrics.js';
 import type { StatsCache } from './stats-cache.js';
+import type { SessionLifetimes } from './console-sessions.js';
+import type { OidcSignIn } from './oidc.js';
 
 /** The part of `@ax/bus` the admin API uses. */
 export type BusPublisher = Pick<Bus, 'topology' | 'publish' | 'connected'>;
@@ -53,6 +55,10 @@ export interface AppDeps {
   readonly traceUrlTemplate?: string | null;
   /** Poll, heartbeat, give-up and token-check timings of log streams (SSE); default `DEFAULT_LOG_STREAM_TIMINGS` (400 ms, 15 s, 60 s, 5 s). */
   readonly logStream?: LogStreamTimings;
+  /** `AX_SESSION_IDLE_S` and `AX_SESSION_MAX_S`: lifetimes of console sessions (default 1 h idle, 12 h in all). */
+  readonly sessions?: SessionLifetimes;
+  /** OIDC sign-in (`AX_OIDC_*`); omitted or null = only token sign-in. */
+  readonly oidc?: OidcSignIn | null;
   /** Milliseconds now (default `Date.now`). */
   readonly now: () => number;
   /** The dashboard figures' cache (`AX_STATS_MAX_AGE_MS`, stats-cache.ts). */

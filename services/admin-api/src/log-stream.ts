@@ -35,6 +35,8 @@ import type { Request, Response } from 'express';
 import { toError, type LogStream } from '@ax/core';
 import { getApiToken, getExecution, readLogEnd, readLogPage, type ExecutionRecord, type LogView } from '@ax/store';
 import type { AppDeps } from './deps.js';
+import type { Principal } from './auth.js';
+import { sessionStillValid } from './console-sessions.js';
 import { isExecutionFinal, readLogStatus, type LogStatus } from './log-view.js';
 
 /** Timings of one stream connection. */
@@ -73,7 +75,10 @@ export function resumeOffset(req: Request, queryOffset: number): number {
  * is revoked.
  * @throws ApiError 429 when the token holds its most streams already (nothing is sent then).
  */
-export function streamLog(deps: AppDeps, req: Request, res: Response, execution: ExecutionRecord, view: LogView, from: number, tokenId: string): void {
+export function streamLog(deps: AppDeps, req: Request, res: Response, execution: ExecutionRecord, view: LogView, from: number, principal: Principal): void {
+  // A console session counts as its token (or, for an OIDC user, as itself).
+  const tokenId = principal.tokenId ?? `session:${principal.session?.idHash ?? principal.name}`;
+  const session = principal.session;
   const timings = deps.logStream ?? DEFAULT_LOG_STREAM_TIMINGS;
   const logger = deps.logger.child({ component: 'log-stream', executionId: execution.executionId, view });
   const unregister = deps.logStreams.open(tokenId, {
@@ -100,9 +105,13 @@ export function streamLog(deps: AppDeps, req: Request, res: Response, execution:
     if (!closed) res.write(': ping\n\n');
   }, timings.pingMs);
   const tokenCheck = setInterval(() => {
-    getApiToken(deps.pool, tokenId).then(
-      (token) => {
-        if (token === null || token.revokedAt !== null) deps.logStreams.endToken(tokenId, 'TOKEN_REVOKED');
+    const stillValid =
+      session !== undefined
+        ? sessionStillValid(deps, session)
+        : getApiToken(deps.pool, tokenId).then((token) => token !== null && token.revokedAt === null);
+    stillValid.then(
+      (valid) => {
+        if (!valid) deps.logStreams.endToken(tokenId, 'TOKEN_REVOKED');
       },
       // a store hiccup: the next check tries again (habit 6)
       (thrown: unknown) => logger.warn({ err: toError(thrown) }, 'log stream token check failed; retrying'),

@@ -18,6 +18,8 @@ import { createStatsCache } from './stats-cache.js';
 import { startStatsRollupLoop } from './stats-rollup-loop.js';
 import { startTaskTextSweep } from './task-text-sweep.js';
 import { ADMIN_LOCK_WAIT_TIMEOUT_SECONDS } from './write-transaction.js';
+import { oidcSettingsOf, sessionLifetimesOf, signInFields } from './oidc-config.js';
+import { createOidcSignIn } from './oidc.js';
 
 const config = loadConfigOrExit({
   ...axServiceFields('admin-api'),
@@ -48,12 +50,20 @@ const config = loadConfigOrExit({
   enrollmentReconcileIntervalMs: intField({ env: 'AX_ENROLLMENT_RECONCILE_INTERVAL_MS', unit: 'ms', min: 0, max: 3_600_000, default: DEFAULT_ENROLLMENT_RECONCILE_INTERVAL_MS }),
   /** `AX_LOG_STREAMS_PER_TOKEN` — log streams (SSE) one token may hold open at once in this process; one more is answered 429 (log-stream-registry.ts). Default 10. */
   logStreamsPerToken: intField({ env: 'AX_LOG_STREAMS_PER_TOKEN', unit: 'count', min: 1, max: 10_000, default: DEFAULT_LOG_STREAMS_PER_TOKEN }),
+  /** Console sign-in: `AX_SESSION_*` and `AX_OIDC_*` (oidc-config.ts). */
+  ...signInFields,
 });
+const oidcSettings = oidcSettingsOf(config);
+if (!oidcSettings.ok) {
+  process.stderr.write(oidcSettings.problems.map((p) => `ax: ${p}\n`).join(''));
+  process.exit(CONFIG_ERROR_EXIT_CODE);
+}
 if (config.consoleDir !== undefined && !consoleBuilt(config.consoleDir)) {
   // Set on purpose, so a wrong folder is a configuration error, not a console answering 503.
   process.stderr.write(`ax: AX_CONSOLE_DIR=${config.consoleDir} is invalid: it holds no console build (no index.html); build one there with \`vite build --outDir\` or unset it to serve the installed console\n`);
   process.exit(CONFIG_ERROR_EXIT_CODE);
 }
+const oidc = oidcSettings.ok && oidcSettings.value !== null ? createOidcSignIn(oidcSettings.value) : null;
 const logger = createLogger({ service: 'admin-api', level: config.logLevel });
 /** Set when start-up fails: the process then exits 1 after closing what was opened. */
 let startFailed = false;
@@ -98,6 +108,7 @@ async function main(): Promise<void> {
     })
     .catch((err: unknown) => logger.warn({ err: toError(err) }, 'could not check the RabbitMQ management API'));
 
+  if (oidc !== null) logger.info({ issuer: oidc.settings.issuer.href, claim: oidc.settings.claim, mapped: [...oidc.roleMap.keys()] }, 'console sign-in through OIDC is on');
   const consoleDir = config.consoleDir ?? locateConsoleDist();
   if (consoleBuilt(consoleDir)) logger.info({ consoleDir }, 'serving the console at /');
   else logger.warn({ consoleDir }, 'the console is not built (pnpm build): / answers 503, the API works');
@@ -121,6 +132,8 @@ async function main(): Promise<void> {
     consoleDir,
     traceUrlTemplate: config.traceUrlTemplate ?? null,
     logStreamsPerToken: config.logStreamsPerToken,
+    sessions: sessionLifetimesOf(config),
+    oidc,
     now: Date.now,
     statsCache: createStatsCache({
       maxAgeMs: config.statsMaxAgeMs,

@@ -1,15 +1,12 @@
 /**
  * Writes the shared client (`api.ts`, GET/POST only) cannot send: PUT, PATCH and DELETE, an
  * `Idempotency-Key` header, and an answer whose `error.details` (the fields a 400 names, the
- * cycle of a 409) the page needs. Same origin, same bearer token as the signed-in session
- * (read from where session.tsx keeps it); a 401 signs out as the shared client does.
+ * cycle of a 409) the page needs. Same origin, same session cookie and CSRF header as the shared
+ * client; a 401 signs out as it does.
  */
 import { useCallback } from 'react';
-import { ApiError } from '../api';
+import { ApiError, requestHeaders } from '../api';
 import { useSession } from '../session';
-
-/** Where session.tsx keeps the token (sessionStorage, gone with the tab). */
-const TOKEN_KEY = 'ax.console.token';
 
 /** An API failure with the error body's `details`. */
 export class DetailedApiError extends ApiError {
@@ -41,10 +38,9 @@ function failureOf(status: number, statusText: string, body: unknown): DetailedA
   return new DetailedApiError(message, status, 'HTTP', undefined);
 }
 
-/** Sends one request with the session's token; the parsed answer (undefined for 204). */
+/** Sends one request with the session; the parsed answer (undefined for 204). */
 export async function send<T>(method: Method, path: string, options: SendOptions = {}): Promise<T> {
-  const token = sessionStorage.getItem(TOKEN_KEY) ?? '';
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', ...options.headers };
+  const headers = requestHeaders(method, options.headers);
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {

@@ -1,14 +1,34 @@
-/** Sign-in with an API token (created with `POST /api/v1/tokens`, or AX_ADMIN_TOKEN); kept for this browser tab only. */
-import { useState, type FormEvent } from 'react';
-import { errorText } from '../api';
+/**
+ * Sign-in: through the company's OpenID provider when the admin API has one (`AX_OIDC_ISSUER`),
+ * or with an API token (created with `POST /api/v1/tokens`, or AX_ADMIN_TOKEN), exchanged once
+ * for a session cookie that every tab of this browser shares (#47, #48).
+ */
+import { useEffect, useState, type FormEvent } from 'react';
+import { errorText, request } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { useSignIn } from '../session';
+
+interface Methods {
+  oidc: { loginUrl: string } | null;
+}
 
 export function SignInPage() {
   const { signIn, notice } = useSignIn();
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [oidcUrl, setOidcUrl] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    // Without an answer the token form alone is offered: it always works.
+    request<Methods>('GET', '/api/v1/auth/methods')
+      .then((methods) => live && setOidcUrl(methods.oidc?.loginUrl ?? null))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, []);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -31,9 +51,19 @@ export function SignInPage() {
       <article>
         <header>
           <h1>ax console</h1>
-          <p>Sign in with an API token. It is kept for this browser tab only (session storage) and sent to the admin API as a bearer token.</p>
+          <p>
+            Sign in once for every tab of this browser: the admin API keeps the session (an HttpOnly cookie here) until you sign out, it is idle too
+            long, or its token is revoked.
+          </p>
         </header>
         {notice !== null && <p className="notice">{notice}</p>}
+        {oidcUrl !== null && (
+          <p>
+            <a role="button" href={oidcUrl} data-testid="oidc-sign-in">
+              Sign in with your company account
+            </a>
+          </p>
+        )}
         <form onSubmit={(e) => void submit(e)}>
           <label>
             API token

@@ -16,6 +16,7 @@ import { FINAL_STATES } from '@ax/core';
 import { LOG_PAGE_MAX_BYTES, readLogPage, type ExecutionRecord, type LogView } from '@ax/store';
 import type { Response } from 'express';
 import type { AppDeps } from '../deps.js';
+import { ApiError } from '../errors.js';
 import { resumeOffset, streamLog } from '../log-stream.js';
 import { DEFAULT_LOG_STREAMS_PER_TOKEN } from '../log-stream-registry.js';
 import { LOG_HEADERS, readLogStatus } from '../log-view.js';
@@ -149,8 +150,9 @@ export const logRoutes: RouteSpec[] = [
     },
     handler: async ({ params, query, deps, principal, req, res }) => {
       const { execution } = await mustSeeExecution(deps.pool, principal, params.executionId);
-      // viewer access: the caller is always a token
-      streamLog(deps, req, res, execution, query.stream, resumeOffset(req, query.offset), principal?.tokenId ?? '');
+      // viewer access: the caller is always a token or a session
+      if (principal === null) throw new ApiError(401, 'UNAUTHENTICATED', 'a bearer token or a session is required');
+      streamLog(deps, req, res, execution, query.stream, resumeOffset(req, query.offset), principal);
       return { status: 200, sent: true };
     },
   }),
