@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { dumpAllProcessOutput, waitFor } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { signIn, startAdminAlone, type AdminAlone } from './admin-alone.js';
-import { docsShots, noChromium } from './chromium.js';
+import { docsShots, expectNoSidewaysScroll, noChromium } from './chromium.js';
 
 const ADMIN_TOKEN = `axt_adminpages_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 45_000;
@@ -20,17 +20,17 @@ let stack: AdminAlone | undefined;
 let baseUrl = '';
 const tokens = { payAdmin: '', payOperator: '', payViewer: '' };
 
-async function call(method: string, path: string, body?: unknown, token = ADMIN_TOKEN): Promise<{ status: number; body: any }> {
+async function call(method: string, path: string, body?: unknown, token = ADMIN_TOKEN): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+  return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }
 
-async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await call(method, path, body);
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as T;
@@ -44,18 +44,14 @@ async function open(width = 1440): Promise<{ context: BrowserContext; page: Page
   return { context, page, problems };
 }
 
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
-}
-
 beforeAll(async () => {
   if (noChromium) return;
   stack = await startAdminAlone('axadm', ADMIN_TOKEN);
   baseUrl = stack.baseUrl;
   for (const team of ['pay', 'ops']) await api('POST', '/api/v1/teams', { name: team, description: `the ${team} team` });
-  tokens.payAdmin = (await api('POST', '/api/v1/tokens', { name: 'pay-admin', role: 'admin', teams: ['pay'] })).token;
-  tokens.payOperator = (await api('POST', '/api/v1/tokens', { name: 'pay-operator', role: 'operator', teams: ['pay'] })).token;
-  tokens.payViewer = (await api('POST', '/api/v1/tokens', { name: 'pay-viewer', role: 'viewer', teams: ['pay'] })).token;
+  tokens.payAdmin = (await api<{ token: string }>('POST', '/api/v1/tokens', { name: 'pay-admin', role: 'admin', teams: ['pay'] })).token;
+  tokens.payOperator = (await api<{ token: string }>('POST', '/api/v1/tokens', { name: 'pay-operator', role: 'operator', teams: ['pay'] })).token;
+  tokens.payViewer = (await api<{ token: string }>('POST', '/api/v1/tokens', { name: 'pay-viewer', role: 'viewer', teams: ['pay'] })).token;
   await api('POST', '/api/v1/tokens', { name: 'ops-ci', role: 'operator', teams: ['ops'] });
   await api('PUT', '/api/v1/calendars/ops-freeze', { team: 'ops', timezone: 'UTC', dates: ['2026-12-24'] });
 }, 120_000);
@@ -125,7 +121,8 @@ describe.skipIf(noChromium)('the admin pages of the console', () => {
       await team.page.locator('tr[data-token="pay-viewer"]').waitFor({ timeout: UI_TIMEOUT_MS });
       const names = await team.page.getByTestId('token-table').locator('td[data-column="name"]').allInnerTexts();
       expect(names).not.toContain('ops-ci');
-      const choices = await team.page.getByTestId('teams-picker').locator('input[name="teams"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+      const boxes = await team.page.getByTestId('teams-picker').locator('input[name="teams"]').all();
+      const choices = await Promise.all(boxes.map((b) => b.getAttribute('value')));
       expect(choices).toEqual(['pay']);
       expect(team.problems).toEqual([]);
     } finally {
@@ -248,7 +245,7 @@ describe.skipIf(noChromium)('the admin pages of the console', () => {
       schedule: { type: 'none' },
       exec: { type: 'http', url: 'https://api.example.com/run', headers: { Authorization: 'Bearer first-secret' } },
     });
-    const task = await api('GET', '/api/v1/tasks/audit_http');
+    const task = await api<{ exec: Record<string, unknown> }>('GET', '/api/v1/tasks/audit_http');
     await api('PUT', '/api/v1/tasks/audit_http', { ...task, timeoutSeconds: 900, exec: { ...task.exec, headers: { Authorization: 'Bearer second-secret', 'X-Api-Key': 'third-secret' } } });
     await api('PUT', '/api/v1/calendars/audit-cal', { team: 'pay', timezone: 'UTC', dates: ['2027-01-01'] });
     await api('PUT', '/api/v1/calendars/audit-cal', { team: 'pay', timezone: 'UTC', dates: ['2027-01-01', '2027-01-02'] });

@@ -6,7 +6,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { missingRequirement, repoRoot } from '@ax/testing';
 import type { Page } from 'playwright-core';
-import { it } from 'vitest';
+import { expect, it } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -28,4 +28,10 @@ export async function docsShots(page: Page, name: string, widths: readonly numbe
     await page.screenshot({ path: file, fullPage: true });
     if (process.env.AX_CONSOLE_DOCS_SCREENSHOT === '1') copyFileSync(file, join(repoRoot(), `docs/images/console-${name}-${width}.png`));
   }
+}
+
+/** The page does not scroll sideways at its viewport's width (tables scroll in their own box). */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const widths = await page.evaluate<{ page: number; viewport: number }>('({ page: document.documentElement.scrollWidth, viewport: window.innerWidth })');
+  expect(widths.page).toBeLessThanOrEqual(widths.viewport);
 }

@@ -79,7 +79,7 @@ describe('the console at /', () => {
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(gz.body).equals(script)).toBe(true);
 
-    for (const headers of [{}, { 'accept-encoding': 'identity' }, { 'accept-encoding': 'br;q=0, gzip;q=0' }]) {
+    for (const headers of [{}, { 'accept-encoding': 'identity' }, { 'accept-encoding': 'br;q=0, gzip;q=0' }] as Array<Record<string, string>>) {
       const plain = await rawGet(url, headers);
       expect(plain.headers['content-encoding'], JSON.stringify(headers)).toBeUndefined();
       expect(plain.headers['vary']).toMatch(/accept-encoding/i);

@@ -5,7 +5,7 @@ export function SecretOnce({ title, secret, children, onClose }: { title: string
   return (
     <section className="secret-once" role="status" data-testid="secret-once">
       <strong>{title}</strong>
-      <code data-testid="secret">{secret}</code>
+      <code className="secret-value" data-testid="secret">{secret}</code>
       <small>{children} It is shown this once: the server keeps only its hash.</small>
       <div className="actions">
         <button type="button" className="small" onClick={() => void navigator.clipboard?.writeText(secret)}>

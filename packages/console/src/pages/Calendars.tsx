@@ -131,7 +131,7 @@ function CalendarView({ name, onChanged }: { name: string; onChanged: () => void
     <section className="admin-form" data-testid="calendar-view" data-calendar={c.name}>
       <h3>Calendar {c.name}</h3>
       <p>
-        team <strong>{c.team}</strong> · zone <strong>{c.timezone}</strong> · version {c.version} · updated {utc(c.updatedAt)} UTC
+        team <strong>{c.team}</strong> · zone <strong>{c.timezone}</strong> · version {c.version} · updated {utc(c.updatedAt)}
       </p>
       <ErrorLine error={error ?? calendar.error} />
       {c.dates.length === 0 ? (
