@@ -1,9 +1,11 @@
 // Vite builds the console into dist/, which admin-api serves at `/` (services/admin-api/src/console.ts).
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
+import { precompress } from './precompress';
 
 export default defineConfig({
-  plugins: [react()],
+  // precompress: .br and .gz beside each file, sent by Accept-Encoding (admin-api console.ts).
+  plugins: [react(), precompress()],
   // Served from the root of admin-api; client routes fall back to index.html there.
   base: '/',
   build: {

@@ -6,7 +6,7 @@
  * A file task without `dependsOn` leaves its edges alone, so `dependsOn` is compared only when
  * the file names it.
  */
-import { TASK_DEFINITION_FIELDS } from '@ax/core';
+import { TASK_DEFINITION_FIELDS, canonical, valueDiff, type ValueChange } from '@ax/core';
 
 /** What applying does to one task. */
 export interface TaskDiff {
@@ -17,17 +17,6 @@ export interface TaskDiff {
   readonly fields: readonly string[];
   /** What changes in those fields, value by value (`change`); empty otherwise. */
   readonly changes?: readonly ValueChange[];
-}
-
-/** JSON with object keys sorted, so key order never counts as a difference. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 type Parents = ReadonlyArray<{ task?: unknown; rule?: unknown }>;
@@ -99,37 +88,6 @@ export function hasChanges(diff: readonly TaskDiff[]): boolean {
   return diff.some((d) => d.action !== 'unchanged');
 }
 
-/** One changed value of a `change`, at a definition path (`schedule.expr`, `exec.env.TOKEN`). */
-export interface ValueChange {
-  readonly path: string;
-  /** Canonical JSON of the server's value (`undefined`: absent), `***` where the value may be a secret. */
-  readonly from: string | undefined;
-  readonly to: string | undefined;
-}
-
-/** Keys whose values (and everything under them) are never printed: literal env values, headers, credentials. */
-const SECRET_KEYS = /^(env|headers|password|secret|token|credentials?)$/i;
-/** Longest value printed; the rest is cut with `…` (the whole is in the file and on the server). */
-const VALUE_MAX_CHARS = 120;
-
-function shown(value: unknown, secret: boolean): string | undefined {
-  if (value === undefined) return undefined;
-  if (secret) return '***';
-  const text = canonical(value);
-  return text.length > VALUE_MAX_CHARS ? `${text.slice(0, VALUE_MAX_CHARS - 1)}…` : text;
-}
-
-function leafChanges(path: string, from: unknown, to: unknown, secret: boolean, out: ValueChange[]): void {
-  if (canonical(from) === canonical(to)) return;
-  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (isObject(from) && isObject(to)) {
-    const keys = [...new Set([...Object.keys(from), ...Object.keys(to)])].sort();
-    for (const key of keys) leafChanges(`${path}.${key}`, from[key], to[key], secret || SECRET_KEYS.test(key), out);
-    return;
-  }
-  out.push({ path, from: shown(from, secret), to: shown(to, secret) });
-}
-
 /**
  * The values behind {@link changedFields}: each differing leaf with the server's value and the
  * file's (issue #47: the dry run named the fields, not what changes). Values under `env`,
@@ -140,7 +98,7 @@ export function valueChanges(local: Readonly<Record<string, unknown>>, remote: R
   const out: ValueChange[] = [];
   for (const field of changedFields(local, remote)) {
     if (field === 'dependsOn') out.push({ path: field, from: parentsKey(remote[field]) || undefined, to: parentsKey(local[field]) || undefined });
-    else leafChanges(field, remote[field], local[field], SECRET_KEYS.test(field), out);
+    else out.push(...valueDiff(field, remote[field], local[field]));
   }
   return out;
 }

@@ -1,15 +1,17 @@
 /** The console: sign-in until a token is accepted, then the pages under one navigation bar. */
-import { Link, Route, Switch, useLocation } from 'wouter';
+import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { PauseBanner, StatusProvider } from './components/PauseBanner';
 import { can } from './roles';
 import { SessionProvider, useSession, useSignIn } from './session';
 import { teamsText } from './teams';
 import { AlertsPage } from './pages/Alerts';
 import { AuditPage } from './pages/Audit';
+import { CalendarsPage } from './pages/Calendars';
 import { DagPage } from './pages/Dag';
 import { DagGridPage } from './pages/DagGrid';
 import { DashboardPage } from './pages/Dashboard';
 import { DeadLettersPage } from './pages/DeadLetters';
+import { EnrollmentsPage } from './pages/Enrollments';
 import { InstanceDetailPage } from './pages/InstanceDetail';
 import { InstancesPage } from './pages/Instances';
 import { RerunBatchPage } from './pages/RerunBatch';
@@ -19,6 +21,7 @@ import { TaskDetailPage } from './pages/TaskDetail';
 import { TaskEditorPage } from './pages/TaskEditor';
 import { TasksPage } from './pages/Tasks';
 import { TeamsPage } from './pages/Teams';
+import { TokensPage } from './pages/Tokens';
 import { WorkersPage } from './pages/Workers';
 
 function NavLink({ href, children }: { href: string; children: string }) {
@@ -57,7 +60,10 @@ function Shell() {
             {can(principal.role, 'operator') && <NavLink href="/dead-letters">Dead letters</NavLink>}
             <NavLink href="/workers">Workers</NavLink>
             <NavLink href="/teams">Teams</NavLink>
+            <NavLink href="/calendars">Calendars</NavLink>
             {can(principal.role, 'admin') && <NavLink href="/audit">Audit</NavLink>}
+            {/* API tokens and worker enrollments: one link, their own sub-navigation (AdminNav). */}
+            {can(principal.role, 'admin') && <NavLink href="/admin">Admin</NavLink>}
           </ul>
           <ul>
             <li className="who" data-testid="who">
@@ -94,7 +100,14 @@ function Shell() {
           <Route path="/dead-letters" component={DeadLettersPage} />
           <Route path="/workers" component={WorkersPage} />
           <Route path="/teams" component={TeamsPage} />
+          <Route path="/calendars" component={CalendarsPage} />
+          <Route path="/calendars/:name" component={CalendarsPage} />
           <Route path="/audit" component={AuditPage} />
+          <Route path="/admin">
+            <Redirect to="/admin/tokens" replace />
+          </Route>
+          <Route path="/admin/tokens" component={TokensPage} />
+          <Route path="/admin/enrollments" component={EnrollmentsPage} />
           <Route>
             <h2>Not found</h2>
             <p>

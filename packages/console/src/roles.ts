@@ -1,7 +1,9 @@
 /** Roles lowest first (ADMIN-API.md "Conventions"): the console offers only what the role may do. */
 import type { Role } from './types';
 
-const ORDER: readonly Role[] = ['viewer', 'operator', 'admin'];
+/** Every role, lowest first. */
+export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
+const ORDER = ROLES;
 
 /** Whether `role` is at least `required`. */
 export function can(role: Role, required: Role): boolean {

@@ -106,3 +106,18 @@ export interface LogEndEvent {
   /** Extension: false when the execution ended but its output stayed incomplete. */
   complete?: boolean;
 }
+
+/** An API token without its secret (`GET /api/v1/tokens`). */
+export type ApiToken = Api.ApiToken;
+
+/** `POST /api/v1/tokens`: the token with its secret, shown once. */
+export type CreatedApiToken = Api.ResponseOf<'POST /api/v1/tokens'>;
+
+/** A calendar: dates a team's tasks naming it do not fire on (`GET /api/v1/calendars`). */
+export type Calendar = Api.Calendar;
+
+/** A worker enrollment without its credential (`GET /api/v1/workers/enrollments`). */
+export type WorkerEnrollment = Api.WorkerEnrollment;
+
+/** `POST /api/v1/workers/enrollments`: the enrollment with its credential, shown once. */
+export type CreatedWorkerEnrollment = Api.CreatedWorkerEnrollment;

@@ -14,3 +14,4 @@ export * from './net/index.js';
 export * from './identity/index.js';
 export * from './waiting/index.js';
 export * from './text/line-diff.js';
+export * from './text/value-diff.js';

@@ -5,9 +5,11 @@
  * keep their JSON 404s), a clear 503 when it was not built, `whoami` for the role, and the
  * per-hour figures of the dashboard's charts.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_NOT_BUILT, locateConsoleDist } from './console.js';
 import { insertInstance, startTestApp, taskDef, type TestApp } from './harness.test-helper.js';
@@ -16,6 +18,27 @@ const dist = mkdtempSync(join(tmpdir(), 'ax-console-dist-'));
 mkdirSync(join(dist, 'assets'));
 writeFileSync(join(dist, 'index.html'), '<!doctype html><title>ax console</title><div id="root"></div>');
 writeFileSync(join(dist, 'assets', 'index-abc123.js'), 'console.log("ax")');
+// A script worth compressing, with the twins the console's build writes beside it (precompress.ts).
+const script = Buffer.from(`export const names = [${Array.from({ length: 400 }, (_, i) => `"task_${i}"`).join(',')}];\n`);
+writeFileSync(join(dist, 'assets', 'big-def456.js'), script);
+writeFileSync(join(dist, 'assets', 'big-def456.js.br'), brotliCompressSync(script));
+writeFileSync(join(dist, 'assets', 'big-def456.js.gz'), gzipSync(script));
+writeFileSync(join(dist, 'index.html.br'), brotliCompressSync(readFileSync(join(dist, 'index.html'))));
+
+/** A GET whose body is not decoded (fetch would undo the content coding): status, headers, raw bytes. */
+function rawGet(url: string, headers: Record<string, string>, path?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    // `path` as given, not normalized as a URL string would be (`..` segments kept).
+    const req = httpRequest(url, { headers, ...(path === undefined ? {} : { path }) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 let built: TestApp;
 let unbuilt: TestApp;
@@ -35,7 +58,53 @@ describe('the console at /', () => {
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
       expect(String(res.body)).toContain('<div id="root">');
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
-      expect(res.headers.get('cache-control')).toBe('no-store');
+      // Revalidated each time (its ETag makes that a 304), so a new build is loaded at once.
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+    }
+  });
+
+  it('#47 sends brotli to a client that accepts it, gzip to one that accepts only that, identity to one without; each decodes to the file', async () => {
+    const url = `${built.url}/assets/big-def456.js`;
+    const br = await rawGet(url, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(br.status).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toMatch(/javascript/);
+    expect(br.headers['vary']).toMatch(/accept-encoding/i);
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(Number(br.headers['content-length'])).toBe(br.body.length);
+    expect(br.body.length).toBeLessThan(script.length / 4);
+    expect(brotliDecompressSync(br.body).equals(script)).toBe(true);
+
+    const gz = await rawGet(url, { 'accept-encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).equals(script)).toBe(true);
+
+    for (const headers of [{}, { 'accept-encoding': 'identity' }, { 'accept-encoding': 'br;q=0, gzip;q=0' }] as Array<Record<string, string>>) {
+      const plain = await rawGet(url, headers);
+      expect(plain.headers['content-encoding'], JSON.stringify(headers)).toBeUndefined();
+      expect(plain.headers['vary']).toMatch(/accept-encoding/i);
+      expect(plain.body.equals(script)).toBe(true);
+    }
+
+    // index.html for a client route too, still revalidated; a twin is never served by its own name.
+    const index = await rawGet(`${built.url}/tasks/x`, { 'accept-encoding': 'br' });
+    expect(index.headers['content-encoding']).toBe('br');
+    expect(index.headers['content-type']).toMatch(/^text\/html/);
+    expect(index.headers['cache-control']).toBe('no-cache');
+    expect(brotliDecompressSync(index.body).toString()).toContain('<div id="root">');
+    expect((await rawGet(`${url}.br`, {})).status).toBe(404);
+    expect((await rawGet(built.url, {}, '/assets/../../etc/passwd')).status).toBe(404);
+    expect((await rawGet(built.url, {}, '/assets/%2e%2e/%2e%2e/index.html')).status).toBe(404);
+  });
+
+  it('#47 the console build has a .br and a .gz twin of each script and stylesheet, decoding to it', () => {
+    const assets = join(locateConsoleDist() ?? '', 'assets');
+    const files = readdirSync(assets).filter((f) => /\.(js|css)$/.test(f));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const original = readFileSync(join(assets, f));
+      expect(brotliDecompressSync(readFileSync(join(assets, `${f}.br`))).equals(original), f).toBe(true);
+      expect(gunzipSync(readFileSync(join(assets, `${f}.gz`))).equals(original), f).toBe(true);
     }
   });
 

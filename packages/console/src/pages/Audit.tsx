@@ -1,6 +1,7 @@
-/** The audit log (admins): who did what through the API, newest first, with before/after. */
+/** The audit log (admins): who did what through the API, newest first, with what changed field by field. */
 import { useState, type FormEvent } from 'react';
 import type { Page } from '../api';
+import { AuditDiff } from '../components/AuditDiff';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
 import { utc } from '../format';
@@ -8,6 +9,7 @@ import { can } from '../roles';
 import { useSession } from '../session';
 import { useApi } from '../use-api';
 import type { AuditEntry } from '../types';
+import '../styles/admin.css';
 
 export function AuditPage() {
   const { principal } = useSession();
@@ -68,12 +70,17 @@ export function AuditPage() {
                   </td>
                   <td>{a.target}</td>
                   <td>{a.reason ?? ''}</td>
-                  <td>
+                  <td data-column="change">
                     {(a.before !== undefined || a.after !== undefined) && (
-                      <details>
-                        <summary>before / after</summary>
-                        <pre className="output">{JSON.stringify({ before: a.before, after: a.after }, null, 2)}</pre>
-                      </details>
+                      <>
+                        <AuditDiff before={a.before} after={a.after} />
+                        <details>
+                          <summary>
+                            <small>whole entry</small>
+                          </summary>
+                          <pre className="output">{JSON.stringify({ before: a.before, after: a.after }, null, 2)}</pre>
+                        </details>
+                      </>
                     )}
                   </td>
                 </tr>
