@@ -79,6 +79,7 @@ describe('the shipped migrations', () => {
       'api_token',
       'audit_log',
       'calendar',
+      'console_session',
       'dag_lock',
       'dead_letter',
       'event_log',
