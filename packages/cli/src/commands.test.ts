@@ -336,13 +336,23 @@ describe('the built binary', () => {
       [['edges', 'rm', 'nope', 'cli_http'], /\(404 NOT_FOUND\)$/],
       [['edges', 'list'], /^axctl: edges list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
       [['dag', 'show', 'nope'], /^axctl: dag show: task "nope" does not exist \(404 NOT_FOUND\)$/],
+      // #47's read and batch commands: their failure path is the API's answer, here to a bad token
+      ...(['alerts list', 'audit list', 'dead-letters list', 'reruns list', 'reruns get 1', 'reruns watch 1', 'reruns cancel 1'] as const).map(
+        (c): [string[], RegExp] => [c.split(' '), new RegExp(`^axctl: ${c.split(' ').slice(0, 2).join(' ')}: .*\\(401 UNAUTHENTICATED\\); check AX_TOKEN or --token$`)],
+      ),
     ];
+    const badToken = (args: readonly string[]): boolean =>
+      (args[0] === 'workers' && args[1] === undefined) ||
+      (args[0] === 'edges' && args[1] === 'list') ||
+      args[0] === 'status' ||
+      (args[0] === 'dispatch' && args[1] === 'show') ||
+      ['alerts', 'audit', 'dead-letters', 'reruns'].includes(args[0] ?? '');
     const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] === undefined) || args[0] === 'tail' || args[0] === 'logs' || args[0] === 'apply' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
     // `completion` calls no API: its only failure is a usage error (exit 2).
     expect([...covered].sort()).toEqual(COMMANDS.map((c) => c.name).filter((n) => n !== 'completion').sort());
     const results: AxctlResult[] = [];
     for (let i = 0; i < cases.length; i += 4) {
-      const batch = cases.slice(i, i + 4).map(([args]) => axctl(t, args, (args[0] === 'workers' && args[1] === undefined) || (args[0] === 'edges' && args[1] === 'list') || args[0] === 'status' || (args[0] === 'dispatch' && args[1] === 'show') ? { token: 'bad-token-xyz' } : {}));
+      const batch = cases.slice(i, i + 4).map(([args]) => axctl(t, args, badToken(args) ? { token: 'bad-token-xyz' } : {}));
       results.push(...(await Promise.all(batch)));
     }
     cases.forEach(([args, pattern], i) => {
