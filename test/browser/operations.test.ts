@@ -324,7 +324,8 @@ describe.skipIf(noChromium)('the operations pages in chromium', () => {
       await signIn(page, viewerToken);
       // From the graph view (which keeps its date picker) to the grid.
       await page.goto(`${baseUrl}/dag?root=grid_root`);
-      expect(await page.getByLabel('Business date (latest when empty)').count()).toBe(1);
+      // A new page asks GET /session before it draws (#47 cookie sessions): wait for the picker.
+      await page.getByLabel('Business date (latest when empty)').waitFor({ timeout: UI_TIMEOUT_MS });
       await page.getByTestId('to-grid').click();
       await page.waitForURL('**/dag/grid?root=grid_root');
       const grid = page.getByTestId('dag-grid');
