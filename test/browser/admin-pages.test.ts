@@ -230,7 +230,8 @@ describe.skipIf(noChromium)('the admin pages of the console', () => {
       await view.locator('[data-action="confirm"]').click();
       await admin.page.getByText('Deleted calendar ops-freeze').waitFor({ timeout: UI_TIMEOUT_MS });
       expect((await call('GET', '/api/v1/calendars/ops-freeze')).status).toBe(404);
-      expect(await admin.page.locator('tr[data-calendar="ops-freeze"]').count()).toBe(0);
+      // The notice shows at once; the list drops the row when its reload answers.
+      await waitFor(async () => (await admin.page.locator('tr[data-calendar="ops-freeze"]').count()) === 0, { description: 'ops-freeze gone from the list', timeoutMs: UI_TIMEOUT_MS });
       expect(admin.problems).toEqual([]);
     } finally {
       await admin.context.close();
