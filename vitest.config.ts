@@ -17,6 +17,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at once on CI's two cores (vitest's default is cores - 1 = one): most of a test's
+    // time is spent waiting on MariaDB, Redis, RabbitMQ and the service processes it starts, and
+    // every test keeps to its own database, key prefix, queue names and users (CONVENTIONS.md).
+    maxWorkers: 2,
     // The JSON report feeds the one-line summary that CI prints (scripts/test-summary.mjs).
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-report.json' },
