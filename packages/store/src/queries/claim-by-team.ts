@@ -43,7 +43,8 @@ export interface StartableClaim {
 
 /**
  * The team of a row: its own, or for a row written before 0010 its task's. `i` is the instance
- * and `t` its task in the caller's SQL.
+ * and `t` its task in the caller's SQL: the claim joins the task anyway, so this is
+ * instanceTeamSql (instances-read.ts) without its subquery.
  */
 const ROW_TEAM = 'COALESCE(i.team, t.team)';
 

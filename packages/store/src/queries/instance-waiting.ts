@@ -17,6 +17,7 @@ import { isNoSuchColumnError, isNoSuchIndexError } from '../errors.js';
 import type { Queryable } from '../schema-version.js';
 import { perRowValue } from './bulk-transitions.js';
 import { appendEvents, type NewEvent } from './events.js';
+import { instanceTeamSql } from './instances-read.js';
 
 /** States a held instance can be in: WAITING (its DAG parents) or PENDING. */
 export type HeldState = 'WAITING' | 'PENDING';
@@ -69,7 +70,7 @@ export async function readBacklog(db: Queryable, group: BacklogGroup, limit: num
   const where = `i.state = ? AND ${group.team === null ? 'i.team IS NULL' : 'i.team = ?'} AND i.due_at <= NOW(3)`;
   const params: unknown[] = group.team === null ? [group.state, limit] : [group.state, group.team, limit];
   const select = (withReason: boolean): string =>
-    `SELECT i.id, i.task_id, i.task_name, COALESCE(i.team, (SELECT t.team FROM task t WHERE t.id = i.task_id)) AS team,
+    `SELECT i.id, i.task_id, i.task_name, ${instanceTeamSql('i')} AS team,
             i.state, i.priority, i.expected_time, i.rerun_batch_id,
             TIMESTAMPDIFF(MICROSECOND, i.due_at, NOW(3)) AS due_us${withReason ? ', i.waiting_reason' : ''}
        FROM task_instance i FORCE INDEX (idx_instance_team_claim)

@@ -8,6 +8,7 @@
  */
 import type { RowDataPacket } from 'mysql2';
 import type { Queryable } from '../schema-version.js';
+import { instanceTeamSql } from './instances-read.js';
 
 /**
  * DISPATCHED or RUNNING instances per team, for these teams, or for every team when `teams` is
@@ -21,7 +22,7 @@ export async function activeRunsByTeam(db: Queryable, teams?: readonly string[])
   if (teams !== undefined && teams.length === 0) return out;
   const [rows] = await db.query<RowDataPacket[]>(
     `SELECT team, COUNT(*) AS n
-       FROM (SELECT COALESCE(i.team, (SELECT t.team FROM task t WHERE t.id = i.task_id)) AS team
+       FROM (SELECT ${instanceTeamSql('i')} AS team
                FROM task_instance i WHERE i.state IN ('DISPATCHED', 'RUNNING')) a
       WHERE team IS NOT NULL${teams === undefined ? '' : ' AND team IN (?)'}
       GROUP BY team`,
