@@ -63,6 +63,9 @@ const SCENARIOS = [
   // #24 "defaults win the burst": ax as installed (only the worker slots set) against BullMQ the
   // way a Node team runs it (one worker, concurrency 50, the job a function in the worker).
   ['ax-burst-2000-defaults', 'ax-burst.mjs', ['--tasks', q(2_000, 200), '--wait-s', '40', '--settings', 'defaults', '--slots', '100'], 90],
+  // #48: the same burst with OpenTelemetry on in every service, exporting to a local collector:
+  // its cost is this against ax-burst-2000-defaults (off), in the same run.
+  ['ax-burst-2000-traced', 'ax-burst.mjs', ['--tasks', q(2_000, 200), '--wait-s', '40', '--settings', 'defaults', '--slots', '100', '--tracing', 'on'], 90],
   ['bullmq-burst-2000-inproc', 'bullmq.mjs', ['--mode', 'burst', '--tasks', q(2_000, 200), '--wait-s', '40', '--job', 'noop', '--workers', '1', '--concurrency', '50'], 75],
   ['ax-burst-10000', 'ax-burst.mjs', ['--tasks', q(10_000, 500), '--wait-s', '45', '--profile', path.join(committedDir, 'profiles')], 120],
   ['bullmq-burst-10000', 'bullmq.mjs', ['--mode', 'burst', '--tasks', q(10_000, 500), '--wait-s', '40'], 90],

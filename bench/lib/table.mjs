@@ -53,18 +53,27 @@ function defaultsBurstGoal(r, sc) {
   return `≤ BullMQ in-process: ${vsInproc}; ≤ 0.35× BullMQ over HTTP (${ratio === null ? '—' : `${ratio.toFixed(2)}×`}): ${ratio === null ? '—' : verdict(ratio <= 0.35)}`;
 }
 
+/** #48: the traced burst against the same burst with tracing off: the time ratio and the spans received. */
+function tracedBurstCell(r, sc) {
+  const off = sc['ax-burst-2000-defaults']?.result?.allSuccessMs;
+  const ratio = off == null || r.allSuccessMs == null ? '—' : `${(r.allSuccessMs / off).toFixed(2)}×`;
+  const spans = r.tracing?.exported?.spans;
+  return `tracing on / off: ${ratio}; ${spans == null ? '—' : num(spans)} spans exported`;
+}
+
 function burstSection(sc) {
   const rows = [];
   for (const [id, system, n, goal] of [
     ['ax-burst-2000', 'ax', 2_000, (r, peer) => verdict(peer?.allSuccessMs == null || r.allSuccessMs == null ? null : r.allSuccessMs <= peer.allSuccessMs && (r.startLagMs?.p99 ?? Infinity) <= 1_000)],
     ['ax-burst-2000-defaults', 'ax, service defaults (2 workers × 100 slots)', 2_000, (r) => defaultsBurstGoal(r, sc)],
+    ['ax-burst-2000-traced', 'ax, service defaults, tracing on (OTLP to a local collector)', 2_000, (r) => tracedBurstCell(r, sc)],
     ['bullmq-burst-2000', 'BullMQ', 2_000, null],
     ['bullmq-burst-2000-inproc', 'BullMQ in-process (1 worker × 50, no-op function)', 2_000, null],
     ['ax-burst-10000', 'ax', 10_000, (r) => verdict(r.allSuccessMs == null ? false : r.allSuccessMs <= 5_000)],
     ['bullmq-burst-10000', 'BullMQ', 10_000, null],
   ]) {
     const s = sc[id];
-    if (!s && (id.endsWith('-defaults') || id.endsWith('-inproc'))) continue; // older results have no such rows
+    if (!s && (id.endsWith('-defaults') || id.endsWith('-inproc') || id.endsWith('-traced'))) continue; // older results have no such rows
     const r = s?.result ?? {};
     const [dup, miss] = dupMiss(r);
     const peer = sc[id.replace('ax-', 'bullmq-')]?.result;

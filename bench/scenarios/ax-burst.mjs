@@ -7,7 +7,11 @@
  * `--settings defaults --slots 100` runs every service with its own defaults (none of AX_BENCH_ENV's
  * tuned settings) except the worker slots: what a user gets out of the box (#24).
  *
- *   node bench/scenarios/ax-burst.mjs --tasks 2000 [--brokers 1] [--settings bench|defaults] [--slots 100] [--profile <dir>] [--out f.json]
+ * `--tracing on` turns OpenTelemetry on in every service (#48: the standard OTEL_EXPORTER_OTLP_*
+ * variables, pointed at a collector the scenario starts, bench/lib/otlp-sink.mjs) and reports
+ * the spans it received: beside the same run without it, the cost of tracing on.
+ *
+ *   node bench/scenarios/ax-burst.mjs --tasks 2000 [--brokers 1] [--settings bench|defaults] [--slots 100] [--tracing on|off] [--profile <dir>] [--out f.json]
  */
 import { rmSync } from 'node:fs';
 import { countByState, createAxRound, cronAt, insertTasks, instanceRows, missingDetail } from '../lib/ax-stack.mjs';
@@ -15,6 +19,7 @@ import { args, log, onCleanup, runScenario, sleep } from '../lib/harness.mjs';
 import { slotKey } from '../lib/keys.mjs';
 import { profileClockUs } from '../lib/cpuprofile.mjs';
 import { summarizeProfiles } from '../lib/profiles.mjs';
+import { startOtlpSink } from '../lib/otlp-sink.mjs';
 import { startSink } from '../lib/sink.mjs';
 import { cpuSecondsBetween } from '../lib/proc-cpu.mjs';
 import { exactlyOnce, summarize } from '../lib/stats.mjs';
@@ -29,6 +34,9 @@ const SETTINGS = a.settings ?? 'bench';
 if (SETTINGS !== 'bench' && SETTINGS !== 'defaults') throw new Error(`--settings ${SETTINGS}: bench or defaults`);
 const DEFAULTS = SETTINGS === 'defaults';
 const SLOTS = a.slots === undefined ? undefined : String(a.slots);
+const TRACING = a.tracing ?? 'off';
+if (TRACING !== 'on' && TRACING !== 'off') throw new Error(`--tracing ${TRACING}: on or off`);
+const OTLP = TRACING === 'on';
 
 /**
  * Where each job's time went (#24), per first execution, all on this machine's clock: waiting
@@ -63,8 +71,11 @@ await runScenario(async () => {
   onCleanup(() => sink.close());
   const round = await createAxRound('burst');
   if (PROFILE) rmSync(PROFILE, { recursive: true, force: true });
-  const settings = { profileDir: PROFILE, serviceDefaults: DEFAULTS };
-  await round.start('worker', WORKERS, { ...settings, extraEnv: SLOTS === undefined ? {} : { AX_WORKER_SLOTS: SLOTS } });
+  const otlp = OTLP ? await startOtlpSink() : null;
+  if (otlp !== null) onCleanup(() => otlp.close());
+  const tracing = otlp === null ? {} : otlp.env;
+  const settings = { profileDir: PROFILE, serviceDefaults: DEFAULTS, extraEnv: tracing };
+  await round.start('worker', WORKERS, { ...settings, extraEnv: { ...tracing, ...(SLOTS === undefined ? {} : { AX_WORKER_SLOTS: SLOTS }) } });
   await round.start('broker', BROKERS, settings);
   const leadMs = 8_000 + TASKS; // 10,000 tasks → 18 s to insert them and start the scheduler
   const dueMs = Math.ceil((Date.now() + leadMs) / 1000) * 1000;
@@ -123,6 +134,7 @@ await runScenario(async () => {
     tasks: TASKS,
     topology: { schedulers: 1, brokers: BROKERS, workers: WORKERS, slots: SLOTS ?? null },
     settings: DEFAULTS ? 'service defaults' : 'bench',
+    tracing: otlp === null ? 'off' : { exported: otlp.summary() },
     dueAt: new Date(dueMs).toISOString(),
     stackReadyBeforeDueMs: readyBeforeDueMs,
     allSuccessMs: endLags.length === TASKS ? Math.max(...endLags) : null,
