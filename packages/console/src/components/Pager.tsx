@@ -22,18 +22,21 @@ export function usePager(): PagerState {
   return { cursor: cursors[cursors.length - 1], reset, depth: cursors.length, older, newer };
 }
 
-/** "← Newer" while past the first page, "Older →" while the API says there is more. */
-export function Pager({ pager, nextCursor }: { pager: PagerState; nextCursor: string | null | undefined }) {
+/**
+ * "← Newer" while past the first page, "Older →" while the API says there is more; a list ordered
+ * by name (tasks) says "← Previous" / "Next →".
+ */
+export function Pager({ pager, nextCursor, labels = ['← Newer', 'Older →'] }: { pager: PagerState; nextCursor: string | null | undefined; labels?: readonly [string, string] }) {
   return (
     <div className="pager">
       {pager.depth > 0 && (
         <button type="button" className="secondary outline small" onClick={pager.newer}>
-          ← Newer
+          {labels[0]}
         </button>
       )}
       {nextCursor != null && (
         <button type="button" className="secondary outline small" onClick={() => pager.older(nextCursor)}>
-          Older →
+          {labels[1]}
         </button>
       )}
     </div>

@@ -9,6 +9,7 @@ import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
 import type { TaskResource } from '../authoring/types';
 import { Notice } from '../components/Notice';
+import { Pager, usePager } from '../components/Pager';
 import { StateBadge } from '../components/StateBadge';
 import { TeamSelect } from '../components/TeamSelect';
 import { TriggerDialog } from '../components/TriggerDialog';
@@ -41,9 +42,8 @@ export function TasksPage() {
   const [, navigate] = useLocation();
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
-  const tasks = useApi<Page<TaskResource>>('/api/v1/tasks', { q: search, team, limit: PAGE_SIZE, cursor }, { refreshMs: 15_000 });
+  const pager = usePager();
+  const tasks = useApi<Page<TaskResource>>('/api/v1/tasks', { q: search, team, limit: PAGE_SIZE, cursor: pager.cursor }, { refreshMs: 15_000 });
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [trigger, setTrigger] = useState<{ task: string; team: string } | null>(null);
@@ -76,7 +76,7 @@ export function TasksPage() {
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          setCursors([]);
+          pager.reset();
           setSearch(q.trim());
         }}
       >
@@ -87,7 +87,7 @@ export function TasksPage() {
         <TeamSelect
           value={team}
           onChange={(next) => {
-            setCursors([]);
+            pager.reset();
             navigate(next === '' ? '/tasks' : `/tasks?team=${encodeURIComponent(next)}`);
           }}
         />
@@ -113,6 +113,7 @@ export function TasksPage() {
                 <th className="hide-sm">team</th>
                 <th className="hide-sm">schedule</th>
                 <th className="hide-sm">tags</th>
+                <th className="hide-sm" title="the axctl apply --source that keeps the task">managed by</th>
                 <th className="hide-sm">last run</th>
                 <th className="hide-sm">next fire (UTC)</th>
                 <th className="hide-sm">last fire</th>
@@ -134,6 +135,9 @@ export function TasksPage() {
                   <td className="hide-sm" data-column="team">{t.team}</td>
                   <td className="hide-sm">{scheduleText(t.schedule)}</td>
                   <td className="hide-sm">{t.tags.length === 0 ? '—' : t.tags.map((tag) => <kbd key={tag}>{tag}</kbd>)}</td>
+                  <td className="hide-sm" data-column="managed-by">
+                    {t.managedBy === null ? <span className="muted">—</span> : <code>{t.managedBy}</code>}
+                  </td>
                   <td className="hide-sm" data-column="last-run">
                     <LastRun task={t} />
                   </td>
@@ -182,18 +186,7 @@ export function TasksPage() {
         </div>
       )}
       {trigger !== null && <TriggerDialog task={trigger.task} team={trigger.team} onClose={() => setTrigger(null)} />}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Previous
-          </button>
-        )}
-        {tasks.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, tasks.data?.nextCursor ?? ''])}>
-            Next →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={tasks.data?.nextCursor} labels={['← Previous', 'Next →']} />
     </>
   );
 }
