@@ -27,7 +27,9 @@ const gz = promisify(gzip);
 /** `body` as JSON with `status`, as express's `res.json` would, compressed per {@link COMPRESS_JSON_MIN_BYTES}. */
 export async function sendJson(req: Request, res: Response, status: number, body: unknown): Promise<void> {
   const json = Buffer.from(JSON.stringify(body) ?? 'null', 'utf8');
-  res.status(status).type('application/json; charset=utf-8');
+  res.status(status);
+  // As res.json: a type the route set stays.
+  if (res.get('content-type') === undefined) res.type('application/json; charset=utf-8');
   if (json.length < COMPRESS_JSON_MIN_BYTES) {
     send(res, json);
     return;
