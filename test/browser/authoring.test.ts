@@ -280,6 +280,48 @@ describe.skipIf(noChromium)('task authoring in chromium', () => {
     }
   }, 240_000);
 
+  it('a task kept by axctl apply --source says so on its page, in its editor and in the task list, which filters by it (#47)', async () => {
+    onTestFailed(() => dumpAllProcessOutput());
+    const yaml = 'name: au_managed\nschedule: {type: none}\nexec: {type: shell, command: [echo, managed]}\n';
+    const res = await fetch(`${baseUrl}/api/v1/tasks/import?managedBy=ops-repo`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/yaml' }, body: yaml });
+    expect(res.status).toBe(200);
+    const context = await (browser as Browser).newContext({ viewport: { width: 1280, height: 900 } });
+    const { page, problems } = await openPage(context);
+    try {
+      await signIn(page, operatorToken);
+      await page.goto(`${baseUrl}/tasks/au_managed`);
+      const marker = page.getByTestId('managed-by');
+      await marker.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await marker.getAttribute('data-source')).toBe('ops-repo');
+      expect(await marker.innerText()).toContain('edits here will be overwritten by the next axctl apply --source ops-repo');
+      await page.locator('[data-action="edit"]').click();
+      await page.waitForURL(`${baseUrl}/tasks/au_managed/edit`);
+      await page.getByTestId('managed-by').waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.goto(`${baseUrl}/tasks`);
+      await page.locator('tr[data-task="au_managed"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await page.locator('tr[data-task="au_managed"] [data-column="managed-by"]').innerText()).toBe('ops-repo');
+      // A task made in the console carries no marker, and its page no warning.
+      expect((await page.locator('tr[data-task="au_main"] [data-column="managed-by"]').innerText()).trim()).toBe('—');
+      // The marker links to the list of its source's tasks only (GET /tasks?managedBy=), and back.
+      await page.locator('tr[data-task="au_managed"] [data-column="managed-by"] a').click();
+      await page.waitForURL(`${baseUrl}/tasks?managedBy=ops-repo`, { timeout: UI_TIMEOUT_MS });
+      await page.locator('tr[data-task="au_main"]').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      await page.locator('tr[data-task="au_managed"]').waitFor({ timeout: UI_TIMEOUT_MS }); // the filtered list, once loaded
+      expect(await page.locator('tr[data-task]').count()).toBe(1);
+      expect(await page.locator('tr[data-task]').first().getAttribute('data-task')).toBe('au_managed');
+      expect(await page.getByTestId('managed-by-filter').innerText()).toContain('ops-repo');
+      await page.getByRole('link', { name: 'Show tasks of every source' }).click();
+      await page.waitForURL(`${baseUrl}/tasks`, { timeout: UI_TIMEOUT_MS });
+      await page.locator('tr[data-task="au_main"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.goto(`${baseUrl}/tasks/au_main`);
+      await page.locator('[data-action="edit"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await page.getByTestId('managed-by').count()).toBe(0);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
   it('an admin deletes a task after reading what goes with it', async () => {
     onTestFailed(() => dumpAllProcessOutput());
     const upstreamRun = await api<{ id: string }>('POST', '/api/v1/tasks/au_upstream/trigger', {});

@@ -6,7 +6,8 @@
 // one trace per run, with ax.fire (scheduler) → ax.claim → ax.dispatch (broker) → ax.execute →
 // POST (worker) → the business span, and the instance's `traceId` naming that trace. Then the same
 // stack without the OTEL_* variables: no span, no `traceparent` header, and still a trace id on
-// the instance and in the worker's log lines. Needs `pnpm build` (the services run their dist/).
+// the instance and in the worker's log lines. A shell job prints its TRACEPARENT: the ax.execute
+// span's with tracing on, the run's context with it off. Needs `pnpm build` (the services run their dist/).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -159,6 +160,32 @@ async function startStack(label: string, otelEnv: Record<string, string>) {
     );
   };
 
+  /**
+   * A shell run (triggered) that prints its TRACEPARENT (#48): its instance's id and trace id and
+   * the value the job saw.
+   */
+  const shellRun = async (): Promise<{ id: string; traceId: string; printed: string }> => {
+    await api('POST', '/api/v1/tasks', { name: 'trace_shell', schedule: { type: 'none' }, exec: { type: 'shell', command: ['/bin/sh', '-c', 'echo "tp=${TRACEPARENT-unset}"'] }, timeoutSeconds: 30, retry: { max: 0 } });
+    const { id } = await api<{ id: string }>('POST', '/api/v1/tasks/trace_shell/trigger', {});
+    const instance = await waitFor(
+      async () => {
+        const got = await api<{ state: string; traceId: string | null }>('GET', `/api/v1/instances/${id}`);
+        return got.state === 'SUCCESS' ? got : null;
+      },
+      { description: 'the shell run SUCCESS', timeoutMs: WAIT_MS, intervalMs: 250 },
+    );
+    // The output ships beside the result: read until its line is there.
+    const printed = await waitFor(
+      async () => {
+        const log = await fetch(`${adminUrl}/api/v1/instances/${id}/log?stream=stdout`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: AbortSignal.timeout(10_000) });
+        const text = await log.text();
+        return log.status === 200 && text.endsWith('\n') ? text.trim() : null;
+      },
+      { description: 'the shell run\'s output', timeoutMs: WAIT_MS, intervalMs: 250 },
+    );
+    return { id, traceId: instance.traceId ?? '', printed };
+  };
+
   const stop = async (): Promise<void> => {
     await stopAllProcesses();
     await close(business);
@@ -167,7 +194,7 @@ async function startStack(label: string, otelEnv: Record<string, string>) {
     await db.drop();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  return { services, handled, fireTwoRuns, stop };
+  return { services, handled, fireTwoRuns, shellRun, stop };
 }
 
 let stopStack: (() => Promise<void>) | undefined;
@@ -253,6 +280,17 @@ describe('tracing (#48)', () => {
       expect(stack.services.worker?.output()).toMatch(new RegExp(`"traceId":"${traceId}"`));
     }
     expect(traceIds.size).toBe(2); // one trace per run
+
+    // A shell job gets TRACEPARENT: its tools' spans are children of the attempt's ax.execute.
+    const shell = await stack.shellRun();
+    expect(shell.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const execute = await waitFor(() => spans.find((s) => s.name === 'ax.execute' && s.attributes['ax.instance.id'] === shell.id) ?? null, {
+      description: 'the shell run\'s ax.execute span',
+      timeoutMs: WAIT_MS,
+      intervalMs: 200,
+    });
+    expect(execute.traceId).toBe(shell.traceId);
+    expect(shell.printed).toBe(`tp=00-${shell.traceId}-${execute.spanId}-01`);
   }, 120_000);
 
   it('exports nothing and sends no traceparent without the OTEL_* variables, and still names the run’s trace id', async () => {
@@ -271,6 +309,9 @@ describe('tracing (#48)', () => {
       expect(handled?.ctx.traceId).toBe(run.traceId);
       expect(stack.services.worker?.output()).toMatch(new RegExp(`"traceId":"${run.traceId}"`));
     }
+    // Off, a shell job still gets the run's context: its own tools' spans land in the run's trace.
+    const shell = await stack.shellRun();
+    expect(shell.printed).toMatch(new RegExp(`^tp=00-${shell.traceId}-[0-9a-f]{16}-0[01]$`));
     expect(receiver?.requests.length ?? 0).toBe(before);
   }, 120_000);
 });

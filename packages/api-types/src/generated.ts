@@ -87,6 +87,8 @@ export interface Operations {
       q?: string;
       /** extension: only tasks of this team (none if the token does not cover it) */
       team?: string;
+      /** extension: only tasks carrying this managed-by marker (`axctl apply --source`) */
+      managedBy?: string;
       /** page size, default 50, max 500 */
       limit?: number;
       /** nextCursor of the previous page */

@@ -12,6 +12,7 @@ import { mountConsole } from './console.js';
 import { verifySignedRequest } from './hmac-verify.js';
 import { authenticateWorker } from './worker-auth.js';
 import { ApiError, errorMiddleware, notFound, sendError, toApiError, validationFailed } from './errors.js';
+import { sendJson } from './json-reply.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { expressPath, parseBody, zodIssues, type RouteSpec } from './route.js';
 import { adminRoutes } from './routes/admin.js';
@@ -201,7 +202,7 @@ function mount(app: Express, route: RouteSpec, deps: AppDeps, limiter: AuthFailu
     const reply = await route.handler({ params, query, body, principal, signedTeam, enrollment, deps, req, res, rawBody: raw });
     if (reply.sent === true) return;
     if (reply.body === undefined || reply.status === 204) res.status(reply.status).end();
-    else res.status(reply.status).json(reply.body);
+    else await sendJson(req, res, reply.status, reply.body);
   };
   app[route.method](expressPath(route.path), handler);
 }

@@ -67,6 +67,14 @@ describe('dependsOn', () => {
     // Imported from source repo-a, it carries the marker; another source does not prune it.
     expect((await importYaml(job('d_c', 'dependsOn: [{task: d_b}]\n'), '?managedBy=repo-a')).status).toBe(200);
     expect((await t.call('GET', '/api/v1/tasks/d_c')).body.managedBy).toBe('repo-a');
+    // The list filters by the marker (the console's "managed by" column links there).
+    const names = async (query: string): Promise<string[]> => ((await t.call('GET', `/api/v1/tasks${query}`)).body.items as Array<{ name: string }>).map((i) => i.name);
+    expect(await names('?managedBy=repo-a')).toEqual(['d_c']);
+    expect(await names('?managedBy=repo-a&q=d_c')).toEqual(['d_c']);
+    expect(await names('?managedBy=repo-b')).toEqual([]);
+    const bad = await t.call('GET', '/api/v1/tasks?managedBy=a%20b');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.issues[0].path).toBe('managedBy');
     expect((await importYaml(both, '?dryRun=true&prune=true&team=default&managedBy=repo-b')).body).toMatchObject({ dryRun: true, deleted: [] });
     const dry = await importYaml(both, '?dryRun=true&prune=true&team=default&managedBy=repo-a');
     expect(dry.status).toBe(200);

@@ -12,6 +12,7 @@ import { isoToUtcInput, utcInputToIso } from '../ops/logic';
 import { UtcLocal } from '../ops/TimeCell';
 import type { Alert } from '../ops/types';
 import { useApi } from '../use-api';
+import { Pager, usePager } from '../components/Pager';
 import '../styles/ops.css';
 
 const KINDS = ['FINAL_FAILURE', 'LOST_WORKER', 'NO_WORKER', 'CLOCK_SKEW', 'BACKLOG', 'DID_NOT_FIRE', 'LONG_RUNNING', 'UPSTREAM_MISSING', 'SLA_MISSED', 'TASK_PAUSED'];
@@ -57,12 +58,12 @@ export function AlertsPage() {
   const [, navigate] = useLocation();
   const filters = Object.fromEntries(KEYS.map((k) => [k, search.get(k) ?? ''])) as Filters;
   const [form, setForm] = useState<Filters>({ ...filters, from: isoToUtcInput(filters.from), to: isoToUtcInput(filters.to) });
-  const [cursors, setCursors] = useState<string[]>([]);
-  const list = useApi<Page<Alert>>('/api/v1/alerts', { ...filters, limit: 50, cursor: cursors[cursors.length - 1] }, { refreshMs: 10_000 });
+  const pager = usePager();
+  const list = useApi<Page<Alert>>('/api/v1/alerts', { ...filters, limit: 50, cursor: pager.cursor }, { refreshMs: 10_000 });
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    setCursors([]);
+    pager.reset();
     const values: Filters = { ...form, task: form.task.trim(), from: utcInputToIso(form.from), to: utcInputToIso(form.to) };
     const params = new URLSearchParams(KEYS.filter((k) => values[k] !== '').map((k) => [k, values[k]]));
     navigate(params.size === 0 ? '/alerts' : `/alerts?${params.toString()}`);
@@ -161,18 +162,7 @@ export function AlertsPage() {
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Newer
-          </button>
-        )}
-        {list.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, list.data?.nextCursor ?? ''])}>
-            Older →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={list.data?.nextCursor} />
     </>
   );
 }

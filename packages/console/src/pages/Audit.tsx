@@ -9,6 +9,7 @@ import { can } from '../roles';
 import { useSession } from '../session';
 import { useApi } from '../use-api';
 import type { AuditEntry } from '../types';
+import { Pager, usePager } from '../components/Pager';
 import '../styles/admin.css';
 
 export function AuditPage() {
@@ -16,9 +17,9 @@ export function AuditPage() {
   const admin = can(principal.role, 'admin');
   const [actor, setActor] = useState('');
   const [filter, setFilter] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
+  const pager = usePager();
   // Not even asked for a lower role: the API would answer 403.
-  const audit = useApi<Page<AuditEntry>>(admin ? '/api/v1/audit' : null, { actor: filter, limit: 50, cursor: cursors[cursors.length - 1] });
+  const audit = useApi<Page<AuditEntry>>(admin ? '/api/v1/audit' : null, { actor: filter, limit: 50, cursor: pager.cursor });
 
   if (!admin) {
     return (
@@ -31,7 +32,7 @@ export function AuditPage() {
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    setCursors([]);
+    pager.reset();
     setFilter(actor.trim());
   };
 
@@ -89,18 +90,7 @@ export function AuditPage() {
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Newer
-          </button>
-        )}
-        {audit.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, audit.data?.nextCursor ?? ''])}>
-            Older →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={audit.data?.nextCursor} />
     </>
   );
 }

@@ -12,6 +12,7 @@ import type { DeadLetter } from '../ops/types';
 import { can } from '../roles';
 import { useSession } from '../session';
 import { useApi } from '../use-api';
+import { Pager, usePager } from '../components/Pager';
 import '../styles/ops.css';
 
 /** Characters of a message shown before "show all". */
@@ -38,8 +39,8 @@ function Payload({ letter }: { letter: DeadLetter }) {
 export function DeadLettersPage() {
   const { principal } = useSession();
   const operator = can(principal.role, 'operator');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const list = useApi<Page<DeadLetter>>(operator ? '/api/v1/dead-letters' : null, { limit: 50, cursor: cursors[cursors.length - 1] }, { refreshMs: 15_000 });
+  const pager = usePager();
+  const list = useApi<Page<DeadLetter>>(operator ? '/api/v1/dead-letters' : null, { limit: 50, cursor: pager.cursor }, { refreshMs: 15_000 });
 
   if (!operator) {
     return (
@@ -93,18 +94,7 @@ export function DeadLettersPage() {
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Newer
-          </button>
-        )}
-        {list.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, list.data?.nextCursor ?? ''])}>
-            Older →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={list.data?.nextCursor} />
     </>
   );
 }

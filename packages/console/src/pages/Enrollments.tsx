@@ -4,13 +4,14 @@
  * a form to enroll workers for teams (the credential shown once, for AX_WORKER_CREDENTIAL_FILE);
  * revoke, which cuts its workers off at once.
  */
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import type { Page } from '../api';
 import { AdminNav } from '../admin/AdminNav';
 import { ConfirmButton } from '../admin/ConfirmButton';
 import { failureText } from '../admin/failure';
 import { defaultTeams, itemsOf, teamChoices, teamsLabel } from '../admin/forms';
 import { SecretOnce } from '../admin/SecretOnce';
+import { useCreate } from '../admin/use-create';
 import { TeamsPicker } from '../admin/TeamsPicker';
 import { useSend } from '../authoring/http';
 import { ErrorLine } from '../components/ErrorLine';
@@ -33,32 +34,23 @@ function CreateEnrollment({ onCreated }: { onCreated: (created: CreatedWorkerEnr
   const [name, setName] = useState('');
   const [tags, setTags] = useState('');
   const [teams, setTeams] = useState<string[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [saving, setSaving] = useState(false);
-  if (names === undefined) return <Loading what="teams" />;
-  const picked = teams ?? defaultTeams(principal, names);
-
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    setSaving(true);
-    try {
-      const created = await send<CreatedWorkerEnrollment>('POST', '/api/v1/workers/enrollments', { body: { name: name.trim(), teams: picked, tags: itemsOf(tags) } });
+  // The form shows once the team names are known; until then nothing submits.
+  const picked = teams ?? defaultTeams(principal, names ?? []);
+  const form = useCreate(
+    () => send<CreatedWorkerEnrollment>('POST', '/api/v1/workers/enrollments', { body: { name: name.trim(), teams: picked, tags: itemsOf(tags) } }),
+    (created) => {
       setName('');
       setTags('');
-      setError(null);
       onCreated(created);
-    } catch (err) {
-      setError(failureText(err));
-    } finally {
-      setSaving(false);
-    }
-  };
+    },
+  );
+  if (names === undefined) return <Loading what="teams" />;
 
   return (
-    <form className="admin-form" data-testid="enrollment-form" onSubmit={(e) => void create(e)}>
+    <form className="admin-form" data-testid="enrollment-form" onSubmit={form.submit}>
       <h3>Enroll workers</h3>
-      <ErrorLine error={error} />
-      <fieldset disabled={saving}>
+      <ErrorLine error={form.error} />
+      <fieldset disabled={form.saving}>
         <div className="grid-2 tight">
           <label>
             Name

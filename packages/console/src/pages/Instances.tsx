@@ -16,6 +16,7 @@ import { can } from '../roles';
 import { useSession } from '../session';
 import { useApi } from '../use-api';
 import type { Instance, Worker } from '../types';
+import { Pager, usePager } from '../components/Pager';
 import '../styles/ops.css';
 
 const STATES = ['', 'WAITING', 'PENDING', 'DISPATCHED', 'RUNNING', 'RETRY_WAIT', 'SUCCESS', 'FAILED', 'CANCELED', 'FAILED,CANCELED'];
@@ -27,10 +28,10 @@ export function InstancesPage() {
   const [, navigate] = useLocation();
   const filters = useMemo(() => filtersFromSearch(searchText), [searchText]);
   const [form, setForm] = useState<InstanceFilters>({ ...filters, from: isoToUtcInput(filters.from), to: isoToUtcInput(filters.to) });
-  const [cursors, setCursors] = useState<string[]>([]);
+  const pager = usePager();
   const [chosen, setChosen] = useState<Map<string, Instance>>(new Map());
   const [bulk, setBulk] = useState<BulkKind | null>(null);
-  const list = useApi<Page<Instance>>('/api/v1/instances', { ...filters, limit: 50, cursor: cursors[cursors.length - 1] }, { refreshMs: bulk === null ? 5_000 : 0 });
+  const list = useApi<Page<Instance>>('/api/v1/instances', { ...filters, limit: 50, cursor: pager.cursor }, { refreshMs: bulk === null ? 5_000 : 0 });
   const workers = useApi<Page<Worker>>('/api/v1/workers');
 
   // The chosen rows as last listed (their state moves on while the page polls).
@@ -41,7 +42,7 @@ export function InstancesPage() {
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    setCursors([]);
+    pager.reset();
     setChosen(new Map());
     const query = filtersToSearch({ ...form, from: utcInputToIso(form.from), to: utcInputToIso(form.to) });
     navigate(query === '' ? '/instances' : `/instances?${query}`);
@@ -130,18 +131,7 @@ export function InstancesPage() {
       )}
       <ErrorLine error={list.error} />
       {list.data === undefined ? list.error === null && <Loading what="instances" /> : <InstanceTable instances={list.data.items} {...(selection === undefined ? {} : { selection })} />}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Newer
-          </button>
-        )}
-        {list.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, list.data?.nextCursor ?? ''])}>
-            Older →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={list.data?.nextCursor} />
       {bulk !== null && (
         <BulkDialog
           kind={bulk}

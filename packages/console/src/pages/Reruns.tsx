@@ -17,6 +17,7 @@ import type { RerunBatch } from '../reruns/types';
 import { can } from '../roles';
 import { useSession } from '../session';
 import { useApi } from '../use-api';
+import { Pager, usePager } from '../components/Pager';
 import '../styles/reruns.css';
 
 const PAGE_SIZE = 25;
@@ -24,11 +25,11 @@ const PAGE_SIZE = 25;
 export function RerunsPage() {
   const { principal } = useSession();
   const operator = can(principal.role, 'operator');
-  const [cursors, setCursors] = useState<string[]>([]);
+  const pager = usePager();
   const [mode, setMode] = useState('');
   const [backfill, setBackfill] = useState(false);
   const [moving, setMoving] = useState(true);
-  const batches = useApi<Page<RerunBatch>>('/api/v1/reruns', { mode, limit: PAGE_SIZE, cursor: cursors[cursors.length - 1] }, { refreshMs: moving ? 5_000 : 0 });
+  const batches = useApi<Page<RerunBatch>>('/api/v1/reruns', { mode, limit: PAGE_SIZE, cursor: pager.cursor }, { refreshMs: moving ? 5_000 : 0 });
   const anyMoving = batches.data?.items.some(isMoving) ?? true;
   if (anyMoving !== moving) setMoving(anyMoving);
 
@@ -44,7 +45,7 @@ export function RerunsPage() {
           aria-label="Mode"
           value={mode}
           onChange={(e) => {
-            setCursors([]);
+            pager.reset();
             setMode(e.target.value);
           }}
         >
@@ -105,18 +106,7 @@ export function RerunsPage() {
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Newer
-          </button>
-        )}
-        {batches.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, batches.data?.nextCursor ?? ''])}>
-            Older →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={batches.data?.nextCursor} />
       {backfill && <BackfillDialog task="" chooseTask onClose={() => setBackfill(false)} />}
     </>
   );

@@ -9,6 +9,7 @@ import { errorText, type Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { InstanceTable } from '../components/InstanceTable';
 import { Loading } from '../components/Loading';
+import { ManagedBy } from '../components/ManagedBy';
 import { DeleteTaskDialog } from '../authoring/DeleteTaskDialog';
 import type { TaskResource } from '../authoring/types';
 import { BackfillDialog } from '../components/BackfillDialog';
@@ -43,6 +44,7 @@ function Definition({ task }: { task: TaskResource }) {
     ['sla', task.sla == null ? '—' : [task.sla.startWithinSeconds === undefined ? null : `start ≤ ${task.sla.startWithinSeconds} s`, task.sla.finishWithinSeconds === undefined ? null : `finish ≤ ${task.sla.finishWithinSeconds} s`].filter((x) => x !== null).join(', ')],
     ['route', task.route],
     ['depends on', task.dependsOn === undefined || task.dependsOn.length === 0 ? '—' : task.dependsOn.map((d) => (d.rule === 'ALL_SUCCESS' ? d.task : `${d.task} (${d.rule})`)).join(', ')],
+    ['managed by', task.managedBy ?? '—'],
     ['version', String(task.version)],
     ['last fire', utc(task.lastFireTime)],
   ];
@@ -154,6 +156,7 @@ export function TaskDetailPage() {
           </button>
         )}
       </div>
+      <ManagedBy source={t.managedBy} />
       <ErrorLine error={error ?? task.error} />
       <div className="grid-2">
         <section>

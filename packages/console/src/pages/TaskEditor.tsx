@@ -18,6 +18,7 @@ import { definitionOf, newTaskTeam, newTaskYaml, parseDraftYaml, toYaml, type Dr
 import type { TaskResource } from '../authoring/types';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
+import { ManagedBy } from '../components/ManagedBy';
 import { can } from '../roles';
 import { useSession } from '../session';
 import { useTeamNames } from '../teams';
@@ -30,11 +31,12 @@ interface Stored {
   draft: Draft;
   yaml: string;
   version: number;
+  managedBy: string | null;
 }
 
 function storedOf(resource: TaskResource): Stored {
   const draft = definitionOf(resource);
-  return { draft, yaml: toYaml(draft), version: resource.version };
+  return { draft, yaml: toYaml(draft), version: resource.version, managedBy: resource.managedBy };
 }
 
 /** The 1-based line `line` of a textarea selected and scrolled to. */
@@ -211,6 +213,7 @@ export function TaskEditorPage() {
           )}
         </p>
       </hgroup>
+      <ManagedBy source={stored?.managedBy} />
       {!mayWrite && (
         <p className="error-line" role="alert" data-testid="cannot-save">
           Signed in as {principal.role}: you can read here but not save. Creating and editing tasks needs the operator role (the API answers 403).

@@ -1,14 +1,16 @@
 /**
- * Tasks by name: search (name or description), team filter, the state of each task's last run;
- * for operators "New task", enable/disable and "Run now…" (the trigger dialog).
+ * Tasks by name: search (name or description), team filter, managed-by filter (a marker in the
+ * "managed by" column links to it), the state of each task's last run; for operators "New task",
+ * enable/disable and "Run now…" (the trigger dialog).
  */
 import { useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
-import { errorText, type Page } from '../api';
+import { errorText, withQuery, type Page } from '../api';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
 import type { TaskResource } from '../authoring/types';
 import { Notice } from '../components/Notice';
+import { Pager, usePager } from '../components/Pager';
 import { StateBadge } from '../components/StateBadge';
 import { TeamSelect } from '../components/TeamSelect';
 import { TriggerDialog } from '../components/TriggerDialog';
@@ -37,13 +39,15 @@ export function TasksPage() {
   // The team filter is in the URL (`/tasks?team=payments`), so a view can be shared.
   const searchParams = new URLSearchParams(useSearch());
   const team = searchParams.get('team') ?? '';
+  const managedBy = searchParams.get('managedBy') ?? '';
+  // The list's URL with the filters kept in it (team, managed-by marker).
+  const listHref = (filters: { team?: string; managedBy?: string }): string => withQuery('/tasks', { team, managedBy, ...filters });
   const deleted = searchParams.get('deleted');
   const [, navigate] = useLocation();
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
-  const tasks = useApi<Page<TaskResource>>('/api/v1/tasks', { q: search, team, limit: PAGE_SIZE, cursor }, { refreshMs: 15_000 });
+  const pager = usePager();
+  const tasks = useApi<Page<TaskResource>>('/api/v1/tasks', { q: search, team, managedBy, limit: PAGE_SIZE, cursor: pager.cursor }, { refreshMs: 15_000 });
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [trigger, setTrigger] = useState<{ task: string; team: string } | null>(null);
@@ -76,7 +80,7 @@ export function TasksPage() {
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          setCursors([]);
+          pager.reset();
           setSearch(q.trim());
         }}
       >
@@ -84,16 +88,28 @@ export function TasksPage() {
         <input type="submit" value="Search" />
       </form>
       <div className="filters">
+        {managedBy !== '' && (
+          <span className="pill" data-testid="managed-by-filter">
+            managed by <code>{managedBy}</code>{' '}
+            <Link
+              href={listHref({ managedBy: '' })}
+              aria-label="Show tasks of every source"
+              onClick={() => pager.reset()}
+            >
+              ×
+            </Link>
+          </span>
+        )}
         <TeamSelect
           value={team}
           onChange={(next) => {
-            setCursors([]);
-            navigate(next === '' ? '/tasks' : `/tasks?team=${encodeURIComponent(next)}`);
+            pager.reset();
+            navigate(listHref({ team: next }));
           }}
         />
       </div>
       {deleted !== null && (
-        <Notice onClose={() => navigate(team === '' ? '/tasks' : `/tasks?team=${encodeURIComponent(team)}`)}>
+        <Notice onClose={() => navigate(listHref({}))}>
           Deleted {deleted}: its edges went with it; its instances stay.
         </Notice>
       )}
@@ -102,7 +118,7 @@ export function TasksPage() {
         tasks.error === null && <Loading what="tasks" />
       ) : tasks.data.items.length === 0 ? (
         <p>
-          {search !== '' ? `No task matches “${search}”${team === '' ? '' : ` in team ${team}`}.` : team !== '' ? `No tasks in team ${team}.` : `No tasks yet: ${operator ? 'create one with “New task”, or ' : ''}import job files with axctl tasks apply -f jobs.yaml.`}
+          {search !== '' ? `No task matches “${search}”${team === '' ? '' : ` in team ${team}`}.` : managedBy !== '' ? `No tasks managed by ${managedBy}${team === '' ? '' : ` in team ${team}`}.` : team !== '' ? `No tasks in team ${team}.` : `No tasks yet: ${operator ? 'create one with “New task”, or ' : ''}import job files with axctl tasks apply -f jobs.yaml.`}
         </p>
       ) : (
         <div className="table-scroll">
@@ -113,6 +129,7 @@ export function TasksPage() {
                 <th className="hide-sm">team</th>
                 <th className="hide-sm">schedule</th>
                 <th className="hide-sm">tags</th>
+                <th className="hide-sm" title="the axctl apply --source that keeps the task">managed by</th>
                 <th className="hide-sm">last run</th>
                 <th className="hide-sm">next fire (UTC)</th>
                 <th className="hide-sm">last fire</th>
@@ -134,6 +151,15 @@ export function TasksPage() {
                   <td className="hide-sm" data-column="team">{t.team}</td>
                   <td className="hide-sm">{scheduleText(t.schedule)}</td>
                   <td className="hide-sm">{t.tags.length === 0 ? '—' : t.tags.map((tag) => <kbd key={tag}>{tag}</kbd>)}</td>
+                  <td className="hide-sm" data-column="managed-by">
+                    {t.managedBy === null ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <Link href={listHref({ managedBy: t.managedBy })} title={`only the tasks of ${t.managedBy}`} onClick={() => pager.reset()}>
+                        <code>{t.managedBy}</code>
+                      </Link>
+                    )}
+                  </td>
                   <td className="hide-sm" data-column="last-run">
                     <LastRun task={t} />
                   </td>
@@ -182,18 +208,7 @@ export function TasksPage() {
         </div>
       )}
       {trigger !== null && <TriggerDialog task={trigger.task} team={trigger.team} onClose={() => setTrigger(null)} />}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Previous
-          </button>
-        )}
-        {tasks.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, tasks.data?.nextCursor ?? ''])}>
-            Next →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={tasks.data?.nextCursor} labels={['← Previous', 'Next →']} />
     </>
   );
 }

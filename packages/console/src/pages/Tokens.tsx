@@ -3,13 +3,14 @@
  * a form to create one (its secret shown once), and revoke. A team admin creates tokens for
  * its own teams only; `*` (every team) is offered to an admin of every team alone.
  */
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import type { Page } from '../api';
 import { AdminNav } from '../admin/AdminNav';
 import { ConfirmButton } from '../admin/ConfirmButton';
 import { failureText } from '../admin/failure';
 import { defaultTeams, teamChoices, teamsLabel } from '../admin/forms';
 import { SecretOnce } from '../admin/SecretOnce';
+import { useCreate } from '../admin/use-create';
 import { TeamsPicker } from '../admin/TeamsPicker';
 import { useSend } from '../authoring/http';
 import { ErrorLine } from '../components/ErrorLine';
@@ -21,6 +22,7 @@ import { useSession } from '../session';
 import { useTeamNames } from '../teams';
 import type { ApiToken, CreatedApiToken, Role } from '../types';
 import { useApi } from '../use-api';
+import { Pager, usePager } from '../components/Pager';
 import '../styles/admin.css';
 
 function CreateToken({ onCreated }: { onCreated: (created: CreatedApiToken) => void }) {
@@ -30,31 +32,22 @@ function CreateToken({ onCreated }: { onCreated: (created: CreatedApiToken) => v
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('viewer');
   const [teams, setTeams] = useState<string[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [saving, setSaving] = useState(false);
-  if (names === undefined) return <Loading what="teams" />;
-  const picked = teams ?? defaultTeams(principal, names);
-
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    setSaving(true);
-    try {
-      const created = await send<CreatedApiToken>('POST', '/api/v1/tokens', { body: { name: name.trim(), role, teams: picked } });
+  // The form shows once the team names are known; until then nothing submits.
+  const picked = teams ?? defaultTeams(principal, names ?? []);
+  const form = useCreate(
+    () => send<CreatedApiToken>('POST', '/api/v1/tokens', { body: { name: name.trim(), role, teams: picked } }),
+    (created) => {
       setName('');
-      setError(null);
       onCreated(created);
-    } catch (err) {
-      setError(failureText(err));
-    } finally {
-      setSaving(false);
-    }
-  };
+    },
+  );
+  if (names === undefined) return <Loading what="teams" />;
 
   return (
-    <form className="admin-form" data-testid="token-form" onSubmit={(e) => void create(e)}>
+    <form className="admin-form" data-testid="token-form" onSubmit={form.submit}>
       <h3>New token</h3>
-      <ErrorLine error={error} />
-      <fieldset disabled={saving}>
+      <ErrorLine error={form.error} />
+      <fieldset disabled={form.saving}>
         <div className="grid-2 tight">
           <label>
             Name
@@ -84,8 +77,8 @@ export function TokensPage() {
   const { principal } = useSession();
   const send = useSend();
   const admin = can(principal.role, 'admin');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const tokens = useApi<Page<ApiToken>>(admin ? '/api/v1/tokens' : null, { limit: 100, cursor: cursors[cursors.length - 1] });
+  const pager = usePager();
+  const tokens = useApi<Page<ApiToken>>(admin ? '/api/v1/tokens' : null, { limit: 100, cursor: pager.cursor });
   const [created, setCreated] = useState<CreatedApiToken | null>(null);
   const [revoked, setRevoked] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -158,18 +151,7 @@ export function TokensPage() {
           </table>
         </div>
       )}
-      <div className="pager">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => c.slice(0, -1))}>
-            ← Newer
-          </button>
-        )}
-        {tokens.data?.nextCursor != null && (
-          <button type="button" className="secondary outline small" onClick={() => setCursors((c) => [...c, tokens.data?.nextCursor ?? ''])}>
-            Older →
-          </button>
-        )}
-      </div>
+      <Pager pager={pager} nextCursor={tokens.data?.nextCursor} />
       <CreateToken
         onCreated={(t) => {
           setRevoked(null);

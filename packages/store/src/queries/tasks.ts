@@ -305,6 +305,8 @@ export interface ListTasksOptions {
   names?: readonly string[];
   /** Only tasks of these teams (`null` or absent: of every team). */
   teams?: readonly string[] | null;
+  /** Only tasks carrying this managed-by marker (`axctl apply --source`, migration 0016). */
+  managedBy?: string;
   /** Names after this one (keyset cursor: the last name of the previous page). */
   afterName?: string;
   /** Page size. Default: no limit. */
@@ -339,6 +341,10 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     if (opts.teams.length === 0) return [];
     where.push('team IN (?)');
     values.push(opts.teams);
+  }
+  if (opts.managedBy !== undefined) {
+    where.push('managed_by = ?');
+    values.push(opts.managedBy);
   }
   const memo = opts.memo ?? true;
   const q = opts.q ?? '';

@@ -235,7 +235,7 @@ export const taskRoutes: RouteSpec[] = [
       return { status: 200, body: updated };
     },
   }),
-  defineRoute<unknown, { enabled?: boolean; tag?: string; q?: string; team?: string; limit: number; cursor?: string }>({
+  defineRoute<unknown, { enabled?: boolean; tag?: string; q?: string; team?: string; managedBy?: string; limit: number; cursor?: string }>({
     method: 'get',
     path: '/api/v1/tasks',
     access: 'viewer',
@@ -249,6 +249,11 @@ export const taskRoutes: RouteSpec[] = [
       tag: z.string().max(64).optional(),
       q: z.string().max(200).optional().describe('substring of the name or description'),
       team: teamNameSchema.optional().describe("extension: only tasks of this team (none if the token does not cover it)"),
+      managedBy: z
+        .string()
+        .regex(MANAGED_BY_PATTERN, 'managedBy must be 1 to 128 letters, digits and . _ : / @ -')
+        .optional()
+        .describe('extension: only tasks carrying this managed-by marker (`axctl apply --source`)'),
       ...pageQueryShape,
     }),
     responses: { 200: { description: 'a page of tasks, each with `lastRun` (extension)', schema: listOf(taskResourceSchema.extend({ lastRun: LAST_RUN })) } },
@@ -259,6 +264,7 @@ export const taskRoutes: RouteSpec[] = [
         ...(query.enabled === undefined ? {} : { enabled: query.enabled }),
         ...(query.tag === undefined ? {} : { tag: query.tag }),
         ...(query.q === undefined ? {} : { q: query.q }),
+        ...(query.managedBy === undefined ? {} : { managedBy: query.managedBy }),
         ...(after === undefined ? {} : { afterName: after }),
         teams: listedTeams(principal, query.team),
         limit: query.limit + 1,

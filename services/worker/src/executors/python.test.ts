@@ -116,6 +116,13 @@ describe.skipIf(missingRequirement(it, { name: 'python3 with venv', present: has
     expect(dash.outputTail).toMatch(/can't open file .*-c/);
   });
 
+  it('#48 gives the script TRACEPARENT (the execution span\'s) so its own OpenTelemetry continues the trace', async () => {
+    const span = '00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01';
+    const run = capture(item({ code: 'import os; print(os.environ.get("TRACEPARENT", "unset"))' }, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }), { traceparent: span });
+    expect(await executor.run(run.request)).toMatchObject({ outcome: 'SUCCESS' });
+    expect(run.done().stdout).toBe(`${span}\n`);
+  });
+
   it('reports a failing script, a missing venv and a missing secret as FAILED attempts naming them', async () => {
     const failing = capture(item({ code: 'import sys; print("boom", file=sys.stderr); sys.exit(3)' }));
     expect(await executor.run(failing.request)).toMatchObject({ outcome: 'FAILED', exitCode: 3, error: 'exited with code 3' });

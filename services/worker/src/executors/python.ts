@@ -14,6 +14,7 @@
 import path from 'node:path';
 import { expandExecTemplates, type DispatchItem, type PythonExec } from '@ax/core';
 import { openWorkspace, type JobSandbox, type JobWorkspace } from './job-sandbox.js';
+import { jobTraceparent } from './job-traceparent.js';
 import { runProcessJob } from './process-job.js';
 import { NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
@@ -54,7 +55,7 @@ export function pythonArgv(exec: PythonExec): string[] {
 
 /**
  * The job's environment: `jobEnv` (a minimal base, the `AX_*` description of the run, the task's
- * env), then the virtualenv's `VIRTUAL_ENV` and PATH (its `bin` before the PATH the job would
+ * env, `TRACEPARENT`), then the virtualenv's `VIRTUAL_ENV` and PATH (its `bin` before the PATH the job would
  * otherwise get; `PYTHONHOME` dropped, as `activate` does) and `PYTHONUNBUFFERED=1`.
  */
 export function pythonEnv(
@@ -63,8 +64,9 @@ export function pythonEnv(
   taskEnv: Readonly<Record<string, string>>,
   source: NodeJS.ProcessEnv,
   workspace?: Pick<JobWorkspace, 'dir' | 'tmp' | 'identity'>,
+  traceparent: string | null = null,
 ): Record<string, string> {
-  const env = jobEnv(item, taskEnv, source, workspace);
+  const env = jobEnv(item, taskEnv, source, workspace, traceparent);
   if (exec.venv !== undefined) {
     env.VIRTUAL_ENV = exec.venv;
     const bin = path.join(exec.venv, 'bin');
@@ -94,7 +96,7 @@ export function createPythonExecutor(options: PythonExecutorOptions): Executor {
         taskEnv = resolved.values;
         mask = secretMask(resolved.secrets);
       }
-      env = pythonEnv(item, exec, taskEnv, source, workspace);
+      env = pythonEnv(item, exec, taskEnv, source, workspace, jobTraceparent(request));
       request.output?.useMask(mask);
     } catch (error) {
       const message = error instanceof SecretMissingError ? error.message : `cannot prepare the python job: ${(error as Error).message}`;

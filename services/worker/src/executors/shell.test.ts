@@ -63,6 +63,23 @@ describe('shell executor', () => {
     expect(out.outputTail).toBe(`hello;rm -rf / bar token-ok 2026-12-01 ${dir}\nerr\n`);
   });
 
+  it('#48 gives the job TRACEPARENT: the execution span\'s when tracing is on, else the run\'s context; over a task\'s own, normalized, none without a valid one', async () => {
+    const run = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const span = '00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01';
+    const print = (overrides: Parameters<typeof request>[1] = {}, itemTrace?: string): ExecutionRequest => {
+      const r = request(['/bin/sh', '-c', 'echo "tp=${TRACEPARENT-unset}"'], overrides);
+      return { ...r, item: { ...r.item, ...(itemTrace === undefined ? {} : { traceparent: itemTrace }) } };
+    };
+    expect((await executor.run({ ...print({}, run), traceparent: span })).outputTail).toBe(`tp=${span}\n`);
+    expect((await executor.run(print({}, run))).outputTail).toBe(`tp=${run}\n`);
+    // The run's context wins over a TRACEPARENT the task sets; a task's own stays when the run has none.
+    expect((await executor.run(print({ env: { TRACEPARENT: 'mine' } }, run))).outputTail).toBe(`tp=${run}\n`);
+    expect((await executor.run(print({ env: { TRACEPARENT: 'mine' } }))).outputTail).toBe('tp=mine\n');
+    expect((await executor.run(print({}, `${run.toUpperCase()}`))).outputTail).toBe('tp=unset\n');
+    expect((await executor.run(print({}, ` ${run} `))).outputTail).toBe(`tp=${run}\n`);
+    expect((await executor.run(print())).outputTail).toBe('tp=unset\n');
+  });
+
   it('runs through /bin/sh when shell: true', async () => {
     const out = await executor.run(request(['echo', 'a', '&&', 'echo', 'b'], { shell: true }));
     expect(out.outputTail).toBe('a\nb\n');

@@ -13,6 +13,7 @@
  */
 import { expandExecTemplates, type DispatchItem, type ShellExec } from '@ax/core';
 import { openWorkspace, type JobSandbox, type JobWorkspace } from './job-sandbox.js';
+import { jobTraceparent } from './job-traceparent.js';
 import { runProcessJob } from './process-job.js';
 import { NO_SECRETS, secretMask, type SecretMask } from './secret-mask.js';
 import { hasSecretRef, resolveSecretables, SecretMissingError } from './secrets.js';
@@ -43,15 +44,17 @@ const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME'
 
 /**
  * The job's environment: a minimal base, the `AX_*` description of the run, then the task's env
- * with its secretRefs already resolved (`taskEnv`). In a workspace (R25) HOME is the run's folder
- * and TMPDIR its `tmp/` (unless the task sets them); under a team's uid USER and LOGNAME, which
- * would name the worker's user, are not passed on.
+ * with its secretRefs already resolved (`taskEnv`), then the run's W3C `TRACEPARENT` when it has
+ * one (`jobTraceparent`; the run's context wins over a task's own, as for an HTTP job's header). In
+ * a workspace (R25) HOME is the run's folder and TMPDIR its `tmp/` (unless the task sets them);
+ * under a team's uid USER and LOGNAME, which would name the worker's user, are not passed on.
  */
 export function jobEnv(
   item: DispatchItem,
   taskEnv: Readonly<Record<string, string>>,
   source: NodeJS.ProcessEnv,
   workspace?: Pick<JobWorkspace, 'dir' | 'tmp' | 'identity'>,
+  traceparent: string | null = null,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of INHERITED_ENV) {
@@ -83,6 +86,7 @@ export function jobEnv(
     env.AX_SHARD_TOTAL = String(item.shardTotal);
   }
   Object.assign(env, taskEnv);
+  if (traceparent !== null) env.TRACEPARENT = traceparent;
   return env;
 }
 
@@ -105,7 +109,7 @@ export function createShellExecutor(options: ShellExecutorOptions): Executor {
         taskEnv = resolved.values;
         mask = secretMask(resolved.secrets);
       }
-      env = jobEnv(item, taskEnv, source, workspace);
+      env = jobEnv(item, taskEnv, source, workspace, jobTraceparent(request));
       request.output?.useMask(mask);
     } catch (error) {
       const message = error instanceof SecretMissingError ? error.message : `cannot prepare the command: ${(error as Error).message}`;

@@ -42,7 +42,8 @@ export interface ExecutionRequest {
   readonly mayStart?: () => string | null;
   /**
    * The `traceparent` of the worker's execution span (#48), present when tracing is on: an HTTP
-   * call is its child span and sends the W3C `traceparent` header.
+   * call is its child span and sends the W3C `traceparent` header; a shell or python job gets it
+   * as `TRACEPARENT` (job-traceparent.ts).
    */
   readonly traceparent?: string;
 }
