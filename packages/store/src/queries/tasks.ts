@@ -10,7 +10,7 @@
  * every scheduler re-reads it at once.
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { DEFAULT_DEPENDENCY_TIMEOUT_SECONDS, parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
+import { DEFAULT_DEPENDENCY_TIMEOUT_SECONDS, parseTaskDefinitionOrThrow, trustedTaskDefinition, type TaskDefinition } from '@ax/core';
 import { StoreError, isDuplicateKeyError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
@@ -134,23 +134,61 @@ type TaskRow = RowDataPacket & {
 /**
  * A row → a record. The definition is re-validated through core's schema, so a row written by
  * an older build gets today's defaults and a corrupt row fails loudly here, not deep in a loop.
- * `memo: false` parses without the memo (see {@link ListTasksOptions.memo}).
+ * `memo: false` parses without the memo (see {@link ListTasksOptions.memo}). `trusted`: the
+ * stored definition is taken as written (core's `trustedTaskDefinition`, no zod) when its shape
+ * is today's complete one, and parsed in full otherwise (a row of an older build); for reads
+ * that show definitions (lists, search), never for a write's own read.
+ * @throws StoredTaskUnreadableError naming the task when the row does not decode or parse.
  */
-export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean; memo?: boolean } = {}): TaskRecord {
+export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean; memo?: boolean; trusted?: boolean } = {}): TaskRecord {
   const r = row as TaskRow;
-  const schedule = { ...decodeJson<Record<string, unknown>>(r.schedule), timezone: r.timezone };
-  if (opts.trustSchedule === true) {
-    // The stored schedule was validated when it was written; re-validating a cron expression
-    // (cron-parser) per task was a tenth of the broker's CPU in a burst of distinct tasks. Any
-    // doubt (the rest does not parse without it) falls back to the full check.
-    try {
-      const rest = recordOf(r, { type: 'none', timezone: r.timezone }, false);
-      return { ...rest, definition: { ...rest.definition, schedule: schedule as unknown as TaskDefinition['schedule'] } };
-    } catch {
-      // fall through
+  try {
+    if (opts.trusted === true) {
+      const trusted = trustedRecordOf(r);
+      if (trusted !== undefined) return trusted;
     }
+    const schedule = { ...decodeJson<Record<string, unknown>>(r.schedule), timezone: r.timezone };
+    if (opts.trustSchedule === true) {
+      // The stored schedule was validated when it was written; re-validating a cron expression
+      // (cron-parser) per task was a tenth of the broker's CPU in a burst of distinct tasks. Any
+      // doubt (the rest does not parse without it) falls back to the full check.
+      try {
+        const rest = recordOf(r, { type: 'none', timezone: r.timezone }, false);
+        return { ...rest, definition: { ...rest.definition, schedule: schedule as unknown as TaskDefinition['schedule'] } };
+      } catch {
+        // fall through
+      }
+    }
+    return recordOf(r, schedule, opts.memo ?? true);
+  } catch (err) {
+    throw new StoredTaskUnreadableError(String(r.name), err);
   }
-  return recordOf(r, schedule, opts.memo ?? true);
+}
+
+/**
+ * A stored task row that does not decode (invalid JSON) or no longer parses (#46): named with the
+ * task and the first problem, so a list can leave the row out and say which one it was.
+ */
+export class StoredTaskUnreadableError extends StoreError {
+  constructor(
+    readonly taskName: string,
+    cause: unknown,
+  ) {
+    super(`task ${JSON.stringify(taskName)}: its stored definition cannot be read: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoredTaskUnreadableError';
+  }
+}
+
+/**
+ * The record of a row whose stored definition has today's complete shape, without zod (#46);
+ * undefined when it has not (the caller parses it in full). Its definition is a fresh object per
+ * call, so nothing is shared between callers (the memo's are frozen for that).
+ */
+function trustedRecordOf(r: TaskRow): TaskRecord | undefined {
+  if (r.team === undefined) return undefined; // a schema before teams: the parse gives the default team
+  const candidate = definitionInput(r, { ...decodeJson<Record<string, unknown>>(r.schedule), timezone: r.timezone });
+  const definition = trustedTaskDefinition(candidate);
+  return definition === undefined ? undefined : resourceOf(r, definition);
 }
 
 /** The stored columns a definition is parsed from (definition-memo.ts keys on them). */
@@ -162,9 +200,9 @@ function definitionColumnsOf(r: TaskRow): unknown[] {
   ];
 }
 
-/** `memo`: the definition may come from (and go to) definition-memo.ts; only for the full schedule check. */
-function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean): TaskRecord {
-  const parse = (): TaskDefinition => parseTaskDefinitionOrThrow({
+/** The input of core's parse for a row: its columns, JSON columns decoded. */
+function definitionInput(r: TaskRow, schedule: Record<string, unknown>): Record<string, unknown> {
+  return {
     name: r.name,
     description: r.description,
     ...(r.team === undefined ? {} : { team: r.team }),
@@ -188,8 +226,18 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean):
     jitterSeconds: Number(r.jitter_s),
     pauseAfterFailures: r.pause_after_failures === null ? null : Number(r.pause_after_failures),
     sla: slaOf(r.sla_start_s, r.sla_finish_s),
-  });
+  };
+}
+
+/** `memo`: the definition may come from (and go to) definition-memo.ts; only for the full schedule check. */
+function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean): TaskRecord {
+  const parse = (): TaskDefinition => parseTaskDefinitionOrThrow(definitionInput(r, schedule));
   const definition = memo ? memoizedDefinition(definitionColumnsOf(r), parse) : parse();
+  return resourceOf(r, definition);
+}
+
+/** The record of a row around its definition. */
+function resourceOf(r: TaskRow, definition: TaskDefinition): TaskRecord {
   return {
     id: String(r.id),
     definition,
@@ -286,6 +334,16 @@ export async function getTask(db: Queryable, name: string, opts: { forUpdate?: b
   return row === undefined ? null : taskFromRow(row);
 }
 
+/**
+ * The team of a task, or null when there is no such task: for a read that only asks whether the
+ * caller sees the task (the DAG grid's root, #46), without reading and decoding its definition.
+ */
+export async function getTaskTeam(db: Queryable, name: string): Promise<string | null> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT team FROM task WHERE name = ?', [name]);
+  const row = rows[0];
+  return row === undefined ? null : String(row['team']);
+}
+
 /** One task by id, or null. */
 export async function getTaskById(db: Queryable, id: string): Promise<TaskRecord | null> {
   const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = ?`, [id]);
@@ -316,6 +374,33 @@ export interface ListTasksOptions {
    * definitions and build a key per row: false.
    */
   memo?: boolean;
+  /**
+   * Definitions as stored, without zod, when their shape is today's (see {@link taskFromRow}):
+   * for lists and searches that show them (#46). Default false.
+   */
+  trusted?: boolean;
+  /**
+   * A row that cannot be read (invalid JSON, a definition that no longer parses) is left out of
+   * the list and handed here, instead of failing the whole list. Absent: the list throws
+   * {@link StoredTaskUnreadableError}. `index`: the row's place among the rows read (a page
+   * decides its cursor on them all).
+   */
+  onUnreadable?: (error: StoredTaskUnreadableError, index: number) => void;
+}
+
+/** Rows → records as {@link ListTasksOptions} asks (trusted or not; unreadable rows left out or thrown). */
+function recordsOf(rows: readonly RowDataPacket[], opts: ListTasksOptions): TaskRecord[] {
+  const decode = { memo: opts.memo ?? true, trusted: opts.trusted ?? false };
+  const out: TaskRecord[] = [];
+  for (const [index, row] of rows.entries()) {
+    try {
+      out.push(taskFromRow(row, decode));
+    } catch (err) {
+      if (opts.onUnreadable === undefined || !(err instanceof StoredTaskUnreadableError)) throw err;
+      opts.onUnreadable(err, index);
+    }
+  }
+  return out;
 }
 
 /** Tasks ordered by name. */
@@ -340,13 +425,12 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     where.push('team IN (?)');
     values.push(opts.teams);
   }
-  const memo = opts.memo ?? true;
   const q = opts.q ?? '';
   if (isIndexedTerm(q)) {
     // A term of 3 characters or more: the substring index (task-text.ts) instead of LIKE over
     // the table in name order, which read 90,000 rows for a name near the end of 100,000.
     const rows = await findTasksByText(db, q, TASK_COLUMNS, { where, values }, { afterName: opts.afterName, limit: opts.limit });
-    if (rows !== undefined) return rows.map((row) => taskFromRow(row, { memo }));
+    if (rows !== undefined) return recordsOf(rows, opts);
   }
   if (q !== '') {
     const like = containsPattern(q);
@@ -363,7 +447,7 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     `SELECT ${TASK_COLUMNS} FROM task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY name${limit}`,
     values,
   );
-  return rows.map((row) => taskFromRow(row, { memo }));
+  return recordsOf(rows, opts);
 }
 
 /**
