@@ -22,7 +22,8 @@
  *   node bench/scenarios/ax-history.mjs [--tasks 100000] [--every-minute 10000] [--instances 5000000] [--days 90]
  *        [--dir /var/tmp/ax-bench-history] [--buffer-pool 2G] [--clients 20] [--requests 400] [--endpoint-s 15] [--minutes 2] [--scheduler-heap-mb 256] [--parts api,scheduler] [--out f.json]
  *        [--reads <text>] [--api-cpu-prof <dir>] [--profile-missed <dir>]
- * `--reads`: only the admin API reads whose name contains the text (the past days are rolled
+ * `--reads`: only the admin API reads whose name contains the text, or one of several texts
+ * separated by `|` (`--reads "search|by team|dag grid"`; the past days are rolled
  * up first only when "stats: hourly, a past day" is among them); `--api-cpu-prof`: admin-api
  * writes a V8 CPU profile of its life into that folder (node's --cpu-prof; one per start);
  * `--profile-missed`: each read that missed its goal runs once more after the measured ones,
@@ -64,8 +65,8 @@ const MINUTES = Number(a.minutes ?? 2);
 const SCHEDULER_HEAP_MB = Number(a['scheduler-heap-mb'] ?? 256);
 /** Most seconds spent on one endpoint (a read that takes seconds reports what it answered). */
 const ENDPOINT_S = Number(a['endpoint-s'] ?? 15);
-/** Only the admin API reads whose name contains this (all when absent). */
-const READS = a.reads;
+/** Only the admin API reads whose name contains this, or one of its `|`-separated texts (all when absent). */
+const READS = a.reads === undefined ? undefined : String(a.reads).split('|');
 /** A folder for admin-api's CPU profile (none when absent). */
 const API_CPU_PROF = a['api-cpu-prof'];
 /** A folder for the profiles of the reads that missed their goal (none taken when absent). */
@@ -159,7 +160,7 @@ const measureRead = (baseUrl, headers, pathOf) => closedLoop({ baseUrl, headers,
 async function measureApi(round, pool, p) {
   const { token, headers } = apiAccess();
   const startApi = async () => (await startAdminApi(round, token, API_CPU_PROF)).baseUrl;
-  const reads = endpoints(p, Date.now()).filter(([name]) => READS === undefined || name.includes(READS));
+  const reads = endpoints(p, Date.now()).filter(([name]) => READS === undefined || READS.some((text) => name.includes(text)));
   const rollUp = reads.some(([name]) => name === 'stats: hourly, a past day');
   // As after the upgrade to schema 8: no past day rolled up yet. admin-api rolls them up in the
   // background (stats-rollup-loop.ts); the reads are measured once it has (the time is reported).
