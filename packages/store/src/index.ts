@@ -86,6 +86,7 @@ export {
   listEdges,
   listEdgesWithTeams,
   listEdgesWithTeamsFrom,
+  listEdgesWithTeamsReachableFrom,
   listTaskNames,
   listTasks,
   replaceTask,
