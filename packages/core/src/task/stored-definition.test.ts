@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- rows are edited field by field as an older build would have written them */
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access -- rows are edited field by field as an older build would have written them */
 import { describe, expect, it } from 'vitest';
 import { parseTaskDefinitionOrThrow } from './definition.js';
 import { STORED_DEFINITION_DEFAULTED_KEYS, trustedTaskDefinition } from './stored-definition.js';
