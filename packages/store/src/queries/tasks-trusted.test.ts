@@ -56,7 +56,10 @@ describe('trusted list reads (#46)', () => {
   it('gives the same records as the full read', async () => {
     const full = await listTasks(db.pool, { ...named, memo: false });
     expect(full).toHaveLength(4);
-    expect(await listTasks(db.pool, { ...named, trusted: true })).toEqual(full);
+    const trusted = await listTasks(db.pool, { ...named, trusted: true });
+    expect(trusted).toEqual(full);
+    // keys in the same order too: a response lists a definition's fields as the full read did
+    expect(trusted.map((t) => JSON.stringify(t.definition))).toEqual(full.map((t) => JSON.stringify(t.definition)));
     expect(await listTasks(db.pool, { q: 'list_', trusted: true })).toEqual(await listTasks(db.pool, { q: 'list_', memo: false }));
   });
 
