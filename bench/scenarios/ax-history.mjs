@@ -10,7 +10,9 @@
  * Then, on that database, with a Redis and RabbitMQ namespace of its own:
  *   1. admin-api: for each read an operator makes (task search, instance lists by each
  *      filter, instance detail, stats today and hourly, dag and its grid, audit), `--requests`
- *      requests from `--clients` concurrent clients; p50 / p99 / max (goal: p99 ≤ 100 ms);
+ *      requests from `--clients` concurrent clients; p50 / p99 / max (goal: p99 ≤ 100 ms), and
+ *      the CPU milliseconds admin-api and MariaDB spent per answered request (steadier than
+ *      latencies on a shared machine: compare old and new by them);
  *   2. scheduler (its defaults, retention off): seconds from spawn until its cache holds every
  *      task (goal ≤ 10 s), its RSS (goal ≤ 400 MB), and for each of `--minutes` minute slots
  *      whether every task due then got its instance, and how long before or after the slot the
@@ -22,7 +24,8 @@
  *   node bench/scenarios/ax-history.mjs [--tasks 100000] [--every-minute 10000] [--instances 5000000] [--days 90]
  *        [--dir /var/tmp/ax-bench-history] [--buffer-pool 2G] [--clients 20] [--requests 400] [--endpoint-s 15] [--minutes 2] [--scheduler-heap-mb 256] [--parts api,scheduler] [--out f.json]
  *        [--reads <text>] [--api-cpu-prof <dir>] [--profile-missed <dir>]
- * `--reads`: only the admin API reads whose name contains the text (the past days are rolled
+ * `--reads`: only the admin API reads whose name contains the text, or one of several texts
+ * separated by `|` (`--reads "search|by team|dag grid"`; the past days are rolled
  * up first only when "stats: hourly, a past day" is among them); `--api-cpu-prof`: admin-api
  * writes a V8 CPU profile of its life into that folder (node's --cpu-prof; one per start);
  * `--profile-missed`: each read that missed its goal runs once more after the measured ones,
@@ -64,8 +67,8 @@ const MINUTES = Number(a.minutes ?? 2);
 const SCHEDULER_HEAP_MB = Number(a['scheduler-heap-mb'] ?? 256);
 /** Most seconds spent on one endpoint (a read that takes seconds reports what it answered). */
 const ENDPOINT_S = Number(a['endpoint-s'] ?? 15);
-/** Only the admin API reads whose name contains this (all when absent). */
-const READS = a.reads;
+/** Only the admin API reads whose name contains this, or one of its `|`-separated texts (all when absent). */
+const READS = a.reads === undefined ? undefined : String(a.reads).split('|');
 /** A folder for admin-api's CPU profile (none when absent). */
 const API_CPU_PROF = a['api-cpu-prof'];
 /** A folder for the profiles of the reads that missed their goal (none taken when absent). */
@@ -156,10 +159,15 @@ const warmUp = (baseUrl, headers, pathOf) =>
 /** The measured requests of a read. */
 const measureRead = (baseUrl, headers, pathOf) => closedLoop({ baseUrl, headers, concurrency: CLIENTS, requests: REQUESTS, maxS: ENDPOINT_S, pathOf });
 
-async function measureApi(round, pool, p) {
+async function measureApi(round, pool, p, mariadbPid) {
   const { token, headers } = apiAccess();
-  const startApi = async () => (await startAdminApi(round, token, API_CPU_PROF)).baseUrl;
-  const reads = endpoints(p, Date.now()).filter(([name]) => READS === undefined || name.includes(READS));
+  let apiPid = 0;
+  const startApi = async () => {
+    const started = await startAdminApi(round, token, API_CPU_PROF);
+    apiPid = started.proc.pid;
+    return started.baseUrl;
+  };
+  const reads = endpoints(p, Date.now()).filter(([name]) => READS === undefined || READS.some((text) => name.includes(text)));
   const rollUp = reads.some(([name]) => name === 'stats: hourly, a past day');
   // As after the upgrade to schema 8: no past day rolled up yet. admin-api rolls them up in the
   // background (stats-rollup-loop.ts); the reads are measured once it has (the time is reported).
@@ -187,12 +195,17 @@ async function measureApi(round, pool, p) {
   const out = [];
   for (const [name, pathOf] of reads) {
     ({ baseUrl } = await settle(await warmUp(baseUrl, headers, pathOf)));
+    // CPU per answered request (admin-api's and MariaDB's): on a loaded machine the latencies move
+    // with the hour, the work a read costs much less.
+    const cpu0 = { api: cpuS(apiPid), db: cpuS(mariadbPid) };
     const r = await measureRead(baseUrl, headers, pathOf);
+    const perRequestMs = (s) => (r.requests > 0 ? Math.round((s / r.requests) * 100_000) / 100 : null);
+    const cpuMsPerRequest = { adminApi: perRequestMs(cpuS(apiPid) - cpu0.api), mariadb: perRequestMs(cpuS(mariadbPid) - cpu0.db) };
     const goal = r.failed === 0 && r.p99Ms !== null && r.p99Ms <= GOALS.apiP99Ms ? 'met' : 'missed';
     const settled = await settle(r);
     baseUrl = settled.baseUrl;
-    log(`api ${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms, ${r.perS}/s, ${r.requests} answered${r.failed > 0 ? `, ${r.failed} failed (${r.failures[0]})` : ''}${settled.killed > 0 ? `, ${settled.killed} abandoned queries killed` : ''} — ${goal}`);
-    out.push({ name, ...r, abandonedQueries: settled.killed, goal });
+    log(`api ${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms, ${r.perS}/s, ${r.requests} answered${r.failed > 0 ? `, ${r.failed} failed (${r.failures[0]})` : ''}${settled.killed > 0 ? `, ${settled.killed} abandoned queries killed` : ''}; CPU per request: admin-api ${cpuMsPerRequest.adminApi} ms, MariaDB ${cpuMsPerRequest.mariadb} ms — ${goal}`);
+    out.push({ name, ...r, cpuMsPerRequest, abandonedQueries: settled.killed, goal });
   }
   await round.stop('admin-api');
   return { reads: out, rollup };
@@ -316,7 +329,7 @@ await runScenario(async () => {
   onCleanup(() => pool.end());
   const round = await createAxRound('history', { database: { name: 'ax_history', url: history.url, pool } });
 
-  const { reads: api, rollup } = PARTS.has('api') ? await measureApi(round, pool, PARAMS) : { reads: [], rollup: null };
+  const { reads: api, rollup } = PARTS.has('api') ? await measureApi(round, pool, PARAMS, server.pid) : { reads: [], rollup: null };
   const missed = api.filter((e) => e.goal === 'missed').map((e) => e.name);
   const apiProfiles = PROFILE_MISSED !== undefined && missed.length > 0 ? await profileMissedReads(round, pool, PARAMS, missed, server.pid) : [];
   const scheduler = PARTS.has('scheduler') ? await measureScheduler(round, pool, PARAMS) : { minutes: [] };

@@ -45,3 +45,27 @@ export function pageOf<R, T>(rows: readonly R[], limit: number, key: (row: R) =>
   const last = page[page.length - 1];
   return { items: page.map(map), nextCursor: more && last !== undefined ? encodeCursor(key(last)) : null };
 }
+
+/**
+ * {@link pageOf} for a list that left rows out (`skipped`: their keys and places among the rows
+ * read, e.g. unreadable stored tasks, #46): the page and its cursor are decided on every row read,
+ * left out or not, so a row left out neither ends the list early nor makes the next page skip rows.
+ */
+export function pageSkipping<R, T>(
+  rows: readonly R[],
+  skipped: ReadonlyArray<{ key: string; index: number }>,
+  limit: number,
+  key: (row: R) => string,
+  map: (row: R) => T,
+): { items: T[]; nextCursor: string | null } {
+  if (skipped.length === 0) return pageOf(rows, limit, key, map);
+  // The rows read, in their order: the skipped ones back at their places.
+  const read: Array<{ key: string; row?: R }> = rows.map((row) => ({ key: key(row), row }));
+  for (const s of [...skipped].sort((a, b) => a.index - b.index)) read.splice(s.index, 0, { key: s.key });
+  const page = read.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.flatMap((r) => (r.row === undefined ? [] : [map(r.row)])),
+    nextCursor: read.length > limit && last !== undefined ? encodeCursor(last.key) : null,
+  };
+}

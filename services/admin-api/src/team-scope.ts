@@ -6,7 +6,7 @@
  * only a token of every team may do (teams, global pause, dead letters, tokens of other teams)
  * answers 403 `FORBIDDEN`: those are not objects of one team.
  */
-import { getExecution, getInstance, getTask, type ExecutionRecord, type InstanceRecord, type Queryable, type TaskRecord } from '@ax/store';
+import { getExecution, getInstance, getTask, getTaskTeam, type ExecutionRecord, type InstanceRecord, type Queryable, type TaskRecord } from '@ax/store';
 import type { Principal } from './auth.js';
 import { ApiError, notFound } from './errors.js';
 
@@ -53,6 +53,15 @@ export async function mustSeeTask(db: Queryable, principal: Principal | null, na
   const task = await getTask(db, name, opts);
   if (task === null || !coversTeam(principal, task.definition.team)) throw notFound(`task ${JSON.stringify(name)}`);
   return task;
+}
+
+/**
+ * 404 unless the task exists and the caller covers its team, like {@link mustSeeTask}, for a read
+ * that needs nothing of the task but that answer (the DAG grid's root): its team alone is read.
+ */
+export async function mustSeeTaskName(db: Queryable, principal: Principal | null, name: string): Promise<void> {
+  const team = await getTaskTeam(db, name);
+  if (team === null || !coversTeam(principal, team)) throw notFound(`task ${JSON.stringify(name)}`);
 }
 
 /** The instance if it exists and the caller covers its task's team; 404 otherwise. */

@@ -78,3 +78,4 @@ export type { CalendarBody } from './calendar-schema.js';
 export { dependsOnOf, planDependsOn } from './depends-on.js';
 export type { DependencyEdge, DependsOnPlan, PlanDependsOnOptions } from './depends-on.js';
 export { definitionOf, formatTaskYaml } from './yaml-export.js';
+export { STORED_DEFINITION_DEFAULTED_KEYS, trustedTaskDefinition } from './stored-definition.js';

@@ -10,7 +10,7 @@
  * every scheduler re-reads it at once.
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { DEFAULT_DEPENDENCY_TIMEOUT_SECONDS, parseTaskDefinitionOrThrow, type TaskDefinition } from '@ax/core';
+import { DEFAULT_DEPENDENCY_TIMEOUT_SECONDS, parseTaskDefinitionOrThrow, trustedTaskDefinition, type TaskDefinition } from '@ax/core';
 import { StoreError, isDuplicateKeyError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { Queryable } from '../schema-version.js';
@@ -134,23 +134,91 @@ type TaskRow = RowDataPacket & {
 /**
  * A row → a record. The definition is re-validated through core's schema, so a row written by
  * an older build gets today's defaults and a corrupt row fails loudly here, not deep in a loop.
- * `memo: false` parses without the memo (see {@link ListTasksOptions.memo}).
+ * `memo: false` parses without the memo (see {@link ListTasksOptions.memo}). `trusted`: the
+ * stored definition is taken as written (core's `trustedTaskDefinition`, no zod) when its shape
+ * is today's complete one, and parsed in full otherwise (a row of an older build); for reads
+ * that show definitions (lists, search), never for a write's own read.
+ * @throws StoredTaskUnreadableError naming the task when the row does not decode or parse.
  */
-export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean; memo?: boolean } = {}): TaskRecord {
+export function taskFromRow(row: RowDataPacket, opts: { trustSchedule?: boolean; memo?: boolean; trusted?: boolean } = {}): TaskRecord {
   const r = row as TaskRow;
-  const schedule = { ...decodeJson<Record<string, unknown>>(r.schedule), timezone: r.timezone };
-  if (opts.trustSchedule === true) {
-    // The stored schedule was validated when it was written; re-validating a cron expression
-    // (cron-parser) per task was a tenth of the broker's CPU in a burst of distinct tasks. Any
-    // doubt (the rest does not parse without it) falls back to the full check.
-    try {
-      const rest = recordOf(r, { type: 'none', timezone: r.timezone }, false);
-      return { ...rest, definition: { ...rest.definition, schedule: schedule as unknown as TaskDefinition['schedule'] } };
-    } catch {
-      // fall through
+  try {
+    if (opts.trusted === true) {
+      const trusted = trustedRecordOf(r);
+      if (trusted !== undefined) return trusted;
     }
+    const schedule = { ...decodeJson<Record<string, unknown>>(r.schedule), timezone: r.timezone };
+    if (opts.trustSchedule === true) {
+      // The stored schedule was validated when it was written; re-validating a cron expression
+      // (cron-parser) per task was a tenth of the broker's CPU in a burst of distinct tasks. Any
+      // doubt (the rest does not parse without it) falls back to the full check.
+      try {
+        const rest = recordOf(r, { type: 'none', timezone: r.timezone }, false);
+        return { ...rest, definition: { ...rest.definition, schedule: schedule as unknown as TaskDefinition['schedule'] } };
+      } catch {
+        // fall through
+      }
+    }
+    return recordOf(r, schedule, opts.memo ?? true);
+  } catch (err) {
+    throw new StoredTaskUnreadableError(String(r.name), err);
   }
-  return recordOf(r, schedule, opts.memo ?? true);
+}
+
+/**
+ * A stored task row that does not decode (invalid JSON) or no longer parses (#46): named with the
+ * task and the first problem, so a list can leave the row out and say which one it was.
+ */
+export class StoredTaskUnreadableError extends StoreError {
+  constructor(
+    readonly taskName: string,
+    cause: unknown,
+  ) {
+    super(`task ${JSON.stringify(taskName)}: its stored definition cannot be read: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoredTaskUnreadableError';
+  }
+}
+
+/**
+ * The record of a row whose stored definition has today's complete shape, without zod (#46);
+ * undefined when it has not (the caller parses it in full). Its definition is a fresh object per
+ * call, so nothing is shared between callers (the memo's are frozen for that).
+ */
+function trustedRecordOf(r: TaskRow): TaskRecord | undefined {
+  if (r.team === undefined) return undefined; // a schema before teams: the parse gives the default team
+  const schedule = decodeJson<Record<string, unknown>>(r.schedule);
+  if (schedule === null || typeof schedule !== 'object') return undefined;
+  schedule['timezone'] = r.timezone; // the column is the source (as in the full read)
+  // One object literal, its keys in the schema's order (a parse's output order, so a response
+  // lists them as before): built with a spread or keys added one by one, V8 kept these in
+  // dictionary mode, and copying them into each resource cost more than the parse saved.
+  const candidate: Record<string, unknown> = {
+    name: r.name,
+    description: r.description,
+    team: r.team,
+    owner: r.owner,
+    schedule,
+    exec: decodeJson(r.exec),
+    params: decodeJson(r.params),
+    tags: decodeJson(r.tags),
+    priority: Number(r.priority),
+    timeoutSeconds: Number(r.timeout_s),
+    retry: decodeJson(r.retry),
+    misfire: decodeJson(r.misfire),
+    block: r.block_strategy === 'queue' ? { queue: Number(r.block_queue) } : r.block_strategy,
+    maxLatenessSeconds: r.max_lateness_s === null ? null : Number(r.max_lateness_s),
+    route: r.route,
+    bizDateOffsetDays: Number(r.biz_date_offset_days),
+    calendar: r.calendar,
+    jitterSeconds: Number(r.jitter_s),
+    pauseAfterFailures: r.pause_after_failures === null ? null : Number(r.pause_after_failures),
+    sla: slaOf(r.sla_start_s, r.sla_finish_s),
+    enabled: Number(r.enabled) === 1,
+    // Not set by the definition: null, and the scheduler's AX_DEPENDENCY_TIMEOUT_S applies (#47).
+    dependencyTimeoutSeconds: Number(r.dependency_timeout_default) === 1 ? null : Number(r.dependency_timeout_s),
+  };
+  const definition = trustedTaskDefinition(candidate);
+  return definition === undefined ? undefined : resourceOf(r, definition);
 }
 
 /** The stored columns a definition is parsed from (definition-memo.ts keys on them). */
@@ -162,9 +230,9 @@ function definitionColumnsOf(r: TaskRow): unknown[] {
   ];
 }
 
-/** `memo`: the definition may come from (and go to) definition-memo.ts; only for the full schedule check. */
-function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean): TaskRecord {
-  const parse = (): TaskDefinition => parseTaskDefinitionOrThrow({
+/** The input of core's parse for a row: its columns, JSON columns decoded. */
+function definitionInput(r: TaskRow, schedule: Record<string, unknown>): Record<string, unknown> {
+  return {
     name: r.name,
     description: r.description,
     ...(r.team === undefined ? {} : { team: r.team }),
@@ -188,8 +256,18 @@ function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean):
     jitterSeconds: Number(r.jitter_s),
     pauseAfterFailures: r.pause_after_failures === null ? null : Number(r.pause_after_failures),
     sla: slaOf(r.sla_start_s, r.sla_finish_s),
-  });
+  };
+}
+
+/** `memo`: the definition may come from (and go to) definition-memo.ts; only for the full schedule check. */
+function recordOf(r: TaskRow, schedule: Record<string, unknown>, memo: boolean): TaskRecord {
+  const parse = (): TaskDefinition => parseTaskDefinitionOrThrow(definitionInput(r, schedule));
   const definition = memo ? memoizedDefinition(definitionColumnsOf(r), parse) : parse();
+  return resourceOf(r, definition);
+}
+
+/** The record of a row around its definition. */
+function resourceOf(r: TaskRow, definition: TaskDefinition): TaskRecord {
   return {
     id: String(r.id),
     definition,
@@ -286,6 +364,16 @@ export async function getTask(db: Queryable, name: string, opts: { forUpdate?: b
   return row === undefined ? null : taskFromRow(row);
 }
 
+/**
+ * The team of a task, or null when there is no such task: for a read that only asks whether the
+ * caller sees the task (the DAG grid's root, #46), without reading and decoding its definition.
+ */
+export async function getTaskTeam(db: Queryable, name: string): Promise<string | null> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT team FROM task WHERE name = ?', [name]);
+  const row = rows[0];
+  return row === undefined ? null : String(row['team']);
+}
+
 /** One task by id, or null. */
 export async function getTaskById(db: Queryable, id: string): Promise<TaskRecord | null> {
   const [rows] = await db.query<RowDataPacket[]>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = ?`, [id]);
@@ -318,6 +406,33 @@ export interface ListTasksOptions {
    * definitions and build a key per row: false.
    */
   memo?: boolean;
+  /**
+   * Definitions as stored, without zod, when their shape is today's (see {@link taskFromRow}):
+   * for lists and searches that show them (#46). Default false.
+   */
+  trusted?: boolean;
+  /**
+   * A row that cannot be read (invalid JSON, a definition that no longer parses) is left out of
+   * the list and handed here, instead of failing the whole list. Absent: the list throws
+   * {@link StoredTaskUnreadableError}. `index`: the row's place among the rows read (a page
+   * decides its cursor on them all).
+   */
+  onUnreadable?: (error: StoredTaskUnreadableError, index: number) => void;
+}
+
+/** Rows → records as {@link ListTasksOptions} asks (trusted or not; unreadable rows left out or thrown). */
+function recordsOf(rows: readonly RowDataPacket[], opts: ListTasksOptions): TaskRecord[] {
+  const decode = { memo: opts.memo ?? true, trusted: opts.trusted ?? false };
+  const out: TaskRecord[] = [];
+  for (const [index, row] of rows.entries()) {
+    try {
+      out.push(taskFromRow(row, decode));
+    } catch (err) {
+      if (opts.onUnreadable === undefined || !(err instanceof StoredTaskUnreadableError)) throw err;
+      opts.onUnreadable(err, index);
+    }
+  }
+  return out;
 }
 
 /** Tasks ordered by name. */
@@ -346,13 +461,12 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     where.push('managed_by = ?');
     values.push(opts.managedBy);
   }
-  const memo = opts.memo ?? true;
   const q = opts.q ?? '';
   if (isIndexedTerm(q)) {
     // A term of 3 characters or more: the substring index (task-text.ts) instead of LIKE over
     // the table in name order, which read 90,000 rows for a name near the end of 100,000.
     const rows = await findTasksByText(db, q, TASK_COLUMNS, { where, values }, { afterName: opts.afterName, limit: opts.limit });
-    if (rows !== undefined) return rows.map((row) => taskFromRow(row, { memo }));
+    if (rows !== undefined) return recordsOf(rows, opts);
   }
   if (q !== '') {
     const like = containsPattern(q);
@@ -369,7 +483,7 @@ export async function listTasks(db: Queryable, opts: ListTasksOptions = {}): Pro
     `SELECT ${TASK_COLUMNS} FROM task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY name${limit}`,
     values,
   );
-  return rows.map((row) => taskFromRow(row, { memo }));
+  return recordsOf(rows, opts);
 }
 
 /**
@@ -569,21 +683,55 @@ export async function listEdgesWithTeamsFrom(db: Queryable, parents: readonly st
   return parents.length === 0 ? [] : teamedEdges(db, parents);
 }
 
+/**
+ * The edges (with their tasks' teams) of every task reachable from `root`, in the order of
+ * `listEdgesWithTeams`, walked in one recursive statement (#46): a walk of one statement per
+ * level cost the DAG grid of a 5-task chain six round trips. `teams` (null = every team): the
+ * walk passes only through edges whose two tasks are of these teams, as a caller that sees only
+ * them would walk it; the edges returned are those of every task reached (the caller filters
+ * the ones it may show).
+ */
+export async function listEdgesWithTeamsReachableFrom(db: Queryable, root: string, teams: readonly string[] | null): Promise<TeamedEdgeRow[]> {
+  if (teams !== null && teams.length === 0) return [];
+  const seen = teams === null ? '' : `
+         JOIN task p ON p.name = e.parent_task JOIN task c ON c.name = e.child_task
+        WHERE p.team IN (?) AND c.team IN (?)`;
+  const [rows] = await db.query<EdgeRow[]>(
+    `WITH RECURSIVE reach (name) AS (
+       SELECT name FROM task WHERE name = ?
+       UNION
+       SELECT e.child_task FROM task_edge e JOIN reach r ON e.parent_task = r.name${seen}
+     )
+     SELECT e.parent_task, e.child_task, e.rule, p.team AS parent_team, c.team AS child_team
+       FROM task_edge e JOIN task p ON p.name = e.parent_task JOIN task c ON c.name = e.child_task
+      WHERE e.parent_task IN (SELECT name FROM reach)
+      ORDER BY e.child_task, e.parent_task`,
+    teams === null ? [root] : [root, teams, teams],
+  );
+  return rows.map(teamedEdgeOf);
+}
+
+type EdgeRow = RowDataPacket & { parent_task: string; child_task: string; rule: string; parent_team: string; child_team: string };
+
+function teamedEdgeOf(r: EdgeRow): TeamedEdgeRow {
+  return {
+    parent: r.parent_task,
+    child: r.child_task,
+    rule: r.rule === 'ALL_DONE' ? 'ALL_DONE' : 'ALL_SUCCESS',
+    parentTeam: r.parent_team,
+    childTeam: r.child_team,
+  };
+}
+
 async function teamedEdges(db: Queryable, parents: readonly string[] | null): Promise<TeamedEdgeRow[]> {
-  const [rows] = await db.query<Array<RowDataPacket & { parent_task: string; child_task: string; rule: string; parent_team: string; child_team: string }>>(
+  const [rows] = await db.query<EdgeRow[]>(
     `SELECT e.parent_task, e.child_task, e.rule, p.team AS parent_team, c.team AS child_team
        FROM task_edge e JOIN task p ON p.name = e.parent_task JOIN task c ON c.name = e.child_task${parents === null ? '' : `
       WHERE e.parent_task IN (?)`}
       ORDER BY e.child_task, e.parent_task`,
     parents === null ? [] : [parents],
   );
-  return rows.map((r) => ({
-    parent: r.parent_task,
-    child: r.child_task,
-    rule: r.rule === 'ALL_DONE' ? 'ALL_DONE' : 'ALL_SUCCESS',
-    parentTeam: r.parent_team,
-    childTeam: r.child_team,
-  }));
+  return rows.map(teamedEdgeOf);
 }
 
 /** Names of the tasks of `teams` (null = every team), by name: the name column only. */

@@ -6,7 +6,7 @@ const RULES = ['ALL_SUCCESS', 'ALL_DONE'] as const;
 import { bumpDagVersion, deleteEdge, getTask, insertEdge, listEdges, listIncomingEdges, listTaskNames, lockDag, recordEdgeTeams, setEdgeRule, type Queryable } from '@ax/store';
 import { cycleError } from '../cycle-scope.js';
 import type { Principal } from '../auth.js';
-import { coversTeam, mustSeeTask, visibleTeams } from '../team-scope.js';
+import { coversTeam, mustSeeTask, mustSeeTaskName, visibleTeams } from '../team-scope.js';
 import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
 import { audit } from '../audit.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
@@ -191,7 +191,7 @@ export const edgeRoutes: RouteSpec[] = [
         const edges = await visibleEdges(deps.pool, principal);
         return { status: 200, body: { nodes: await listTaskNames(deps.pool, visibleTeams(principal)), edges } };
       }
-      await mustSeeTask(deps.pool, principal, query.root);
+      await mustSeeTaskName(deps.pool, principal, query.root); // its team only: the DAG shows no definition
       const reach = await visibleReachableFrom(deps.pool, principal, query.root);
       return { status: 200, body: { nodes: reach.nodes, edges: reach.edges } };
     },

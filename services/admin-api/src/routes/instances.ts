@@ -24,7 +24,7 @@ import { defineRoute, type RouteSpec } from '../route.js';
 import { bizDateSchema, eventSchema, executionSchema, idParams, instanceSchema, instantSchema, listOf, nameParams } from '../schemas.js';
 import type { AppDeps } from '../deps.js';
 import { publishConfirmed } from '../publish.js';
-import { mustSeeInstance, mustSeeTask, visibleTeams } from '../team-scope.js';
+import { mustSeeInstance, mustSeeTask, mustSeeTaskName, visibleTeams } from '../team-scope.js';
 import { visibleEdges, visibleReachableFrom } from '../dag-scope.js';
 import { listedTeams } from './tasks.js';
 import { writeTransaction } from '../write-transaction.js';
@@ -155,7 +155,7 @@ export const instanceRoutes: RouteSpec[] = [
         shownEdges = await visibleEdges(deps.pool, principal);
         nodes = [...new Set(shownEdges.flatMap((e) => [e.parent, e.child]))].sort(byName);
       } else {
-        await mustSeeTask(deps.pool, principal, query.root);
+        await mustSeeTaskName(deps.pool, principal, query.root); // its team only: the grid shows no definition
         const reach = await visibleReachableFrom(deps.pool, principal, query.root);
         nodes = reach.nodes;
         shownEdges = reach.edges;

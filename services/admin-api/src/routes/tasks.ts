@@ -24,7 +24,7 @@ import { writeDependsOn, type DependsOnOutcome } from './edges.js';
 import { compiledWithCalendar } from './calendars.js';
 import { ApiError, notFound, validationFailed } from '../errors.js';
 import { notifyTaskChanged } from '../notify.js';
-import { decodeCursor, pageOf, pageQueryShape } from '../pagination.js';
+import { decodeCursor, pageQueryShape, pageSkipping } from '../pagination.js';
 import { restoreRedactedSecrets } from '../redacted-secrets.js';
 import { httpAllowIssue } from '../http-allow.js';
 import { redactFor, stableStringify, taskResource } from '../resources.js';
@@ -260,6 +260,9 @@ export const taskRoutes: RouteSpec[] = [
     handler: async ({ query, deps, principal }) => {
       const after = decodeCursor(query.cursor);
       if (after === null) throw validationFailed([{ path: 'cursor', message: 'cursor: not a cursor this API returned' }]);
+      // Stored definitions are shown as stored, without zod (#46); a row that cannot be read is
+      // left out and logged with its name, and the page goes on past it.
+      const unreadable: Array<{ key: string; index: number }> = [];
       const rows = await listTasks(deps.pool, {
         ...(query.enabled === undefined ? {} : { enabled: query.enabled }),
         ...(query.tag === undefined ? {} : { tag: query.tag }),
@@ -268,13 +271,18 @@ export const taskRoutes: RouteSpec[] = [
         ...(after === undefined ? {} : { afterName: after }),
         teams: listedTeams(principal, query.team),
         limit: query.limit + 1,
+        trusted: true,
+        onUnreadable: (error, index) => {
+          unreadable.push({ key: error.taskName, index });
+          deps.logger.error({ err: error, task: error.taskName }, 'a stored task cannot be read; it is left out of the list');
+        },
       });
       const redact = redactFor(principal?.role);
       const parents = await dependsOnByTask(deps.pool, principal, rows);
       const lastRuns = await lastRunsOf(deps.pool, rows.slice(0, query.limit).map((t) => t.definition.name));
       return {
         status: 200,
-        body: pageOf(rows, query.limit, (t) => t.definition.name, (t) => ({ ...withParents(taskResource(t, { redact }), parents.get(t.definition.name)), lastRun: lastRuns.get(t.definition.name) ?? null })),
+        body: pageSkipping(rows, unreadable, query.limit, (t) => t.definition.name, (t) => ({ ...withParents(taskResource(t, { redact }), parents.get(t.definition.name)), lastRun: lastRuns.get(t.definition.name) ?? null })),
       };
     },
   }),
