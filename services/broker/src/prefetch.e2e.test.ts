@@ -76,7 +76,7 @@ async function task(name: string, tag: string, file: string, seconds: number, ex
       retry: { max: 0 },
       timeoutSeconds: 120,
       ...extra,
-    } as TaskDefinitionInput),
+    }),
   );
 }
 
@@ -160,7 +160,7 @@ describe('R9 prefetch with real processes', () => {
     const serialFile = path.join(dataDir, 'serial.txt');
     const teamFile = path.join(dataDir, 'team.txt');
     const serial = await task('pf_serial', 'pflimit', serialFile, 1, { block: 'serial' });
-    const team = await task('pf_team', 'pflimit', teamFile, 1, { team: 'pfteam' } as Partial<TaskDefinitionInput>);
+    const team = await task('pf_team', 'pflimit', teamFile, 1, { team: 'pfteam' });
     const w = await worker('pf-limit', 'pflimit', 2, 6);
     await addInstances(serial.id, 'pf_serial', 3);
     await addInstances(team.id, 'pf_team', 7);
