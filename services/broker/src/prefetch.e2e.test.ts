@@ -80,13 +80,14 @@ async function task(name: string, tag: string, file: string, seconds: number, ex
   );
 }
 
-async function addInstances(taskId: string, taskName: string, count: number): Promise<string[]> {
+/** Due instances; with `batchId`, reruns of that rerun batch (R20: its concurrency is checked at claim). */
+async function addInstances(taskId: string, taskName: string, count: number, batchId: number | null = null): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const [r] = await db.pool.query<ResultSetHeader>(
-      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority)
-       VALUES (?, ?, NOW(3) - INTERVAL ? SECOND, CURDATE(), 'manual', 'PENDING', 1, 1, NOW(3), '{}', 5)`,
-      [taskId, taskName, i + 1],
+      `INSERT INTO task_instance (task_id, task_name, expected_time, biz_date, \`trigger\`, state, attempt, max_attempts, due_at, params, priority, rerun_batch_id)
+       VALUES (?, ?, NOW(3) - INTERVAL ? SECOND, CURDATE(), ?, 'PENDING', 1, 1, NOW(3), '{}', 5, ?)`,
+      [taskId, taskName, i + 1, batchId === null ? 'manual' : 'rerun', batchId],
     );
     ids.push(String(r.insertId));
   }
@@ -156,24 +157,32 @@ describe('R9 prefetch with real processes', () => {
     await w.stop();
   }, 90_000);
 
-  it('R9 R4 held dispatches count against block serial and a team maxRunning exactly like running ones', async () => {
+  it('R9 R4 held dispatches count against block serial, a team maxRunning and a rerun batch concurrency exactly like running ones', async () => {
     const serialFile = path.join(dataDir, 'serial.txt');
     const teamFile = path.join(dataDir, 'team.txt');
+    const batchFile = path.join(dataDir, 'batch.txt');
     const serial = await task('pf_serial', 'pflimit', serialFile, 1, { block: 'serial' });
     const team = await task('pf_team', 'pflimit', teamFile, 1, { team: 'pfteam' });
     const w = await worker('pf-limit', 'pflimit', 2, 6);
     await addInstances(serial.id, 'pf_serial', 3);
     await addInstances(team.id, 'pf_team', 7);
+    const rerun = await task('pf_batch', 'pflimit', batchFile, 1);
+    const [batch] = await db.pool.query<ResultSetHeader>(`INSERT INTO rerun_batch (mode, reason, actor, concurrency, request) VALUES ('backfill', 'test', 'tester', 2, '{}')`);
+    await addInstances(rerun.id, 'pf_batch', 5, batch.insertId);
     let mostSerial = 0;
     let mostTeam = 0;
+    let mostBatch = 0;
     await waitFor(async () => {
       mostSerial = Math.max(mostSerial, await active('pf_serial'));
       mostTeam = Math.max(mostTeam, await active('pf_team'));
-      return (await states('pf_serial')).SUCCESS === 3 && (await states('pf_team')).SUCCESS === 7;
+      mostBatch = Math.max(mostBatch, await active('pf_batch'));
+      return (await states('pf_serial')).SUCCESS === 3 && (await states('pf_team')).SUCCESS === 7 && (await states('pf_batch')).SUCCESS === 5;
     }, { description: 'all SUCCESS', timeoutMs: 90_000, intervalMs: 100 });
-    console.log(`R9 prefetch limits: serial at most ${mostSerial}, team (maxRunning 3) at most ${mostTeam}, on 2 slots + 6 prefetch`);
+    console.log(`R9 prefetch limits: serial at most ${mostSerial}, team (maxRunning 3) at most ${mostTeam}, batch (concurrency 2) at most ${mostBatch}, on 2 slots + 6 prefetch`);
     expect(mostSerial).toBe(1);
     expect(mostTeam).toBeLessThanOrEqual(3);
+    expect(mostBatch).toBeLessThanOrEqual(2);
+    expect([...starts(batchFile).values()].every((n) => n === 1)).toBe(true);
     expect([...starts(teamFile).values()].every((n) => n === 1)).toBe(true);
     await w.stop();
   }, 120_000);
