@@ -142,6 +142,37 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('R9 a worker holds dispatches beyond its slots; a recall releases a held one (RECALLED, never run) and leaves a started one running', async () => {
+    await worker('w-recall', { slots: 1, jobPrefetch: 2 });
+    const keys = redisKeys(namespace);
+    const markerHeld = path.join(tmp, 'recall-held-ran');
+    const markerKept = path.join(tmp, 'recall-kept-ran');
+    const running = dispatchItem({ exec: shell('sleep 1.5') });
+    const held = dispatchItem({ exec: shell(`touch ${markerHeld}`) });
+    const kept = dispatchItem({ exec: shell(`touch ${markerKept}`) });
+    await driver.dispatch('w-recall', [running, held, kept]);
+    const entry = await waitFor(async () => {
+      const r = await readRegistration(driver.redis.redis, keys, 'w-recall');
+      return r !== null && r.held?.length === 2 ? r : null;
+    }, { description: 'two held dispatches listed' });
+    expect(entry.prefetch).toBe(2);
+    expect(entry.held?.map((h) => h.executionId).sort()).toEqual([held.executionId, kept.executionId].sort());
+    expect(entry.runningExecutionIds).toEqual(expect.arrayContaining([running.executionId, held.executionId, kept.executionId]));
+    // All three were ACKed at receipt: a held dispatch will run.
+    await waitFor(() => [running, held, kept].every((i) => driver.collected.acks.some((a) => a.executionId === i.executionId)), { description: 'three ACKs' });
+    await driver.cancel('w-recall', [running.executionId, held.executionId], 'RECALL');
+    const refusal = await waitFor(() => driver.collected.refusals.find((r) => r.executionId === held.executionId), { description: 'the held one released' });
+    expect(refusal).toMatchObject({ reason: 'RECALLED' });
+    // The started one runs on (already started), and the one not recalled starts after it.
+    expect(await waitFor(() => driver.resultOf(running.executionId), { description: 'running one ends' })).toMatchObject({ outcome: 'SUCCESS' });
+    expect(await waitFor(() => driver.resultOf(kept.executionId), { description: 'kept one ends' })).toMatchObject({ outcome: 'SUCCESS' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(existsSync(markerHeld)).toBe(false);
+    expect(existsSync(markerKept)).toBe(true);
+    expect(driver.resultOf(held.executionId)).toBeUndefined();
+    expect(driver.collected.refusals.some((r) => r.executionId === running.executionId)).toBe(false);
+  });
+
   it('an invalid message is dead-lettered and the worker keeps consuming', async () => {
     await worker('w-poison');
     await driver.publishRaw('w-poison', Buffer.from('{"v":1,"kind":"dispatch"'));
