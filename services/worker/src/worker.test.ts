@@ -217,6 +217,22 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
     await setDrained(driver.redis.redis, keys, 'w-drain', null);
   });
 
+  it('R9 SIGTERM gives back what is held ahead at once (SHUTTING_DOWN, never run) and lets the running job finish', async () => {
+    const w = await worker('w-stop-held', { slots: 1, jobPrefetch: 2, shutdownGraceMs: 5_000 });
+    const marker = path.join(tmp, 'stop-held-ran');
+    const running = dispatchItem({ exec: shell('sleep 1') });
+    const held = [dispatchItem({ exec: shell(`touch ${marker}`) }), dispatchItem({ exec: shell(`touch ${marker}`) })];
+    await driver.dispatch('w-stop-held', [running, ...held]);
+    await waitFor(() => w.outbox.dispatch(running.executionId)?.pgid, { description: 'first job spawned' });
+    await w.stop();
+    expect(driver.resultOf(running.executionId)?.outcome ?? (await waitFor(() => driver.resultOf(running.executionId), { description: 'running job reported' })).outcome).toBe('SUCCESS');
+    await waitFor(() => held.every((i) => driver.collected.refusals.some((r) => r.executionId === i.executionId && r.reason === 'SHUTTING_DOWN')), {
+      description: 'both held dispatches given back',
+    });
+    expect(held.some((i) => driver.resultOf(i.executionId) !== undefined)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('SIGTERM path: a job past the grace is killed and reported, the outbox flushed, the worker deregistered', async () => {
     const w = await worker('w-stop', { shutdownGraceMs: 500 });
     const quick = dispatchItem({ exec: shell('sleep 0.2') });

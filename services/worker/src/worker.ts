@@ -109,10 +109,11 @@ interface Active {
   /** Set once its result went to the outbox, or (the write failed) to `UnwrittenResults`. */
   reported: boolean;
   /**
-   * Set when a broker recalled it before it started (R9 prefetch): it never starts and is
-   * answered with a `RECALLED` refusal (released), so the broker may give it to another worker.
+   * Set when it was released before it started (R9 prefetch: a broker recalled it, or the worker
+   * is shutting down): it never starts and is answered with this refusal, so a broker gives it to
+   * another worker without spending an attempt.
    */
-  recalled: boolean;
+  released: 'RECALLED' | 'SHUTTING_DOWN' | null;
   /** Set once it holds a slot: a recall then only marks it (the stop switch would cancel it). */
   slotTaken: boolean;
 }
@@ -366,7 +367,7 @@ export class Worker {
    * broker may re-route it.
    */
   private startBlocker(active: Active): string | null {
-    if (active.recalled) return 'recalled by a broker before it started (R9 prefetch)';
+    if (active.released !== null) return releasedWhy(active.released);
     const gap = this.leaseWatch.gapSince(active.acceptedAtMs, performance.now());
     if (gap !== null) return gap;
     const { item } = active;
@@ -392,7 +393,7 @@ export class Worker {
       started: false,
       acceptedAtMs: performance.now(),
       reported: false,
-      recalled: false,
+      released: null,
       slotTaken: accepted.release !== null,
     };
     this.active.set(accepted.item.executionId, active);
@@ -463,9 +464,9 @@ export class Worker {
     } catch (error) {
       if (error instanceof NotStarted && ran !== undefined) {
         outcome = ran;
-      } else if (error instanceof SlotWaitCanceledError && active.recalled) {
-        // R9: recalled while it waited for a slot: released, never started.
-        outcome = notStartedOutcome('recalled by a broker before it started (R9 prefetch)');
+      } else if (error instanceof SlotWaitCanceledError && active.released !== null) {
+        // R9: released while it waited for a slot: never started.
+        outcome = notStartedOutcome(releasedWhy(active.released));
       } else if (error instanceof SlotWaitCanceledError) {
         outcome = { ...stoppedOutcome(controller.signal.reason), error: `${stoppedOutcome(controller.signal.reason).error} (not started)` };
       } else if (ran !== undefined) {
@@ -490,8 +491,8 @@ export class Worker {
       // spending an attempt (or fences it, when it already gave the run to another worker).
       log().warn({ reason: outcome.error }, 'job not started');
       this.deps.metrics?.dispatchItems.inc({ decision: 'not_started' });
-      // A recalled one answers "released" (R9); the broker re-routes both without an attempt.
-      const reason = active.recalled ? 'RECALLED' : 'EXPIRED';
+      // A released one says why (R9: recalled, or shutting down); the broker re-routes all of them without an attempt.
+      const reason = active.released ?? 'EXPIRED';
       await this.report(active, refusalItem(item, reason, endedAtMs, outcome.error), endedAtMs, resultItem(item, outcome, undefined, endedAtMs));
       this.active.delete(item.executionId);
       return;
@@ -593,17 +594,17 @@ export class Worker {
    * result); the recall is dropped. An id this worker no longer holds (finished, refused, never
    * received) is ignored: a recall never cancels anything.
    */
-  private recall(executionIds: readonly string[]): void {
+  private recall(executionIds: Iterable<string>, reason: 'RECALLED' | 'SHUTTING_DOWN' = 'RECALLED'): void {
     for (const executionId of executionIds) {
       const active = this.active.get(executionId);
-      if (active === undefined || active.recalled) continue;
+      if (active === undefined || active.released !== null) continue;
       if (active.started) {
-        this.log.info({ executionId }, 'recall: already started; it runs here');
+        if (reason === 'RECALLED') this.log.info({ executionId }, 'recall: already started; it runs here');
         continue;
       }
-      active.recalled = true;
-      this.log.info({ executionId }, 'recall: released before it started');
-      this.deps.metrics?.dispatchItems.inc({ decision: 'recalled' });
+      active.released = reason;
+      this.log.info({ executionId, reason }, 'released before it started');
+      this.deps.metrics?.dispatchItems.inc({ decision: reason.toLowerCase() });
       // Waiting for a slot: wake it out of the wait. Holding one already, it is about to start:
       // the mark alone keeps it from starting (`startBlocker`), and the stop switch must not
       // turn it into a CANCELED result.
@@ -664,7 +665,7 @@ export class Worker {
   /** Dispatches ACKed and waiting for a slot (not started, not recalled), with how long each has been held. */
   private heldNow(): Array<{ executionId: string; heldMs: number }> {
     const waiting: Array<{ executionId: string; acceptedAtMs: number }> = [];
-    for (const a of this.active.values()) if (!a.started && !a.recalled) waiting.push({ executionId: a.item.executionId, acceptedAtMs: a.acceptedAtMs });
+    for (const a of this.active.values()) if (!a.started && a.released === null) waiting.push({ executionId: a.item.executionId, acceptedAtMs: a.acceptedAtMs });
     return heldEntries(waiting, performance.now());
   }
 
@@ -800,6 +801,9 @@ export class Worker {
     const { settings, redis, keys } = this.deps;
     this.shuttingDown = true;
     await this.dispatchConsumer?.cancel();
+    // R9: what waits for a slot (held ahead) is given back at once, not run during the grace
+    // nor killed at its end: a SHUTTING_DOWN refusal, re-routed without an attempt.
+    if (!this.abandoned) this.recall([...this.active.keys()], 'SHUTTING_DOWN');
     await this.heartbeat(); // draining: true
     const graceEnds = Date.now() + (this.abandoned ? 0 : settings.shutdownGraceMs);
     while (this.active.size > 0 && Date.now() < graceEnds) await sleep(100);
@@ -827,6 +831,11 @@ export class Worker {
     }
     this.log.info('worker stopped');
   }
+}
+
+/** Why a released job did not start (its refusal's detail). */
+function releasedWhy(reason: 'RECALLED' | 'SHUTTING_DOWN'): string {
+  return reason === 'RECALLED' ? 'recalled by a broker before it started (R9 prefetch)' : 'held ahead when the worker shut down (R9 prefetch)';
 }
 
 function pushRow(rows: OutgoingRow[], row: OutgoingRow | null): void {
