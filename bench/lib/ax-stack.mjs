@@ -41,12 +41,17 @@ export const AX_BENCH_ENV = {
   common: { AX_LOG_LEVEL: 'warn' },
   scheduler: {},
   broker: { AX_DISPATCH_BATCH: '500', AX_DISPATCH_POLL_MS: '200' },
-  worker: { AX_WORKER_SLOTS: '256', AX_WORKER_PREFETCH: '64' },
+  // AX_WORKER_JOB_PREFETCH (R9): the worker's own default unless the bench's environment sets it.
+  worker: { AX_WORKER_SLOTS: '256', AX_WORKER_PREFETCH: '64', AX_WORKER_JOB_PREFETCH: undefined },
 };
 
+/** `defaults` with the same names in the environment taking their place; undefined = left unset. */
 function fromEnv(defaults) {
   const out = {};
-  for (const [k, v] of Object.entries(defaults)) out[k] = process.env[k] ?? v;
+  for (const [k, v] of Object.entries(defaults)) {
+    const value = process.env[k] ?? v;
+    if (value !== undefined) out[k] = value;
+  }
   return out;
 }
 

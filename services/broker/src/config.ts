@@ -91,6 +91,11 @@ export interface BrokerConfig {
   /** Prefetch of the events consumer. Default 50. */
   readonly eventsPrefetch: number;
   /**
+   * `AX_RECALL_HELD_AFTER_MS`: a dispatch a worker has held (prefetched, not started) this long
+   * is recalled when another worker has a free slot (R9 prefetch, recall-plan.ts). Default 2000.
+   */
+  readonly recallHeldAfterMs: number;
+  /**
    * `AX_DB_TRANSACTION_TIMEOUT_MS`: most time one broker transaction may take before its
    * connection is dropped and the work retried (a query that never answers must not hold the
    * events queue, which one broker consumes at a time). Default 30000.
@@ -130,6 +135,7 @@ export const DEFAULT_BROKER_CONFIG: Omit<BrokerConfig, 'brokerId' | 'namespace'>
   backlogDeferPollMs: 2_000,
   eventsPrefetch: 50,
   transactionTimeoutMs: 30_000,
+  recallHeldAfterMs: 2_000,
 });
 
 /** A full configuration from the defaults and `overrides`. */

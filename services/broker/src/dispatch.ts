@@ -14,6 +14,7 @@ import {
   broadcastTargets,
   canServe,
   encodeTrustedMessage,
+  capacityOf,
   freeSlots,
   slotCapFor,
   idempotencyKeyOf,
@@ -462,12 +463,12 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
     const got: Array<{ workerId: string; executionId: string }> = [];
     for (const t of targets) {
       const executionId = uuidv7();
-      const ok = await c.reservations.reserve(t.worker.id, t.worker.slots, [executionId], ttl);
+      const ok = await c.reservations.reserve(t.worker.id, slotCapFor(t.worker, undefined), [executionId], ttl);
       if (ok !== 1) {
         // Another broker filled it meanwhile: give back what this instance took, wait.
         await releaseAll(c.reservations, got);
         const full = workers.find((w) => w.id === t.worker.id);
-        if (full !== undefined) full.running = full.slots;
+        if (full !== undefined) full.running = capacityOf(full);
         return 'busy';
       }
       got.push({ workerId: t.worker.id, executionId });
@@ -532,7 +533,7 @@ async function claimAndPublish(ctx: BrokerContext, endTurn: () => Promise<void>)
         for (const id of ids.slice(granted)) refused.add(id);
         if (granted < ids.length) {
           const target = workers.find((w) => w.id === workerId);
-          if (target !== undefined) target.running = target.slots;
+          if (target !== undefined) target.running = capacityOf(target);
         }
       }),
     );

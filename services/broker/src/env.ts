@@ -63,6 +63,11 @@ export const brokerEnvFields = {
   backlogDeferHoldPercent: intField({ env: 'AX_BACKLOG_DEFER_HOLD_PERCENT', unit: 'count', min: 1, max: 10_000, default: 100 }),
   /** `AX_BACKLOG_SCAN_MS` — period of the backlog scan (why each due instance waits, backlog metrics, BACKLOG alert). Default 5000. */
   backlogScanMs: intField({ env: 'AX_BACKLOG_SCAN_MS', unit: 'ms', min: 100, default: 5_000 }),
+  /**
+   * `AX_RECALL_HELD_AFTER_MS` — a dispatch a worker holds beyond its slots (R9 prefetch) this
+   * long is recalled while another worker has a free slot. Default 2000.
+   */
+  recallHeldAfterMs: intField({ env: 'AX_RECALL_HELD_AFTER_MS', unit: 'ms', min: 100, default: 2_000 }),
   /** `AX_DB_TRANSACTION_TIMEOUT_MS` — most time one MySQL transaction may take. Default 30000. */
   transactionTimeoutMs: intField({ env: 'AX_DB_TRANSACTION_TIMEOUT_MS', unit: 'ms', min: 100, default: 30_000 }),
 };
@@ -89,6 +94,7 @@ export function toBrokerConfig(env: BrokerEnv): BrokerConfig {
       dispatchPollMs: env.dispatchPollMs,
       timersPollMs: env.timersPollMs,
       transactionTimeoutMs: env.transactionTimeoutMs,
+      recallHeldAfterMs: env.recallHeldAfterMs,
       backlogDeferBelowPriority: env.backlogDeferBelowPriority,
       backlogDeferHoldPercent: env.backlogDeferHoldPercent,
       backlogScanMs: env.backlogScanMs,

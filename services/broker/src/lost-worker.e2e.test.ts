@@ -60,8 +60,10 @@ describe('R14 with real workers', () => {
     await startService('broker', { name: 'broker', env: common });
     // The workers are enrolled, as in production (#44): their own RabbitMQ and Redis logins.
     const enrolled = await startWorkerEnrollment({ env: common, dir: dataDir });
+    // No job prefetch: both victims must run 4 jobs each (with prefetch the first one the broker
+    // saw could hold all 8). Held work on a killed worker is prefetch.e2e.test.ts's case.
     const worker = (id: string) =>
-      startService('worker', { name: id, env: enrolled.workerEnv({ AX_WORKER_ID: id, AX_WORKER_SLOTS: '4', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: 'lost' }) });
+      startService('worker', { name: id, env: enrolled.workerEnv({ AX_WORKER_ID: id, AX_WORKER_SLOTS: '4', AX_WORKER_JOB_PREFETCH: '0', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_TAGS: 'lost' }) });
     const victimKill = await worker('lost-kill');
     const victimStop = await worker('lost-stop');
     const task = await insertTask(

@@ -61,9 +61,12 @@ async function addInstances(taskId: string, taskName: string, priority: number, 
 
 describe('#22 reserved slots for high priority, with real processes', () => {
   it('a flood of priority 1 takes only the unreserved slots; a priority-9 instance starts in a kept slot before any of it ends', async () => {
+    // No job prefetch (R9): this test counts DISPATCHED/RUNNING rows as what runs, and held
+    // dispatches are ACKed (RUNNING) too. That held low-priority work never takes a kept slot is
+    // slots.test.ts's "#22 R9" case.
     const env = { AX_MYSQL_URL: db.url, AX_REDIS_URL: redis.url, AX_AMQP_URL: amqp.url, AX_NAMESPACE: namespace, AX_LOG_LEVEL: 'warn' };
     await startService('broker', { name: 'broker', env });
-    await startService('worker', { name: 'prio-w', env: { ...env, AX_WORKER_ID: 'prio-w', AX_WORKER_SLOTS: '4', AX_WORKER_RESERVED_SLOTS: '2:7', AX_WORKER_DATA_DIR: dataDir } });
+    await startService('worker', { name: 'prio-w', env: { ...env, AX_WORKER_ID: 'prio-w', AX_WORKER_SLOTS: '4', AX_WORKER_RESERVED_SLOTS: '2:7', AX_WORKER_DATA_DIR: dataDir, AX_WORKER_JOB_PREFETCH: '0' } });
     const task = (name: string, seconds: number) =>
       insertTask(db.pool, parseTaskDefinitionOrThrow({ name, schedule: { type: 'none' }, exec: { type: 'shell', command: ['sleep', String(seconds)] }, block: 'parallel', retry: { max: 0 }, timeoutSeconds: 60 }));
     // Flood jobs run 12 s: the urgent one must start before any of them ends, and on a loaded

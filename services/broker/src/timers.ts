@@ -37,6 +37,8 @@ import { runShardTimers } from './broadcast.js';
 import type { BrokerContext } from './context.js';
 import { pauseOnFinalFailure } from './pause-on-failures.js';
 import { decideExpiredDispatchOf, takeQueuedDispatches, type WorkerReadings } from './gone-dispatches.js';
+import { bestEffort } from './best-effort.js';
+import { recallHeld } from './recalls.js';
 import { wakeDelayMs } from './wakeups.js';
 import { inTransaction } from './transaction.js';
 
@@ -81,6 +83,7 @@ export async function runTimersOnce(ctx: BrokerContext): Promise<TimersOutcome> 
     ack = await ackExpiry(ctx, workers);
     ack = { ...ack, rerouted: ack.rerouted + takenBack };
     lease = await leaseExpiry(ctx, gone);
+    await bestEffort(ctx.logger, 'recall of held dispatches', [async () => void (await recallHeld(ctx))]);
   } else {
     ctx.presence.reset(); // what was seen before this broker's own link broke proves nothing
   }

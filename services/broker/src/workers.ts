@@ -83,6 +83,8 @@ export class WorkerDirectory {
       teams,
       cores: w.cores,
       slots: w.slots,
+      // R9 prefetch: reserved up to slots + prefetch (a skewed worker's 0 slots hold nothing).
+      ...(w.prefetch !== undefined && w.prefetch > 0 ? { prefetch: w.prefetch } : {}),
       running: Math.max(w.running, reserved.get(w.workerId) ?? 0),
       avgDurationMs5m: w.avgDurationMs5m,
       ...(w.reservedSlots !== undefined ? { reservedSlots: w.reservedSlots } : {}),

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { DEFAULT_LOG_MAX_BYTES, ENROLLMENT_ID_PATTERN, LOG_TAIL_KEPT_BYTES, TEAM_NAME_PATTERN, WORKER_CREDENTIAL_PATTERN } from '@ax/core';
 import { ALERT_WEBHOOK_FORMATS } from './alert-webhook.js';
 import { allowEntryProblem } from './executors/host-allow.js';
+import { defaultJobPrefetch } from './job-prefetch.js';
 
 /**
  * `AX_HTTP_EXECUTOR_ALLOW` as the worker reads it: the kit's field (default `*`, required with
@@ -279,8 +280,27 @@ export const workerEnvFields = {
   dataDir: pathField({ env: 'AX_WORKER_DATA_DIR', default: './.ax-worker' }),
   /** `AX_WORKER_CLOCK_CHECK_MS` — period of the clock check against Redis `TIME`. Default 30000. */
   clockCheckIntervalMs: intField({ env: 'AX_WORKER_CLOCK_CHECK_MS', unit: 'ms', default: 30_000 }),
-  /** `AX_WORKER_PREFETCH` — dispatch messages in flight (each acked after the outbox write). Default 50. */
+  /**
+   * `AX_WORKER_PREFETCH` — RabbitMQ consumer prefetch: dispatch *messages* in flight, each acked
+   * right after the outbox write (not jobs held; see `AX_WORKER_JOB_PREFETCH`). Default 50.
+   */
   prefetch: intField({ env: 'AX_WORKER_PREFETCH', unit: 'count', max: 10_000, default: 50 }),
+  /**
+   * `AX_WORKER_JOB_PREFETCH` — dispatches held beyond the slots (R9 prefetch, job-prefetch.ts):
+   * brokers reserve the worker up to slots + this, and it starts a held one itself the moment a
+   * slot frees. 0 = none (every freed slot goes back through a broker). Default: the worker's
+   * slots (`defaultJobPrefetch`; an invalid AX_WORKER_SLOTS is reported by its own field).
+   */
+  jobPrefetch: intField({
+    env: 'AX_WORKER_JOB_PREFETCH',
+    unit: 'count',
+    min: 0,
+    max: 10_000,
+    default: (ctx) => {
+      const slots = axConfigFields.workerSlots.schema(ctx).safeParse(ctx.env.AX_WORKER_SLOTS);
+      return slots.success ? defaultJobPrefetch(slots.data) : 0;
+    },
+  }),
   /**
    * `AX_WORKER_TEAMS` — comma list of the teams whose work this worker takes (ADMIN-API.md
    * "Teams"); the broker routes an instance only to workers serving its team. On an enrolled

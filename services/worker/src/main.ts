@@ -162,6 +162,7 @@ async function main(): Promise<void> {
       clockCheckIntervalMs: env.clockCheckIntervalMs,
       shutdownGraceMs: env.shutdownGraceSeconds * 1000,
       prefetch: env.prefetch,
+      jobPrefetch: env.jobPrefetch,
       version,
       logMaxBytes: env.logMaxBytes,
       logFlushMs: env.logFlushMs,

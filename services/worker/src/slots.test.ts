@@ -47,4 +47,30 @@ describe('Slots', () => {
     second();
     expect(slots.inUse).toBe(0);
   });
+
+  it('#22 R9 a held job below the reserve priority never takes a reserved slot; one at or above it passes the waiting low ones', async () => {
+    const slots = new Slots(4, { slots: 2, minPriority: 7 });
+    const low1 = slots.tryAcquire(1);
+    const low2 = slots.tryAcquire(1);
+    expect(low1).not.toBeNull();
+    expect(low2).not.toBeNull();
+    expect(slots.tryAcquire(1)).toBeNull(); // only the 2 reserved slots are free
+    const order: string[] = [];
+    const heldLow = slots.acquire(1).then((r) => (order.push('low'), r));
+    expect(slots.waiting).toBe(1);
+    const urgent = slots.tryAcquire(9); // passes the waiting low one
+    expect(urgent).not.toBeNull();
+    const urgent2 = await slots.acquire(8);
+    expect(slots.inUse).toBe(4);
+    urgent?.();
+    expect(order).toEqual([]); // 1 free, reserved: the low one still waits
+    low1?.();
+    await Promise.resolve();
+    expect(order).toEqual([]); // 2 free: no more than the reserve
+    urgent2();
+    (await heldLow)(); // 3 free, more than the reserve: it starts
+    expect(order).toEqual(['low']);
+    low2?.();
+    expect(slots.inUse).toBe(0);
+  });
 });

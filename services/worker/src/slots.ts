@@ -1,7 +1,11 @@
 /**
  * The worker's local semaphore of `AX_WORKER_SLOTS` (§5, R12): what runs at once. Waiters are
- * served by task priority (higher first), then in arrival order.
+ * served by task priority (higher first), then in arrival order. With reserved slots (#22) a
+ * priority below the reserve's starts only while more than the reserved slots are free: the
+ * broker keeps that line for what it dispatches, and this keeps it for what the worker holds
+ * ahead (R9 prefetch), which starts here without asking a broker.
  */
+import type { ReservedSlots } from '@ax/core';
 import type { StopSignal } from './stop-switch.js';
 
 interface Waiter {
@@ -22,7 +26,18 @@ export class Slots {
   private seq = 0;
   private waiters: Waiter[] = [];
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    private readonly reserve?: ReservedSlots,
+  ) {}
+
+  /** True when a job of `priority` may take a slot now (one is free, beyond the reserve if it is below it). */
+  private fits(priority: number | undefined): boolean {
+    const free = this.size - this.used;
+    if (free <= 0) return false;
+    const r = this.reserve;
+    return r === undefined || priority === undefined || priority >= r.minPriority || free > r.slots;
+  }
 
   /** Slots in use. */
   get inUse(): number {
@@ -34,9 +49,12 @@ export class Slots {
     return this.waiters.length;
   }
 
-  /** A slot now, without waiting (nobody waits and one is free), or null. */
-  tryAcquire(): (() => void) | null {
-    if (this.used >= this.size || this.waiters.length > 0) return null;
+  /** A slot now, without waiting (nobody waits and one is free for `priority`), or null. */
+  tryAcquire(priority?: number): (() => void) | null {
+    // Waiters are granted as soon as they fit (`next`), so whoever still waits does not fit now:
+    // without a reserve that means no slot is free; with one, only a priority the waiters lack
+    // (at or above the reserve's) can pass them.
+    if (!this.fits(priority)) return null;
     this.used += 1;
     return this.releaser();
   }
@@ -44,7 +62,7 @@ export class Slots {
   /** Resolves with a release function once a slot is free. */
   acquire(priority = 0, signal?: StopSignal): Promise<() => void> {
     return new Promise((resolve, reject) => {
-      const now = this.tryAcquire();
+      const now = this.tryAcquire(priority);
       if (now !== null) {
         resolve(now);
         return;
@@ -82,7 +100,16 @@ export class Slots {
     };
   }
 
+  /** Grants waiters in order; one below the reserve is passed over (not dropped) while only reserved slots are free. */
   private next(): void {
-    while (this.used < this.size && this.waiters.length > 0) this.waiters.shift()?.grant();
+    for (let i = 0; i < this.waiters.length && this.used < this.size; ) {
+      const w = this.waiters[i] as Waiter;
+      if (!this.fits(w.priority)) {
+        i++;
+        continue;
+      }
+      this.waiters.splice(i, 1);
+      w.grant();
+    }
   }
 }

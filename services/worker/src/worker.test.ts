@@ -142,6 +142,37 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('R9 a worker holds dispatches beyond its slots; a recall releases a held one (RECALLED, never run) and leaves a started one running', async () => {
+    await worker('w-recall', { slots: 1, jobPrefetch: 2 });
+    const keys = redisKeys(namespace);
+    const markerHeld = path.join(tmp, 'recall-held-ran');
+    const markerKept = path.join(tmp, 'recall-kept-ran');
+    const running = dispatchItem({ exec: shell('sleep 1.5') });
+    const held = dispatchItem({ exec: shell(`touch ${markerHeld}`) });
+    const kept = dispatchItem({ exec: shell(`touch ${markerKept}`) });
+    await driver.dispatch('w-recall', [running, held, kept]);
+    const entry = await waitFor(async () => {
+      const r = await readRegistration(driver.redis.redis, keys, 'w-recall');
+      return r !== null && r.held?.length === 2 ? r : null;
+    }, { description: 'two held dispatches listed' });
+    expect(entry.prefetch).toBe(2);
+    expect(entry.held?.map((h) => h.executionId).sort()).toEqual([held.executionId, kept.executionId].sort());
+    expect(entry.runningExecutionIds).toEqual(expect.arrayContaining([running.executionId, held.executionId, kept.executionId]));
+    // All three were ACKed at receipt: a held dispatch will run.
+    await waitFor(() => [running, held, kept].every((i) => driver.collected.acks.some((a) => a.executionId === i.executionId)), { description: 'three ACKs' });
+    await driver.cancel('w-recall', [running.executionId, held.executionId], 'RECALL');
+    const refusal = await waitFor(() => driver.collected.refusals.find((r) => r.executionId === held.executionId), { description: 'the held one released' });
+    expect(refusal).toMatchObject({ reason: 'RECALLED' });
+    // The started one runs on (already started), and the one not recalled starts after it.
+    expect(await waitFor(() => driver.resultOf(running.executionId), { description: 'running one ends' })).toMatchObject({ outcome: 'SUCCESS' });
+    expect(await waitFor(() => driver.resultOf(kept.executionId), { description: 'kept one ends' })).toMatchObject({ outcome: 'SUCCESS' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(existsSync(markerHeld)).toBe(false);
+    expect(existsSync(markerKept)).toBe(true);
+    expect(driver.resultOf(held.executionId)).toBeUndefined();
+    expect(driver.collected.refusals.some((r) => r.executionId === running.executionId)).toBe(false);
+  });
+
   it('an invalid message is dead-lettered and the worker keeps consuming', async () => {
     await worker('w-poison');
     await driver.publishRaw('w-poison', Buffer.from('{"v":1,"kind":"dispatch"'));
@@ -184,6 +215,22 @@ describe('worker (in process, real RabbitMQ and Redis)', () => {
     // The worker reads the mark as its own (same process) and says so in its next heartbeat.
     await waitFor(async () => (await readRegistration(driver.redis.redis, keys, 'w-drain'))?.draining === true, { description: 'draining' });
     await setDrained(driver.redis.redis, keys, 'w-drain', null);
+  });
+
+  it('R9 SIGTERM gives back what is held ahead at once (SHUTTING_DOWN, never run) and lets the running job finish', async () => {
+    const w = await worker('w-stop-held', { slots: 1, jobPrefetch: 2, shutdownGraceMs: 5_000 });
+    const marker = path.join(tmp, 'stop-held-ran');
+    const running = dispatchItem({ exec: shell('sleep 1') });
+    const held = [dispatchItem({ exec: shell(`touch ${marker}`) }), dispatchItem({ exec: shell(`touch ${marker}`) })];
+    await driver.dispatch('w-stop-held', [running, ...held]);
+    await waitFor(() => w.outbox.dispatch(running.executionId)?.pgid, { description: 'first job spawned' });
+    await w.stop();
+    expect(driver.resultOf(running.executionId)?.outcome ?? (await waitFor(() => driver.resultOf(running.executionId), { description: 'running job reported' })).outcome).toBe('SUCCESS');
+    await waitFor(() => held.every((i) => driver.collected.refusals.some((r) => r.executionId === i.executionId && r.reason === 'SHUTTING_DOWN')), {
+      description: 'both held dispatches given back',
+    });
+    expect(held.some((i) => driver.resultOf(i.executionId) !== undefined)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('SIGTERM path: a job past the grace is killed and reported, the outbox flushed, the worker deregistered', async () => {

@@ -6,7 +6,7 @@
  * output goes to `<ns>.logs` through the outbox too (`logs/`, DESIGN §11).
  */
 import os from 'node:os';
-import { DEFAULT_LOG_MAX_BYTES, parseMessage, type CancelMessage, type DispatchItem, type DispatchMessage, type Exec, type ReservedSlots } from '@ax/core';
+import { DEFAULT_LOG_MAX_BYTES, parseMessage, RECALL_REASON, type CancelMessage, type DispatchItem, type DispatchMessage, type Exec, type ReservedSlots } from '@ax/core';
 import type { Bus, BusMessage, ConsumeOutcome, Consumer } from '@ax/bus';
 import { NOOP_TRACER, toError, type AxSpan, type AxTracer, type Logger, type Redis, type RedisKeys } from '@ax/kit';
 import { endExecutionSpan, startExecutionSpan } from './execution-span.js';
@@ -26,6 +26,7 @@ import { TickBatch } from './tick-batch.js';
 import { OutboxPublisher } from './publisher.js';
 import { recoverAfterRestart } from './recovery.js';
 import { refusalItem, resultItem } from './result-items.js';
+import { heldEntries } from './job-prefetch.js';
 import { SlotWaitCanceledError, Slots } from './slots.js';
 import { StopSwitch } from './stop-switch.js';
 import { UnwrittenResults } from './unwritten-results.js';
@@ -53,6 +54,11 @@ export interface WorkerSettings {
   readonly shutdownGraceMs: number;
   /** Unacked dispatch messages in flight (they are acked right after the outbox write). */
   readonly prefetch: number;
+  /**
+   * `AX_WORKER_JOB_PREFETCH`: dispatches held beyond the slots, advertised in the registry so
+   * brokers reserve up to `slots + jobPrefetch` (R9 prefetch, job-prefetch.ts). Absent = 0.
+   */
+  readonly jobPrefetch?: number;
   /** Software version reported in the registry. */
   readonly version: string;
   /** `AX_LOG_MAX_BYTES`: output shipped per execution, both streams; default `DEFAULT_LOG_MAX_BYTES` (16 MiB). */
@@ -102,6 +108,14 @@ interface Active {
   readonly acceptedAtMs: number;
   /** Set once its result went to the outbox, or (the write failed) to `UnwrittenResults`. */
   reported: boolean;
+  /**
+   * Set when it was released before it started (R9 prefetch: a broker recalled it, or the worker
+   * is shutting down): it never starts and is answered with this refusal, so a broker gives it to
+   * another worker without spending an attempt.
+   */
+  released: 'RECALLED' | 'SHUTTING_DOWN' | null;
+  /** Set once it holds a slot: a recall then only marks it (the stop switch would cancel it). */
+  slotTaken: boolean;
 }
 
 /** An accepted item and, when one was free at once, its slot (then it is recorded 'running'). */
@@ -190,7 +204,7 @@ export class Worker {
       this.logPublisher.push(logRows);
     });
     this.guard = new ClockGuard(settings.skewLimitMs);
-    this.slots = new Slots(settings.slots);
+    this.slots = new Slots(settings.slots, settings.reservedSlots);
     this.publisher = new OutboxPublisher({
       outbox,
       bus,
@@ -327,7 +341,7 @@ export class Worker {
             this.log.warn({ ...ctx, reason: refusal.reason, detail: refusal.detail }, 'dispatch refused');
             continue;
           }
-          const release = this.slots.tryAcquire();
+          const release = this.slots.tryAcquire(item.priority);
           if (!this.recordNew(item, now, release === null ? 'acked' : 'running')) {
             release?.();
             continue;
@@ -353,6 +367,7 @@ export class Worker {
    * broker may re-route it.
    */
   private startBlocker(active: Active): string | null {
+    if (active.released !== null) return releasedWhy(active.released);
     const gap = this.leaseWatch.gapSince(active.acceptedAtMs, performance.now());
     if (gap !== null) return gap;
     const { item } = active;
@@ -378,6 +393,8 @@ export class Worker {
       started: false,
       acceptedAtMs: performance.now(),
       reported: false,
+      released: null,
+      slotTaken: accepted.release !== null,
     };
     this.active.set(accepted.item.executionId, active);
     // #23: no job starts before the AMQP ack of its dispatch message is written (the bus acks in
@@ -411,6 +428,7 @@ export class Worker {
     let span: AxSpan | undefined;
     try {
       const release = slot?.release ?? (await this.slots.acquire(item.priority, controller.signal));
+      active.slotTaken = true;
       try {
         const blocked = this.startBlocker(active);
         if (blocked !== null) {
@@ -446,6 +464,9 @@ export class Worker {
     } catch (error) {
       if (error instanceof NotStarted && ran !== undefined) {
         outcome = ran;
+      } else if (error instanceof SlotWaitCanceledError && active.released !== null) {
+        // R9: released while it waited for a slot: never started.
+        outcome = notStartedOutcome(releasedWhy(active.released));
       } else if (error instanceof SlotWaitCanceledError) {
         outcome = { ...stoppedOutcome(controller.signal.reason), error: `${stoppedOutcome(controller.signal.reason).error} (not started)` };
       } else if (ran !== undefined) {
@@ -470,7 +491,9 @@ export class Worker {
       // spending an attempt (or fences it, when it already gave the run to another worker).
       log().warn({ reason: outcome.error }, 'job not started');
       this.deps.metrics?.dispatchItems.inc({ decision: 'not_started' });
-      await this.report(active, refusalItem(item, 'EXPIRED', endedAtMs, outcome.error), endedAtMs, resultItem(item, outcome, undefined, endedAtMs));
+      // A released one says why (R9: recalled, or shutting down); the broker re-routes all of them without an attempt.
+      const reason = active.released ?? 'EXPIRED';
+      await this.report(active, refusalItem(item, reason, endedAtMs, outcome.error), endedAtMs, resultItem(item, outcome, undefined, endedAtMs));
       this.active.delete(item.executionId);
       return;
     }
@@ -543,6 +566,10 @@ export class Worker {
   }
 
   private cancel(message: CancelMessage): void {
+    if (message.reason === RECALL_REASON) {
+      this.recall(message.executionIds);
+      return;
+    }
     for (const executionId of message.executionIds) {
       const active = this.active.get(executionId);
       if (active !== undefined) {
@@ -556,6 +583,32 @@ export class Worker {
         const oldest = this.earlyCancels.values().next().value;
         if (oldest !== undefined) this.earlyCancels.delete(oldest);
       }
+    }
+  }
+
+  /**
+   * A broker recalls held dispatches (R9 prefetch). One not started yet is released: it never
+   * starts (`startBlocker`, checked again by the executor right before the side effect) and is
+   * answered with a `RECALLED` refusal, which the broker applies by putting the instance back to
+   * PENDING without an attempt. One already started is answered by what it sends anyway (its
+   * result); the recall is dropped. An id this worker no longer holds (finished, refused, never
+   * received) is ignored: a recall never cancels anything.
+   */
+  private recall(executionIds: Iterable<string>, reason: 'RECALLED' | 'SHUTTING_DOWN' = 'RECALLED'): void {
+    for (const executionId of executionIds) {
+      const active = this.active.get(executionId);
+      if (active === undefined || active.released !== null) continue;
+      if (active.started) {
+        if (reason === 'RECALLED') this.log.info({ executionId }, 'recall: already started; it runs here');
+        continue;
+      }
+      active.released = reason;
+      this.log.info({ executionId, reason }, 'released before it started');
+      this.deps.metrics?.dispatchItems.inc({ decision: reason.toLowerCase() });
+      // Waiting for a slot: wake it out of the wait. Holding one already, it is about to start:
+      // the mark alone keeps it from starting (`startBlocker`), and the stop switch must not
+      // turn it into a CANCELED result.
+      if (!active.slotTaken) active.controller.abort('recall');
     }
   }
 
@@ -595,8 +648,11 @@ export class Worker {
       cores: Math.max(1, os.availableParallelism()),
       // A skewed worker keeps only the lease of what it still runs: no capacity to route to.
       slots: skewed ? 0 : settings.slots,
+      ...((settings.jobPrefetch ?? 0) > 0 ? { prefetch: skewed ? 0 : settings.jobPrefetch } : {}),
       running: this.slots.inUse,
+      // Held dispatches are in the lease (`active`) and listed apart: what a broker may recall (R9).
       runningExecutionIds: this.leaseExecutionIds(),
+      held: this.heldNow(),
       avgDurationMs5m: this.durations.average(nowMs),
       draining: draining || skewed || this.shuttingDown || servesNone,
       version: settings.version,
@@ -604,6 +660,13 @@ export class Worker {
       at: new Date(nowMs).toISOString(),
       clockOffsetMs: this.guard.offsetMs,
     };
+  }
+
+  /** Dispatches ACKed and waiting for a slot (not started, not recalled), with how long each has been held. */
+  private heldNow(): Array<{ executionId: string; heldMs: number }> {
+    const waiting: Array<{ executionId: string; acceptedAtMs: number }> = [];
+    for (const a of this.active.values()) if (!a.started && a.released === null) waiting.push({ executionId: a.item.executionId, acceptedAtMs: a.acceptedAtMs });
+    return heldEntries(waiting, performance.now());
   }
 
   private async heartbeat(): Promise<void> {
@@ -738,6 +801,9 @@ export class Worker {
     const { settings, redis, keys } = this.deps;
     this.shuttingDown = true;
     await this.dispatchConsumer?.cancel();
+    // R9: what waits for a slot (held ahead) is given back at once, not run during the grace
+    // nor killed at its end: a SHUTTING_DOWN refusal, re-routed without an attempt.
+    if (!this.abandoned) this.recall([...this.active.keys()], 'SHUTTING_DOWN');
     await this.heartbeat(); // draining: true
     const graceEnds = Date.now() + (this.abandoned ? 0 : settings.shutdownGraceMs);
     while (this.active.size > 0 && Date.now() < graceEnds) await sleep(100);
@@ -765,6 +831,11 @@ export class Worker {
     }
     this.log.info('worker stopped');
   }
+}
+
+/** Why a released job did not start (its refusal's detail). */
+function releasedWhy(reason: 'RECALLED' | 'SHUTTING_DOWN'): string {
+  return reason === 'RECALLED' ? 'recalled by a broker before it started (R9 prefetch)' : 'held ahead when the worker shut down (R9 prefetch)';
 }
 
 function pushRow(rows: OutgoingRow[], row: OutgoingRow | null): void {

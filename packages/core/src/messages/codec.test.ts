@@ -171,7 +171,7 @@ describe('parseMessage / encodeMessage', () => {
 
   it('rejects unknown refusal reasons and outcomes', () => {
     const refusal = { v: 1, kind: 'refusal', workerId: 'w', items: [{ executionId: 'e', instanceId: '1', reason: 'BORED' }] };
-    expect(reasonOf(JSON.stringify(refusal))).toContain('items[0].reason: must be one of "EXPIRED", "CLOCK_SKEW", "SHUTTING_DOWN", "DUPLICATE", got "BORED"');
+    expect(reasonOf(JSON.stringify(refusal))).toContain('items[0].reason: must be one of "EXPIRED", "CLOCK_SKEW", "SHUTTING_DOWN", "DUPLICATE", "RECALLED", got "BORED"');
   });
 
   it('rejects __proto__ keys inside params', () => {

@@ -92,7 +92,7 @@ const FIELD_EDGES: Readonly<Record<string, readonly Json[]>> = {
   params: [{}, [], null, ...DEEP_EDGES],
   items: [[], {}, null, 'x'],
   outcome: ['SUCCESS', 'FAILED', 'TIMEOUT', 'CANCELED', 'WORKER_RESTART', 'success'],
-  reason: ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE', 'expired'],
+  reason: ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE', 'RECALLED', 'expired'],
   origin: ['worker', 'report', 'admin', null],
   exitCode: [null, -1, 0, 255, 0.5, MAX_INT + 1, raw('-0'), raw('1e400')],
   async: [true, false, 'true', null], outputTruncated: [true, false, 0],
@@ -195,7 +195,7 @@ function validItem(kind: string, r: Random, n: number): Obj {
     case 'ack':
       return { ...ids, at: AT };
     default: {
-      const item: Obj = { ...ids, reason: r.pick(['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE']) };
+      const item: Obj = { ...ids, reason: r.pick(['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE', 'RECALLED']) };
       if (r.chance(0.5)) item.at = AT;
       if (r.chance(0.5)) item.detail = 'offset 2300 ms';
       return item;

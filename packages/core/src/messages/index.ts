@@ -35,7 +35,7 @@ export type {
   ResultOutcome,
   ResultOutput,
 } from './worker-replies.js';
-export { cancelMessageSchema, heartbeatMessageSchema } from './control.js';
+export { cancelMessageSchema, heartbeatMessageSchema, RECALL_REASON } from './control.js';
 export {
   DEFAULT_LOG_MAX_BYTES,
   LOG_CHUNK_MAX_BYTES,

@@ -20,8 +20,12 @@ export const ackMessageSchema = z.object({
   items: batchOf(ackItemSchema),
 });
 
-/** Why a worker did not take a dispatch. `EXPIRED`/`CLOCK_SKEW` re-route without an attempt (R16). */
-export const REFUSAL_REASONS = ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE'] as const;
+/**
+ * Why a worker did not take (or gave back) a dispatch. `EXPIRED`/`CLOCK_SKEW` re-route without
+ * an attempt (R16); `RECALLED` answers a broker's recall of a held dispatch that had not started
+ * (R9 prefetch), likewise re-routed without an attempt.
+ */
+export const REFUSAL_REASONS = ['EXPIRED', 'CLOCK_SKEW', 'SHUTTING_DOWN', 'DUPLICATE', 'RECALLED'] as const;
 /** Longest `detail` of a refusal item, in characters. */
 export const REFUSAL_DETAIL_MAX_LENGTH = 1_000;
 /** A refusal reason. */

@@ -1,5 +1,5 @@
 // Worker selection: eligibility, load score, strategies.
-export { canServe, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam, slotCapFor } from './worker-snapshot.js';
+export { canServe, capacityOf, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam, slotCapFor } from './worker-snapshot.js';
 export { parseReservedSlots } from './reserved-slots.js';
 export type { Ineligibility, ReservedSlots, RouteRequest, WorkerSnapshot } from './worker-snapshot.js';
 export { DURATION_WEIGHT, OCCUPANCY_WEIGHT, loadScore } from './load-score.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canServe, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam, type WorkerSnapshot } from './worker-snapshot.js';
+import { canServe, capacityOf, eligibleWorkers, explainNoWorker, freeSlots, ineligibility, isEligible, servesTeam, slotCapFor, type WorkerSnapshot } from './worker-snapshot.js';
 
 function worker(id: string, overrides: Partial<WorkerSnapshot> = {}): WorkerSnapshot {
   return { id, tags: [], cores: 4, slots: 16, running: 0, avgDurationMs5m: 0, draining: false, ...overrides };
@@ -66,5 +66,22 @@ describe('teams (AX_WORKER_TEAMS)', () => {
   it('#18 placement: the NO_WORKER sentence names workers that serve other teams', () => {
     const list = [worker('b1', { teams: ['b'] }), worker('b2', { teams: ['b', 'c'] }), worker('d', { draining: true })];
     expect(explainNoWorker(list, { tags: [], team: 'a' })).toBe('no eligible worker among 3: 2 not serving team a, 1 draining');
+  });
+});
+
+describe('R9 prefetch: capacity = slots + prefetch', () => {
+  it('R9 a worker is reserved up to slots + prefetch; the reserve and a skewed worker (0 slots) still hold', () => {
+    const w = worker('w1', { slots: 4, prefetch: 3, running: 5 });
+    expect(capacityOf(w)).toBe(7);
+    expect(freeSlots(w)).toBe(2);
+    expect(isEligible(w, { tags: [] })).toBe(true);
+    expect(freeSlots({ ...w, running: 7 })).toBe(0);
+    expect(slotCapFor(w, 5)).toBe(7);
+    const reserved = { ...w, reservedSlots: { slots: 2, minPriority: 7 } };
+    expect(slotCapFor(reserved, 1)).toBe(5);
+    expect(freeSlots(reserved, 1)).toBe(0);
+    expect(freeSlots(reserved, 9)).toBe(2);
+    expect(capacityOf({ slots: 0, prefetch: 3 })).toBe(0);
+    expect(capacityOf({ slots: 4 })).toBe(4);
   });
 });

@@ -27,7 +27,12 @@ export interface WorkerSnapshot {
   cores: number;
   /** Concurrent executions it accepts. */
   slots: number;
-  /** Slots reserved on it right now: dispatched and running executions (R9). */
+  /**
+   * Dispatches it holds beyond its slots, ACKed and started locally when a slot frees (R9
+   * prefetch, `AX_WORKER_JOB_PREFETCH`): it is reserved up to `slots + prefetch`. Absent = 0.
+   */
+  prefetch?: number;
+  /** Slots reserved on it right now: dispatched, held and running executions (R9). */
   running: number;
   /** Average execution duration over the last 5 minutes, milliseconds (0 when none ran). */
   avgDurationMs5m: number;
@@ -68,20 +73,30 @@ function isBelowReserve(worker: Pick<WorkerSnapshot, 'reservedSlots'>, priority:
 }
 
 /**
- * Free slots of a worker (never negative) for an instance of `priority`: below the worker's
- * reserve priority, the reserved slots do not count as free (absent priority: all count).
+ * How many executions the worker may be reserved for (R9): its slots plus its prefetch. A
+ * skewed worker advertises 0 slots and holds nothing more either.
+ */
+export function capacityOf(worker: Pick<WorkerSnapshot, 'slots' | 'prefetch'>): number {
+  return worker.slots <= 0 ? 0 : worker.slots + (worker.prefetch ?? 0);
+}
+
+/**
+ * Free slots of a worker (never negative) for an instance of `priority`, its prefetch included
+ * (R9): below the worker's reserve priority, the reserved slots do not count as free (absent
+ * priority: all count).
  */
 export function freeSlots(worker: WorkerSnapshot, priority?: number): number {
-  const free = Math.max(0, worker.slots - worker.running);
+  const free = Math.max(0, capacityOf(worker) - worker.running);
   return isBelowReserve(worker, priority) ? Math.max(0, free - (worker.reservedSlots?.slots ?? 0)) : free;
 }
 
 /**
  * Most executions the worker may hold once one of `priority` is added — the cap of its slot
- * reservation (R9): its slots, less the reserved ones below the reserve priority.
+ * reservation (R9): its slots plus its prefetch, less the reserved ones below the reserve priority.
  */
-export function slotCapFor(worker: Pick<WorkerSnapshot, 'slots' | 'reservedSlots'>, priority: number | undefined): number {
-  return isBelowReserve(worker, priority) ? Math.max(0, worker.slots - (worker.reservedSlots?.slots ?? 0)) : worker.slots;
+export function slotCapFor(worker: Pick<WorkerSnapshot, 'slots' | 'prefetch' | 'reservedSlots'>, priority: number | undefined): number {
+  const cap = capacityOf(worker);
+  return isBelowReserve(worker, priority) ? Math.max(0, cap - (worker.reservedSlots?.slots ?? 0)) : cap;
 }
 
 /** True when `worker` takes work of `team`: it serves every team (none listed) or lists it. */

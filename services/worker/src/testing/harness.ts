@@ -37,7 +37,8 @@ export interface Driver {
   readonly collected: Collected;
   dispatch(workerId: string, items: DispatchItem[]): Promise<void>;
   publishRaw(workerId: string, body: Buffer): Promise<void>;
-  cancel(workerId: string, executionIds: string[]): Promise<void>;
+  /** A cancel on the worker's control queue; `reason` default `CANCELED_BY_USER` (`RECALL`: R9's recall). */
+  cancel(workerId: string, executionIds: string[], reason?: string): Promise<void>;
   resultOf(executionId: string): ResultItem | undefined;
   close(): Promise<void>;
 }
@@ -79,8 +80,8 @@ export async function startDriver(namespace: string, logger: Logger = silentLogg
     collected,
     dispatch: (workerId, items) => bus.publish(t.dispatchExchange, t.workerRoutingKey(workerId), encodeMessage({ v: 1, kind: 'dispatch', workerId, items })),
     publishRaw: (workerId, body) => bus.publish(t.dispatchExchange, t.workerRoutingKey(workerId), body),
-    cancel: (workerId, executionIds) =>
-      bus.publish(t.dispatchExchange, t.controlRoutingKey(workerId), encodeMessage({ v: 1, kind: 'cancel', workerId, executionIds, reason: 'CANCELED_BY_USER' })),
+    cancel: (workerId, executionIds, reason = 'CANCELED_BY_USER') =>
+      bus.publish(t.dispatchExchange, t.controlRoutingKey(workerId), encodeMessage({ v: 1, kind: 'cancel', workerId, executionIds, reason })),
     resultOf: (executionId) => collected.results.find((r) => r.executionId === executionId),
     close: async () => {
       await bus.close();
