@@ -195,7 +195,7 @@ describe.skipIf(noChromium)('a DAG backfill in chromium', () => {
       expect(batch.counts.SUCCESS).toBe(DAYS * 3);
       const rows = await dagInstances('dg');
       expect(rows.every((r) => r.rerunBatchId === batchId && r.state === 'SUCCESS')).toBe(true);
-      expect(rows.map((r) => r.taskName).sort()).toEqual([...Array(DAYS).fill('dg_leaf'), ...Array(DAYS).fill('dg_mid'), ...Array(DAYS).fill('dg_root')]);
+      expect(rows.map((r) => r.taskName).sort()).toEqual((['dg_leaf', 'dg_mid', 'dg_root'] as const).flatMap((t) => Array.from({ length: DAYS }, () => t)));
       expect(new Set(rows.map((r) => r.bizDate))).toEqual(new Set(Array.from({ length: DAYS }, (_, n) => isoDay(-DAYS - 1 + n))));
       // The batch's instance list on its page: all nine, the leaves among them.
       const table = page.locator('[data-testid="instance-table"] tbody tr');
