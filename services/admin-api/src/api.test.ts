@@ -344,6 +344,10 @@ describe('instances, trigger, cancel', () => {
     const byDate = await t.call('GET', '/api/v1/instances?bizDate=2026-10-10&state=PENDING', { token: t.tokens.viewer });
     expect(byDate.body.items).toHaveLength(1);
     expect((await t.call('GET', '/api/v1/instances?state=BOGUS&from=yesterday', { token: t.tokens.viewer })).status).toBe(400);
+    // No task is named "trig,other": a list is refused by name, not answered as "no runs".
+    const list = await t.call('GET', '/api/v1/instances?task=trig,other', { token: t.tokens.viewer });
+    expect(list.status).toBe(400);
+    expect(JSON.stringify(list.body)).toContain('task');
     const detail = await t.call('GET', `/api/v1/instances/${byDate.body.items[0].id}`, { token: t.tokens.viewer });
     expect(detail.body).toMatchObject({ executions: [], outputTail: null });
     expect(detail.body.events[0]).toMatchObject({ type: 'CREATED', at: expect.any(String) });

@@ -1,6 +1,6 @@
 /** Instance endpoints: list, detail (executions, events, output tail), cancel, and manual triggers. */
 import { z } from 'zod';
-import { INSTANCE_STATES, bizDateOf, encodeMessage, teamNameSchema, toError, topologicalOrder } from '@ax/core';
+import { INSTANCE_STATES, TASK_NAME_PATTERN, bizDateOf, encodeMessage, teamNameSchema, toError, topologicalOrder } from '@ax/core';
 import {
   bindIdempotencyKey,
   cancelInstance,
@@ -76,7 +76,9 @@ export const instanceRoutes: RouteSpec[] = [
     tag: 'instances',
     summary: 'List instances, newest first',
     query: z.object({
-      task: z.string().max(128).optional(),
+      // A value no task can have (a comma list, capitals) is refused by name instead of
+      // answering an empty list that reads as "no runs".
+      task: z.string().regex(TASK_NAME_PATTERN, `must be one task name (${TASK_NAME_PATTERN.source})`).optional(),
       team: teamNameSchema.optional().describe("extension: only instances of this team's tasks (none if the token does not cover it)"),
       state: z
         .string()
