@@ -315,6 +315,22 @@ describe('broker protocol rules', () => {
     await h.waitState(id, 'SUCCESS');
   });
 
+  it('R9 prefetch: no LONG_RUNNING for a dispatch its worker still holds (ACKed, not started); raised once it runs', async () => {
+    const task = await h.task('long_held', { tags: ['longheld'], timeoutSeconds: 1 });
+    const peer = await h.peer('w-longheld', ['longheld']);
+    const id = await h.instance(task);
+    const [item] = await peer.waitDispatches(1);
+    peer.held.add(item!.executionId);
+    await peer.ack([item!]); // registers with the item held
+    await sleep(2_500); // past 80 % of 1 s, two timers passes and more
+    expect(await h.events(id)).not.toContain('LONG_RUNNING');
+    peer.held.delete(item!.executionId);
+    await peer.register(); // it started
+    await waitFor(async () => (await h.events(id)).includes('LONG_RUNNING'), { description: 'LONG_RUNNING once it runs', timeoutMs: 5_000 });
+    await peer.result([item!], 'SUCCESS');
+    await h.waitState(id, 'SUCCESS');
+  });
+
   it('dead-letters invalid event messages into dead_letter and keeps consuming', async () => {
     await h.peerBus.publish(h.peerBus.topology.eventsExchange, 'x', Buffer.from('{"v":1,"kind":"ack","items":[]}'));
     await h.peerBus.publish(h.peerBus.topology.eventsExchange, 'x', Buffer.from('not json'));

@@ -67,6 +67,8 @@ export class ProtocolPeer {
   readonly dispatches: DispatchItem[] = [];
   readonly cancels: CancelMessage[] = [];
   readonly running = new Set<string>();
+  /** Of `running`, those listed as held (R9 prefetch: ACKed, waiting for a slot, not started). */
+  readonly held = new Set<string>();
   private cancelConsumers: Array<() => Promise<void>> = [];
   private heartbeatTimer: NodeJS.Timeout | undefined;
   /** When set, every dispatch is ACKed and answered with this outcome at once. */
@@ -119,6 +121,7 @@ export class ProtocolPeer {
         slots: this.slots,
         running: 0,
         runningExecutionIds: [...this.running],
+        ...(this.held.size === 0 ? {} : { held: [...this.held].map((executionId) => ({ executionId, heldMs: 0 })) }),
         avgDurationMs5m: 0,
         draining: false,
         version: 'test',

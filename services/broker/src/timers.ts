@@ -407,9 +407,17 @@ async function leaseExpiry(ctx: BrokerContext, gone: ReadonlySet<string>): Promi
   return out;
 }
 
-/** LONG_RUNNING: an attempt past 80 % of its timeout gets one alert and one event (DESIGN §7). */
+/**
+ * LONG_RUNNING: an attempt past 80 % of its timeout gets one alert and one event (DESIGN §7).
+ * A dispatch its worker still holds (R9 prefetch: ACKed, so RUNNING since its ACK, but waiting
+ * for a slot) has not started: it is left for a later pass, once it runs or is recalled.
+ */
 async function longRunning(ctx: BrokerContext): Promise<void> {
-  for (const run of await scanLongRunning(ctx.pool, 0.8, SCAN_LIMIT)) {
+  const runs = await scanLongRunning(ctx.pool, 0.8, SCAN_LIMIT);
+  if (runs.length === 0) return;
+  const held = new Set((await ctx.workers.registry()).flatMap((w) => (w.held ?? []).map((h) => h.executionId)));
+  for (const run of runs) {
+    if (run.executionId !== null && held.has(run.executionId)) continue;
     const raised = await raiseAlert(ctx.pool, {
       kind: 'LONG_RUNNING',
       severity: 'warning',
