@@ -14,6 +14,13 @@ export function teamName(where: string, value: string): string {
   return value;
 }
 
+/** The teams of a repeatable `--team` (`tokens create`, `workers enroll`), else AX_TEAM; `*` = every team. */
+export function teamsOf(ctx: Ctx, values: readonly string[]): string[] {
+  const given = values.length > 0 ? values : ctx.team === undefined ? [] : [ctx.team];
+  if (given.length === 0) throw new UsageError(`${ctx.command}: --team is required (a team name, repeatable, or "*" for every team; see axctl ${ctx.command} --help)`);
+  return given.map((t) => (t === '*' ? t : teamName('--team', t)));
+}
+
 const maxRunningText = (t: Team): string => (t.maxRunning === null ? 'no limit' : String(t.maxRunning));
 const httpAllowText = (t: Team): string => (t.httpAllow === null ? 'the global list' : t.httpAllow.length === 0 ? 'none' : t.httpAllow.join(', '));
 
