@@ -164,3 +164,14 @@ describe('#47 axctl calendars', () => {
     expect(failed(await axctlIn(t, ['calendars', 'apply', '-f', path.join(dir, 'none.yaml')]))).toMatch(/^axctl: calendars apply: cannot read .*none\.yaml: no such file$/);
   });
 });
+
+describe('#47 completion', () => {
+  it('lists the tokens and calendars commands and their options, each option once', async () => {
+    const r = ok(await axctlIn(null, ['completion', 'bash']));
+    expect(r.stdout).toMatch(/compgen -W "[^"]*\btokens calendars\b/);
+    expect(r.lines).toContain('    tokens) subs="list create revoke" ;;');
+    expect(r.lines).toContain('    calendars) subs="list get apply delete" ;;');
+    expect(r.lines).toContain('    "tokens create") opts="--role --team --url --token --json --output --help" ;;');
+    expect(r.lines).toContain('    "calendars apply") opts="--file -f --timezone --dates --url --token --team --json --output --help" ;;');
+  });
+});
