@@ -128,7 +128,7 @@ const create: CommandSpec = {
   synopsis: '<name> [--description TEXT] [--max-running N] [--weight N] [--http-allow HOST]...',
   summary: 'Create a team (executor key version 1); needs an admin token of every team ("*").',
   options: settingOptions,
-  notes: ["Then: tokens for its people (POST /api/v1/tokens with \"teams\"), its executor key (GET /api/v1/teams/<name>/executor-key); see docs/teams.md."],
+  notes: ["Then: tokens for its people (axctl tokens create NAME --role R --team <name>), its executor key (GET /api/v1/teams/<name>/executor-key); see docs/teams.md."],
   run: async (ctx, args) => {
     const [raw] = positionals(args, ['name'], ctx.command) as [string];
     const name = teamName('<name>', raw);
