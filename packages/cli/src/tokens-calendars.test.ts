@@ -165,6 +165,22 @@ describe('#47 axctl calendars', () => {
   });
 });
 
+describe('#47 axctl teams delete', () => {
+  it('deletes a team that owns no task (its tokens go with it); refuses one with tasks, "default", and a team admin', async () => {
+    ok(await axctlIn(t, ['teams', 'create', 'short-lived'], { token: t.tokens.admin }));
+    const made = ok(await axctlIn(t, ['tokens', 'create', 'short-ops', '--role', 'operator', '--team', 'short-lived'], { token: t.tokens.admin }));
+    const secret = /: (\S+)$/.exec(made.lines[1] ?? '')?.[1] ?? '';
+    expect((await t.call('GET', '/api/v1/whoami', { token: secret })).status).toBe(200);
+    expect(failed(await axctlIn(t, ['teams', 'delete', 'short-lived'], { token: adminPay }))).toMatch(/\(403 FORBIDDEN\); the token must cover every team \("\*"\)$/);
+    expect(ok(await axctlIn(t, ['teams', 'delete', 'short-lived'], { token: t.tokens.admin })).lines).toEqual(['team short-lived deleted: taken off every token and worker enrollment naming it']);
+    expect((await t.call('GET', '/api/v1/whoami', { token: secret })).status).toBe(401); // left with no team: revoked
+    expect(failed(await axctlIn(t, ['teams', 'delete', 'short-lived'], { token: t.tokens.admin }))).toBe('axctl: teams delete: team "short-lived" does not exist (404 NOT_FOUND)');
+    expect(failed(await axctlIn(t, ['teams', 'delete', 'default'], { token: t.tokens.admin }))).toMatch(/\(409 INVALID_STATE\)$/);
+    await t.call('POST', '/api/v1/tasks', { body: { name: 'ord_task', team: 'orders', schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] } } });
+    expect((await axctlIn(t, ['teams', 'delete', 'orders'], { token: t.tokens.admin })).errLines[0]).toMatch(/^axctl: teams delete: .*\(409 INVALID_STATE\)$/);
+  });
+});
+
 describe('#47 completion', () => {
   it('lists the tokens and calendars commands and their options, each option once', async () => {
     const r = ok(await axctlIn(null, ['completion', 'bash']));

@@ -1,4 +1,4 @@
-/** `axctl teams list|show|create|update`: the teams the token covers (ADMIN-API.md "Teams"). */
+/** `axctl teams list|show|create|update|delete`: the teams the token covers (ADMIN-API.md "Teams"). */
 import type { TaskPage, Team, TeamPage } from '@ax/api-types';
 import { flag, integer, listOption, positionals, stringOption, UsageError, type ParsedArgs } from '../args.js';
 import { ApiRequestError } from '../client.js';
@@ -167,4 +167,23 @@ const update: CommandSpec = {
   },
 };
 
-export const teamCommands: readonly CommandSpec[] = [list, show, create, update];
+const remove: CommandSpec = {
+  name: 'teams delete',
+  synopsis: '<name>',
+  summary: 'Delete a team that owns no task; needs an admin token of every team ("*").',
+  options: {},
+  notes: [
+    'The team is taken off every token and worker enrollment naming it; a token left with no team is revoked.',
+    'A team created again under the name is a new team: nothing of the old one (tokens, keys, enrollments) acts for it.',
+    'A team that owns tasks, and team "default", are refused (409 INVALID_STATE).',
+  ],
+  run: async (ctx, args) => {
+    const [raw] = positionals(args, ['name'], ctx.command) as [string];
+    const name = teamName('<name>', raw);
+    await ctx.client.request('DELETE', `/api/v1/teams/${encodeURIComponent(name)}`);
+    if (ctx.json) return printJson(ctx, { name, deleted: true });
+    ctx.io.out(`team ${name} deleted: taken off every token and worker enrollment naming it`);
+  },
+};
+
+export const teamCommands: readonly CommandSpec[] = [list, show, create, update, remove];
