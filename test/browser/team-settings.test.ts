@@ -129,4 +129,45 @@ describe.skipIf(noChromium)("a team's settings in the console", () => {
       await context.close();
     }
   }, 120_000);
+  it('#47 console: an admin of every team creates a team and deletes one that owns no task; one with tasks is refused with the API\'s message', async () => {
+    onTestFailed(() => dumpAllProcessOutput());
+    await api('POST', '/api/v1/tasks', { name: 'pay_owned', team: 'payments', schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] } });
+    const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    try {
+      await signIn(page, ADMIN_TOKEN);
+      await page.goto(`${baseUrl}/teams`);
+      const create = page.getByTestId('team-create-form');
+      await create.waitFor({ timeout: UI_TIMEOUT_MS });
+      await create.locator('input[name="name"]').fill('sandbox');
+      await create.locator('input[name="description"]').fill('for trying things');
+      await create.getByRole('button', { name: 'Create team' }).click();
+      await page.getByText('Created team sandbox').waitFor({ timeout: UI_TIMEOUT_MS });
+      const row = page.locator('tr[data-team="sandbox"]');
+      await row.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await row.locator('td[data-column="description"]').innerText()).toBe('for trying things');
+      expect((await teamOf('sandbox')).weight).toBe(1);
+      expect(await page.locator('tr[data-team="default"] button[data-action="delete"]').count()).toBe(0);
+
+      await row.locator('button[data-action="delete"]').click();
+      await row.getByRole('button', { name: 'Delete sandbox' }).click();
+      await page.getByText('Deleted team sandbox').waitFor({ timeout: UI_TIMEOUT_MS });
+      await row.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      expect((await call('GET', '/api/v1/teams?limit=500')).body.items).not.toContainEqual(expect.objectContaining({ name: 'sandbox' }));
+
+      const owner = page.locator('tr[data-team="payments"]');
+      await owner.locator('button[data-action="delete"]').click();
+      await owner.getByRole('button', { name: 'Delete payments' }).click();
+      const refused = page.locator('.error-line');
+      await refused.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await refused.innerText()).toMatch(/payments/);
+      expect(await teamOf('payments')).toMatchObject({ name: 'payments' });
+      await page.screenshot({ path: join(ARTIFACTS, 'team-create-delete.png'), fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 });
