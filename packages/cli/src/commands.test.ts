@@ -326,6 +326,8 @@ describe('the built binary', () => {
       [['teams', 'create', 'default'], /^axctl: teams create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['teams', 'update', 'default', '--weight', '2'], /^axctl: teams update: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['teams', 'delete', 'nosuch'], /^axctl: teams delete: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['teams', 'executor-key', 'default'], /^axctl: teams executor-key: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['teams', 'rotate-key', 'default'], /^axctl: teams rotate-key: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['tail', '--instance', '999999'], /^axctl: tail: instance "999999" does not exist \(404 NOT_FOUND\)$/],
       [['logs', '999999'], /^axctl: logs: instance 999999 not found \(404 NOT_FOUND\)$/],
       [['apply', '-f', path.join(dir, 'none')], /^axctl: apply: cannot read .*none: no such file or folder$/],

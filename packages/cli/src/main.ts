@@ -70,7 +70,7 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['dead-letters', 'messages that failed validation: list'],
   ['audit', 'who did what through the API: list'],
   ['workers', 'the worker registry; drain and undrain a worker; enroll workers, list and revoke enrollments'],
-  ['teams', 'the teams the token covers: list, show, create, update, delete'],
+  ['teams', 'the teams the token covers: list, show, create, update, delete; executor-key, rotate-key'],
   ['tokens', 'API tokens: list, create (the secret shown once), revoke'],
   ['calendars', 'dates the tasks naming a calendar do not fire on: list, get, apply, delete'],
   ['status', 'the platform at a glance: dispatch paused, workers, backlog, late runs'],

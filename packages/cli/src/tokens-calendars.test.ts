@@ -181,6 +181,21 @@ describe('#47 axctl teams delete', () => {
   });
 });
 
+describe('#47 axctl teams executor-key and rotate-key', () => {
+  it("prints the team's key (what the API derives), rotates it with the grace of the previous one; another team's admin is refused", async () => {
+    const cur = ok(await axctlIn(t, ['teams', 'executor-key', 'payments'], { token: adminPay }));
+    expect(cur.lines[0]).toBe('team payments: current key version 1');
+    const key = /^key: ([0-9a-f]{64})$/.exec(cur.lines[1] ?? '')?.[1];
+    expect(key).toBe((await t.call('GET', '/api/v1/teams/payments/executor-key')).body.key);
+    const rotated = ok(await axctlIn(t, ['teams', 'rotate-key', 'payments'], { token: adminPay }));
+    expect(rotated.lines[0]).toMatch(/^team payments: new key version 2; version 1 verifies until \S+Z$/);
+    expect(rotated.lines[1]).toMatch(/^key: [0-9a-f]{64}$/);
+    expect(rotated.lines[1]).not.toBe(`key: ${key}`);
+    expect(json<any>(ok(await axctlIn(t, ['teams', 'executor-key', 'payments', '--json'], { token: adminPay })))).toMatchObject({ team: 'payments', keyVersion: 2, previousValidUntil: expect.any(String) });
+    expect(failed(await axctlIn(t, ['teams', 'executor-key', 'default'], { token: adminPay }))).toBe('axctl: teams executor-key: team "default" does not exist (404 NOT_FOUND)');
+  });
+});
+
 describe('#47 completion', () => {
   it('lists the tokens and calendars commands and their options, each option once', async () => {
     const r = ok(await axctlIn(null, ['completion', 'bash']));

@@ -1,5 +1,5 @@
-/** `axctl teams list|show|create|update|delete`: the teams the token covers (ADMIN-API.md "Teams"). */
-import type { TaskPage, Team, TeamPage } from '@ax/api-types';
+/** `axctl teams list|show|create|update|delete|executor-key|rotate-key`: the teams the token covers (ADMIN-API.md "Teams"). */
+import type { ResponseOf, TaskPage, Team, TeamPage } from '@ax/api-types';
 import { flag, integer, listOption, positionals, stringOption, UsageError, type ParsedArgs } from '../args.js';
 import { ApiRequestError } from '../client.js';
 import { printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
@@ -186,4 +186,42 @@ const remove: CommandSpec = {
   },
 };
 
-export const teamCommands: readonly CommandSpec[] = [list, show, create, update, remove];
+/** The answer of `GET /api/v1/teams/{name}/executor-key` and of a rotation. */
+type ExecutorKey = ResponseOf<'GET /api/v1/teams/{name}/executor-key'>;
+
+function printKey(ctx: Ctx, k: ExecutorKey, what: string): void {
+  if (ctx.json) return printJson(ctx, k);
+  const grace = k.previousValidUntil === undefined ? '' : `; version ${k.keyVersion - 1} verifies until ${k.previousValidUntil}`;
+  ctx.io.out(`team ${k.team}: ${what} key version ${k.keyVersion}${grace}`);
+  ctx.io.out(`key: ${k.key}`);
+}
+
+const executorKey: CommandSpec = {
+  name: 'teams executor-key',
+  synopsis: '<name>',
+  summary: "Print the team's current executor key, for its HTTP service; needs an admin token of that team (audited).",
+  options: {},
+  notes: ["Put it in the team's service (its secret store), never in a task definition; see docs/http-executors.md."],
+  run: async (ctx, args) => {
+    const [raw] = positionals(args, ['name'], ctx.command) as [string];
+    const name = teamName('<name>', raw);
+    const { body } = await ctx.client.get<ExecutorKey>(`/api/v1/teams/${encodeURIComponent(name)}/executor-key`);
+    printKey(ctx, body, 'current');
+  },
+};
+
+const rotateKey: CommandSpec = {
+  name: 'teams rotate-key',
+  synopsis: '<name>',
+  summary: "Rotate the team's executor key to the next version and print it; the previous one verifies for AX_EXECUTOR_KEY_GRACE_S more.",
+  options: {},
+  notes: ['Give the service the new key before the grace ends (the SDK takes both versions: keys: { <version>: <key> }).'],
+  run: async (ctx, args) => {
+    const [raw] = positionals(args, ['name'], ctx.command) as [string];
+    const name = teamName('<name>', raw);
+    const { body } = await ctx.client.post<ExecutorKey>(`/api/v1/teams/${encodeURIComponent(name)}/executor-keys`);
+    printKey(ctx, body, 'new');
+  },
+};
+
+export const teamCommands: readonly CommandSpec[] = [list, show, create, update, remove, executorKey, rotateKey];
