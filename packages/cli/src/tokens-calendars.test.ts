@@ -196,6 +196,24 @@ describe('#47 axctl teams executor-key and rotate-key', () => {
   });
 });
 
+describe('#47 axctl teams: alert routes', () => {
+  it('--alert-route sets the routes (format, kinds), teams show lists them, --no-alert-routes drops them; a bad piece is exit 2, a bad format the API\'s 400', async () => {
+    const url = 'https://hooks.slack.com/services/T0/B0/secret';
+    ok(await axctlIn(t, ['teams', 'update', 'payments', '--alert-route', `${url} format=slack kinds=FINAL_FAILURE,SLA_MISS`, '--alert-route', 'https://ops.example.com/ax'], { token: t.tokens.admin }));
+    expect((await t.call('GET', '/api/v1/teams?limit=500')).body.items.find((x: any) => x.name === 'payments').alertRoutes).toEqual([
+      { url, format: 'slack', kinds: ['FINAL_FAILURE', 'SLA_MISS'] },
+      { url: 'https://ops.example.com/ax', format: 'generic' },
+    ]);
+    expect(ok(await axctlIn(t, ['teams', 'show', 'payments'], { token: t.tokens.admin })).lines).toContain(`alert hooks:  slack ${url} (FINAL_FAILURE, SLA_MISS); generic https://ops.example.com/ax`);
+    expect(ok(await axctlIn(t, ['teams', 'show', 'payments'], { token: operatorPay })).lines).toContain('alert hooks:  slack https://hooks.slack.com/*** (FINAL_FAILURE, SLA_MISS); generic https://ops.example.com/***');
+    expect((await axctlIn(t, ['teams', 'update', 'payments', '--alert-route', `${url} colour=red`], { token: t.tokens.admin })).code).toBe(2);
+    expect((await axctlIn(t, ['teams', 'update', 'payments', '--alert-route', url, '--no-alert-routes'], { token: t.tokens.admin })).code).toBe(2);
+    expect(failed(await axctlIn(t, ['teams', 'update', 'payments', '--alert-route', `${url} format=teams`], { token: t.tokens.admin }))).toMatch(/^axctl: teams update: .*alertRoutes.*format.*\(400 VALIDATION_FAILED\)$/);
+    ok(await axctlIn(t, ['teams', 'update', 'payments', '--no-alert-routes'], { token: t.tokens.admin }));
+    expect(ok(await axctlIn(t, ['teams', 'show', 'payments'], { token: t.tokens.admin })).lines).toContain("alert hooks:  the platform's webhook only");
+  });
+});
+
 describe('#47 completion', () => {
   it('lists the tokens and calendars commands and their options, each option once', async () => {
     const r = ok(await axctlIn(null, ['completion', 'bash']));
