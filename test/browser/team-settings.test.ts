@@ -129,7 +129,7 @@ describe.skipIf(noChromium)("a team's settings in the console", () => {
       await context.close();
     }
   }, 120_000);
-  it('#47 console: an admin of every team creates a team and deletes one that owns no task; one with tasks is refused with the API\'s message', async () => {
+  it('#47 console: an admin of every team creates a team, sets its alert routes, and deletes one that owns no task; one with tasks is refused with the API\'s message', async () => {
     onTestFailed(() => dumpAllProcessOutput());
     await api('POST', '/api/v1/tasks', { name: 'pay_owned', team: 'payments', schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] } });
     const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -150,6 +150,21 @@ describe.skipIf(noChromium)("a team's settings in the console", () => {
       expect(await row.locator('td[data-column="description"]').innerText()).toBe('for trying things');
       expect((await teamOf('sandbox')).weight).toBe(1);
       expect(await page.locator('tr[data-team="default"] button[data-action="delete"]').count()).toBe(0);
+
+      // Its alert routes, one a line as axctl takes them; a format the API refuses is shown at the field.
+      await row.locator('button[data-action="edit"]').click();
+      const form = page.getByTestId('team-form');
+      await form.locator('textarea[name="alertRoutes"]').fill('https://hooks.slack.com/services/T1/B1/s format=teams');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await form.locator('[data-field-error="alertRoutes"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      await form.locator('textarea[name="alertRoutes"]').fill('https://hooks.slack.com/services/T1/B1/s format=slack kinds=FINAL_FAILURE\nhttps://ops.example.com/ax');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved team sandbox').waitFor({ timeout: UI_TIMEOUT_MS });
+      const routes = ((await call('GET', '/api/v1/teams?limit=500')).body.items as Array<{ name: string; alertRoutes: unknown }>).find((x) => x.name === 'sandbox')?.alertRoutes;
+      expect(routes).toEqual([
+        { url: 'https://hooks.slack.com/services/T1/B1/s', format: 'slack', kinds: ['FINAL_FAILURE'] },
+        { url: 'https://ops.example.com/ax', format: 'generic' },
+      ]);
 
       await row.locator('button[data-action="delete"]').click();
       await row.getByRole('button', { name: 'Delete sandbox' }).click();

@@ -3,7 +3,7 @@
  * (`weight`, R23), run limit, HTTP allowlist and alert routes. An admin of every team (`"*"`, the
  * only role the API lets change a team) edits the description, weight, run limit and allowlist;
  * the API judges every value and its 400 is shown at the field. Alert routes are shown (their
- * URLs whole to an admin only, as the API answers) and set through the API. Such an admin also
+ * URLs whole to an admin only, as the API answers); the same admin edits them, one a line. Such an admin also
  * creates a team and deletes one that owns no task (#47: what `axctl teams create|delete` do).
  */
 import { useState, type FormEvent, type ReactNode } from 'react';
@@ -119,10 +119,12 @@ function TeamEditor({ team, onSaved, onCancel }: { team: Team; onSaved: () => vo
           (invalid) => <textarea name="httpAllow" rows={3} value={form.httpAllow} placeholder="the global AX_HTTP_EXECUTOR_ALLOW" {...invalid} onChange={set('httpAllow')} />,
           'hosts its http tasks may call, one a line, within the global AX_HTTP_EXECUTOR_ALLOW; empty: the global list',
         )}
-        <p>
-          Alert routes: <AlertRoutes team={team} />
-          <small className="muted block">set with PATCH /api/v1/teams/{team.name} (alertRoutes)</small>
-        </p>
+        {field(
+          'Alert routes',
+          'alertRoutes',
+          (invalid) => <textarea name="alertRoutes" rows={3} value={form.alertRoutes} placeholder="https://hooks.slack.com/services/… format=slack kinds=FINAL_FAILURE" {...invalid} onChange={set('alertRoutes')} />,
+          "webhooks its alerts go to besides the platform's, one a line: URL, then format=generic|slack|dingtalk|wecom and kinds=A,B (only those kinds); empty: the platform webhook only",
+        )}
         <div className="actions">
           <button type="submit">Save</button>
           <button type="button" className="secondary" onClick={onCancel}>
