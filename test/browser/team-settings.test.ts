@@ -129,7 +129,7 @@ describe.skipIf(noChromium)("a team's settings in the console", () => {
       await context.close();
     }
   }, 120_000);
-  it('#47 console: an admin of every team creates a team, sets its alert routes, and deletes one that owns no task; one with tasks is refused with the API\'s message', async () => {
+  it('#47 console: an admin of every team creates a team, sets its alert routes, and deletes one that owns no task (one with tasks is refused with the API\'s message); reads and rotates a team\'s executor key', async () => {
     onTestFailed(() => dumpAllProcessOutput());
     await api('POST', '/api/v1/tasks', { name: 'pay_owned', team: 'payments', schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] } });
     const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -180,6 +180,20 @@ describe.skipIf(noChromium)("a team's settings in the console", () => {
       expect(await refused.innerText()).toMatch(/payments/);
       expect(await teamOf('payments')).toMatchObject({ name: 'payments' });
       await page.screenshot({ path: join(ARTIFACTS, 'team-create-delete.png'), fullPage: true });
+
+      // The team's executor key, shown once on request (what the API derives), and a rotation.
+      await owner.locator('button[data-action="executor-key"]').click();
+      const secret = page.getByTestId('secret');
+      await secret.waitFor({ timeout: UI_TIMEOUT_MS });
+      const current = (await call('GET', '/api/v1/teams/payments/executor-key')).body as { key: string; keyVersion: number };
+      expect(await secret.innerText()).toBe(current.key);
+      await page.getByText(`Executor key of team payments, version ${current.keyVersion}`).waitFor({ timeout: UI_TIMEOUT_MS });
+      await owner.locator('button[data-action="rotate key"]').click();
+      await owner.getByRole('button', { name: 'Rotate the key of payments' }).click();
+      await page.getByText(`Executor key of team payments, version ${current.keyVersion + 1}`).waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await secret.innerText()).toBe(((await call('GET', '/api/v1/teams/payments/executor-key')).body as { key: string }).key);
+      expect(await secret.innerText()).not.toBe(current.key);
+      await owner.locator('td[data-column="keyVersion"]', { hasText: String(current.keyVersion + 1) }).waitFor({ timeout: UI_TIMEOUT_MS });
       expect(problems).toEqual([]);
     } finally {
       await context.close();

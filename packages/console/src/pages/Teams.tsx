@@ -5,7 +5,16 @@
  * the API judges every value and its 400 is shown at the field. Alert routes are shown (their
  * URLs whole to an admin only, as the API answers); the same admin edits them, one a line. Such an admin also
  * creates a team and deletes one that owns no task (#47: what `axctl teams create|delete` do).
+ * An admin of a team reads its executor key and rotates it (`axctl teams executor-key|rotate-key`).
  */
+
+/** `GET /api/v1/teams/{name}/executor-key` and a rotation's answer. */
+interface ExecutorKey {
+  team: string;
+  keyVersion: number;
+  key: string;
+  previousValidUntil?: string;
+}
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { errorText, type Page } from '../api';
 import { issuesOfError } from '../authoring/field-errors';
@@ -16,6 +25,8 @@ import { Notice } from '../components/Notice';
 import { ConfirmButton } from '../admin/ConfirmButton';
 import { failureText } from '../admin/failure';
 import { useCreate } from '../admin/use-create';
+import { SecretOnce } from '../admin/SecretOnce';
+import { can } from '../roles';
 import { useSession } from '../session';
 import { mayEditTeams, teamFieldOf, teamForm, teamPatch, type TeamField, type TeamForm } from '../team-settings';
 import type { Team } from '../types';
@@ -182,6 +193,20 @@ export function TeamsPage() {
   const editable = mayEditTeams(principal);
   const send = useSend();
 
+  const [key, setKey] = useState<ExecutorKey | null>(null);
+  const admin = can(principal.role, 'admin');
+
+  const showKey = async (name: string, rotate: boolean) => {
+    try {
+      const path = `/api/v1/teams/${encodeURIComponent(name)}/${rotate ? 'executor-keys' : 'executor-key'}`;
+      setKey(await send<ExecutorKey>(rotate ? 'POST' : 'GET', path));
+      setError(null);
+      if (rotate) teams.reload();
+    } catch (err) {
+      setError(failureText(err));
+    }
+  };
+
   const remove = async (name: string) => {
     try {
       await send('DELETE', `/api/v1/teams/${encodeURIComponent(name)}`);
@@ -205,6 +230,12 @@ export function TeamsPage() {
       </hgroup>
       {saved !== null && <Notice onClose={() => setSaved(null)}>Saved team {saved}</Notice>}
       {notice !== null && <Notice onClose={() => setNotice(null)}>{notice}</Notice>}
+      {key !== null && (
+        <SecretOnce title={`Executor key of team ${key.team}, version ${key.keyVersion}`} secret={key.key} onClose={() => setKey(null)}>
+          For the team&apos;s HTTP service (its secret store, never a task definition).
+          {key.previousValidUntil !== undefined && ` Version ${key.keyVersion - 1} still verifies until ${key.previousValidUntil}.`}
+        </SecretOnce>
+      )}
       <ErrorLine error={error ?? teams.error} />
       {teams.data === undefined ? (
         teams.error === null && <Loading what="teams" />
@@ -220,6 +251,7 @@ export function TeamsPage() {
                 <th>HTTP allowlist</th>
                 <th>alert routes</th>
                 <th>key version</th>
+                {admin && <th />}
                 {editable && <th />}
               </tr>
             </thead>
@@ -235,6 +267,14 @@ export function TeamsPage() {
                     <AlertRoutes team={t} />
                   </td>
                   <td data-column="keyVersion">{t.keyVersion}</td>
+                  {admin && (
+                    <td>
+                      <button type="button" className="secondary small" data-action="executor-key" onClick={() => void showKey(t.name, false)}>
+                        Executor key
+                      </button>{' '}
+                      <ConfirmButton label="Rotate key" confirmLabel={`Rotate the key of ${t.name}`} onConfirm={() => void showKey(t.name, true)} />{' '}
+                    </td>
+                  )}
                   {editable && (
                     <td>
                       <button type="button" className="secondary small" data-action="edit" onClick={() => {
