@@ -129,4 +129,74 @@ describe.skipIf(noChromium)("a team's settings in the console", () => {
       await context.close();
     }
   }, 120_000);
+  it('#47 console: an admin of every team creates a team, sets its alert routes, and deletes one that owns no task (one with tasks is refused with the API\'s message); reads and rotates a team\'s executor key', async () => {
+    onTestFailed(() => dumpAllProcessOutput());
+    await api('POST', '/api/v1/tasks', { name: 'pay_owned', team: 'payments', schedule: { type: 'none' }, exec: { type: 'shell', command: ['true'] } });
+    const context = await (stack as AdminAlone).browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    try {
+      await signIn(page, ADMIN_TOKEN);
+      await page.goto(`${baseUrl}/teams`);
+      const create = page.getByTestId('team-create-form');
+      await create.waitFor({ timeout: UI_TIMEOUT_MS });
+      await create.locator('input[name="name"]').fill('sandbox');
+      await create.locator('input[name="description"]').fill('for trying things');
+      await create.getByRole('button', { name: 'Create team' }).click();
+      await page.getByText('Created team sandbox').waitFor({ timeout: UI_TIMEOUT_MS });
+      const row = page.locator('tr[data-team="sandbox"]');
+      await row.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await row.locator('td[data-column="description"]').innerText()).toBe('for trying things');
+      expect((await teamOf('sandbox')).weight).toBe(1);
+      expect(await page.locator('tr[data-team="default"] button[data-action="delete"]').count()).toBe(0);
+
+      // Its alert routes, one a line as axctl takes them; a format the API refuses is shown at the field.
+      await row.locator('button[data-action="edit"]').click();
+      const form = page.getByTestId('team-form');
+      await form.locator('textarea[name="alertRoutes"]').fill('https://hooks.slack.com/services/T1/B1/s format=teams');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await form.locator('[data-field-error="alertRoutes"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      await form.locator('textarea[name="alertRoutes"]').fill('https://hooks.slack.com/services/T1/B1/s format=slack kinds=FINAL_FAILURE\nhttps://ops.example.com/ax');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved team sandbox').waitFor({ timeout: UI_TIMEOUT_MS });
+      const routes = ((await call('GET', '/api/v1/teams?limit=500')).body.items as Array<{ name: string; alertRoutes: unknown }>).find((x) => x.name === 'sandbox')?.alertRoutes;
+      expect(routes).toEqual([
+        { url: 'https://hooks.slack.com/services/T1/B1/s', format: 'slack', kinds: ['FINAL_FAILURE'] },
+        { url: 'https://ops.example.com/ax', format: 'generic' },
+      ]);
+
+      await row.locator('button[data-action="delete"]').click();
+      await row.getByRole('button', { name: 'Delete sandbox' }).click();
+      await page.getByText('Deleted team sandbox').waitFor({ timeout: UI_TIMEOUT_MS });
+      await row.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      expect((await call('GET', '/api/v1/teams?limit=500')).body.items).not.toContainEqual(expect.objectContaining({ name: 'sandbox' }));
+
+      const owner = page.locator('tr[data-team="payments"]');
+      await owner.locator('button[data-action="delete"]').click();
+      await owner.getByRole('button', { name: 'Delete payments' }).click();
+      const refused = page.locator('.error-line');
+      await refused.waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await refused.innerText()).toMatch(/payments/);
+      expect(await teamOf('payments')).toMatchObject({ name: 'payments' });
+      await page.screenshot({ path: join(ARTIFACTS, 'team-create-delete.png'), fullPage: true });
+
+      // The team's executor key, shown once on request (what the API derives), and a rotation.
+      await owner.locator('button[data-action="executor-key"]').click();
+      const secret = page.getByTestId('secret');
+      await secret.waitFor({ timeout: UI_TIMEOUT_MS });
+      const current = (await call('GET', '/api/v1/teams/payments/executor-key')).body as { key: string; keyVersion: number };
+      expect(await secret.innerText()).toBe(current.key);
+      await page.getByText(`Executor key of team payments, version ${current.keyVersion}`).waitFor({ timeout: UI_TIMEOUT_MS });
+      await owner.locator('button[data-action="rotate key"]').click();
+      await owner.getByRole('button', { name: 'Rotate the key of payments' }).click();
+      await page.getByText(`Executor key of team payments, version ${current.keyVersion + 1}`).waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(await secret.innerText()).toBe(((await call('GET', '/api/v1/teams/payments/executor-key')).body as { key: string }).key);
+      expect(await secret.innerText()).not.toBe(current.key);
+      await owner.locator('td[data-column="keyVersion"]', { hasText: String(current.keyVersion + 1) }).waitFor({ timeout: UI_TIMEOUT_MS });
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 });

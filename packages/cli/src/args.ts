@@ -29,7 +29,7 @@ export const GLOBAL_OPTIONS: Readonly<Record<'url' | 'token' | 'team' | 'json' |
   token: { type: 'string', value: 'TOKEN', help: 'bearer token (default: AX_TOKEN)' },
   team: { type: 'string', value: 'NAME', help: 'act for one team (default: AX_TEAM): narrows lists, the team of applied tasks, the scope of --prune' },
   json: { type: 'boolean', help: "print the API's JSON instead of a table" },
-  output: { type: 'string', short: 'o', value: 'table|json|yaml', help: 'output format; json = --json; yaml: task definitions as a job file (tasks get/list)' },
+  output: { type: 'string', short: 'o', value: 'table|json|yaml', help: 'output format; json = --json; yaml: definitions to apply again (tasks get/list, calendars get)' },
   help: { type: 'boolean', short: 'h', help: 'show help for the command' },
 };
 

@@ -39,7 +39,7 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Extra help lines (examples, notes). */
   readonly notes?: readonly string[];
-  /** Whether `-o yaml` is meaningful (it prints task definitions). Default false. */
+  /** Whether `-o yaml` is meaningful (it prints definitions to apply again: tasks, calendars). Default false. */
   readonly yaml?: boolean;
   /** Answers nothing (exit 0) or its own exit code (`apply --dry-run` with changes: 3). */
   run(ctx: Ctx, args: ParsedArgs): Promise<void | number>;

@@ -325,6 +325,9 @@ describe('the built binary', () => {
       [['teams', 'show', 'nosuch'], /^axctl: teams show: team "nosuch" does not exist \(404 NOT_FOUND\)$/],
       [['teams', 'create', 'default'], /^axctl: teams create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['teams', 'update', 'default', '--weight', '2'], /^axctl: teams update: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['teams', 'delete', 'nosuch'], /^axctl: teams delete: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['teams', 'executor-key', 'default'], /^axctl: teams executor-key: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['teams', 'rotate-key', 'default'], /^axctl: teams rotate-key: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       [['tail', '--instance', '999999'], /^axctl: tail: instance "999999" does not exist \(404 NOT_FOUND\)$/],
       [['logs', '999999'], /^axctl: logs: instance 999999 not found \(404 NOT_FOUND\)$/],
       [['apply', '-f', path.join(dir, 'none')], /^axctl: apply: cannot read .*none: no such file or folder$/],
@@ -336,6 +339,13 @@ describe('the built binary', () => {
       [['edges', 'rm', 'nope', 'cli_http'], /\(404 NOT_FOUND\)$/],
       [['edges', 'list'], /^axctl: edges list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
       [['dag', 'show', 'nope'], /^axctl: dag show: task "nope" does not exist \(404 NOT_FOUND\)$/],
+      [['tokens', 'list'], /^axctl: tokens list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
+      [['tokens', 'create', 'x', '--role', 'viewer', '--team', 'default'], /^axctl: tokens create: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['tokens', 'revoke', '999999'], /^axctl: tokens revoke: .*\(403 FORBIDDEN\); the token needs a higher role$/],
+      [['calendars', 'list'], /^axctl: calendars list: .*\(401 UNAUTHENTICATED\); check AX_TOKEN or --token$/],
+      [['calendars', 'get', 'nope'], /^axctl: calendars get: calendar "nope" does not exist \(404 NOT_FOUND\)$/],
+      [['calendars', 'apply', 'nope', '--dates', '2026-02-30'], /^axctl: calendars apply: .*dates\[0\].*\(400 VALIDATION_FAILED\)$/],
+      [['calendars', 'delete', 'nope'], /^axctl: calendars delete: .*\(403 FORBIDDEN\); the token needs a higher role$/],
       // #47's read and batch commands: their failure path is the API's answer, here to a bad token
       ...(['alerts list', 'audit list', 'dead-letters list', 'reruns list', 'reruns get 1', 'reruns watch 1', 'reruns cancel 1'] as const).map(
         (c): [string[], RegExp] => [c.split(' '), new RegExp(`^axctl: ${c.split(' ').slice(0, 2).join(' ')}: .*\\(401 UNAUTHENTICATED\\); check AX_TOKEN or --token$`)],
@@ -346,6 +356,7 @@ describe('the built binary', () => {
       (args[0] === 'edges' && args[1] === 'list') ||
       args[0] === 'status' ||
       (args[0] === 'dispatch' && args[1] === 'show') ||
+      (['tokens', 'calendars'].includes(args[0] ?? '') && args[1] === 'list') ||
       ['alerts', 'audit', 'dead-letters', 'reruns'].includes(args[0] ?? '');
     const covered = new Set(cases.map(([args]) => (args[0] === 'workers' && args[1] === undefined) || args[0] === 'tail' || args[0] === 'logs' || args[0] === 'apply' ? (args[0] ?? '') : args.slice(0, 2).join(' ')));
     // `completion` calls no API: its only failure is a usage error (exit 2).
@@ -360,7 +371,7 @@ describe('the built binary', () => {
       expect({ args, code: r.code, stdout: r.stdout, lines: r.errLines.length }).toEqual({ args, code: 1, stdout: '', lines: 1 });
       expect(r.errLines[0], args.join(' ')).toMatch(pattern);
     });
-  }, 120_000); // 31 node processes, four at a time
+  }, 150_000); // a node process per case, four at a time
 
   it('prints a table and --json on success; apply -f - reads stdin', async () => {
     const [table, asJson, stdin] = await Promise.all([

@@ -25,6 +25,8 @@ import { teamCommands, teamName } from './commands/teams.js';
 import { statusCommands } from './commands/status.js';
 import { workerCommands } from './commands/workers.js';
 import { enrollmentCommands } from './commands/enrollments.js';
+import { tokenCommands } from './commands/tokens.js';
+import { calendarCommands } from './commands/calendars.js';
 
 /** Default `AX_URL`. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -47,6 +49,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...workerCommands,
   ...enrollmentCommands,
   ...teamCommands,
+  ...tokenCommands,
+  ...calendarCommands,
   ...statusCommands,
   tailCommand,
   logsCommand,
@@ -66,7 +70,9 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
   ['dead-letters', 'messages that failed validation: list'],
   ['audit', 'who did what through the API: list'],
   ['workers', 'the worker registry; drain and undrain a worker; enroll workers, list and revoke enrollments'],
-  ['teams', 'the teams the token covers: list, show, create, update'],
+  ['teams', 'the teams the token covers: list, show, create, update, delete; executor-key, rotate-key'],
+  ['tokens', 'API tokens: list, create (the secret shown once), revoke'],
+  ['calendars', 'dates the tasks naming a calendar do not fire on: list, get, apply, delete'],
   ['status', 'the platform at a glance: dispatch paused, workers, backlog, late runs'],
   ['dispatch', 'the global dispatch switch: show, pause (with a reason), resume'],
   ['tail', 'follow instance events as they happen'],
@@ -75,7 +81,7 @@ const GROUPS: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Commands whose first word takes a second word. */
-const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'reruns', 'alerts', 'dead-letters', 'audit', 'workers', 'teams', 'dispatch']);
+const SUBCOMMANDED = new Set(['tasks', 'edges', 'dag', 'instances', 'rerun', 'reruns', 'alerts', 'dead-letters', 'audit', 'workers', 'teams', 'tokens', 'calendars', 'dispatch']);
 
 function mainHelp(): string[] {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -158,7 +164,7 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<nu
     const token = stringOption(args, 'token') ?? opts.env['AX_TOKEN'];
     const output = stringOption(args, 'output');
     if (output !== undefined && !['table', 'json', 'yaml'].includes(output)) throw new UsageError(`-o/--output: expected table, json or yaml, got ${JSON.stringify(output)}`);
-    if (output === 'yaml' && found.yaml !== true) throw new UsageError(`${command}: -o yaml prints task definitions (tasks get, tasks list); use -o json here`);
+    if (output === 'yaml' && found.yaml !== true) throw new UsageError(`${command}: -o yaml prints definitions to apply again (tasks get, tasks list, calendars get); use -o json here`);
     const teamFlag = stringOption(args, 'team');
     const teamEnv = opts.env['AX_TEAM'];
     const team = teamFlag !== undefined ? teamName('--team', teamFlag) : teamEnv !== undefined && teamEnv !== '' ? teamName('AX_TEAM', teamEnv) : undefined;
@@ -177,7 +183,9 @@ export async function run(argv: readonly string[], opts: RunOptions): Promise<nu
     }
     if (err instanceof ApiRequestError) {
       const everyTeam = Array.isArray(err.details['required']) && (err.details['required'] as unknown[]).includes('*');
-      const hint = err.status === 401 ? '; check AX_TOKEN or --token' : err.status === 403 ? (everyTeam ? '; the token must cover every team ("*")' : '; the token needs a higher role') : '';
+      // A role refusal names the role required; a 403 about teams (a token made for others', a rerun reaching them) is not helped by a role.
+      const role = typeof err.details['required'] === 'string';
+      const hint = err.status === 401 ? '; check AX_TOKEN or --token' : err.status === 403 ? (everyTeam ? '; the token must cover every team ("*")' : role ? '; the token needs a higher role' : '') : '';
       io.err(`axctl: ${where}${err.message}${hint}`);
     } else if (err instanceof NetworkError) {
       io.err(`axctl: ${oneLine(err.message)}`);

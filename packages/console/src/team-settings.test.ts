@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostsOf, mayEditTeams, teamFieldOf, teamForm, teamPatch } from './team-settings';
+import { hostsOf, mayEditTeams, routeLine, routesOf, teamFieldOf, teamForm, teamPatch } from './team-settings';
 import type { Team } from './types';
 
 const team: Team = {
@@ -28,6 +28,17 @@ describe('team settings form', () => {
     expect(teamPatch({ ...team, httpAllow: ['a.internal'] }, { ...teamForm(team), httpAllow: '' })).toEqual({ httpAllow: null });
   });
 
+  it('#47 alert routes: one a line as `URL [format=F] [kinds=K,K]` (as axctl takes them), sent only when changed; none is []', () => {
+    const routed: Team = { ...team, alertRoutes: [{ url: 'https://hooks.slack.com/x', format: 'slack', kinds: ['FINAL_FAILURE'] }, { url: 'https://ops.example.com/ax', format: 'generic' }] };
+    expect(teamForm(routed).alertRoutes).toBe('https://hooks.slack.com/x format=slack kinds=FINAL_FAILURE\nhttps://ops.example.com/ax');
+    expect(teamPatch(routed, teamForm(routed))).toEqual({});
+    expect(teamPatch(routed, { ...teamForm(routed), alertRoutes: '' })).toEqual({ alertRoutes: [] });
+    expect(teamPatch(team, { ...teamForm(team), alertRoutes: ' https://a.example/h   format=wecom kinds=A,B \n\n' })).toEqual({ alertRoutes: [{ url: 'https://a.example/h', format: 'wecom', kinds: ['A', 'B'] }] });
+    expect(routesOf('https://a.example/h colour=red')).toEqual([{ url: 'https://a.example/h', colour: 'red' }]); // the API names it
+    expect(routeLine({ url: 'https://b.example/', format: 'generic', kinds: ['X'] })).toBe('https://b.example/ kinds=X');
+    expect(teamFieldOf('alertRoutes.0.format')).toBe('alertRoutes');
+  });
+
   it('reads hosts one a line or comma-separated; none is the global list (null)', () => {
     expect(hostsOf('a, b\n\nc')).toEqual(['a', 'b', 'c']);
     expect(hostsOf(' \n ')).toBeNull();
@@ -36,7 +47,8 @@ describe('team settings form', () => {
   it('puts an issue at the field its path starts with', () => {
     expect(teamFieldOf('weight')).toBe('weight');
     expect(teamFieldOf('httpAllow.0')).toBe('httpAllow');
-    expect(teamFieldOf('alertRoutes.0.url')).toBeNull();
+    expect(teamFieldOf('alertRoutes.0.url')).toBe('alertRoutes');
+    expect(teamFieldOf('name')).toBeNull();
   });
 
   it('lets only an admin of every team edit', () => {

@@ -8,7 +8,7 @@ import { can } from './roles';
 import type { Principal, Team } from './types';
 
 /** The fields of the team form, named as the API's body (and its 400's issue paths) name them. */
-export const TEAM_FIELDS = ['description', 'weight', 'maxRunning', 'httpAllow'] as const;
+export const TEAM_FIELDS = ['description', 'weight', 'maxRunning', 'httpAllow', 'alertRoutes'] as const;
 
 export type TeamField = (typeof TEAM_FIELDS)[number];
 
@@ -26,7 +26,35 @@ export function teamForm(team: Team): TeamForm {
     weight: String(team.weight),
     maxRunning: team.maxRunning === null ? '' : String(team.maxRunning),
     httpAllow: (team.httpAllow ?? []).join('\n'),
+    alertRoutes: team.alertRoutes.map(routeLine).join('\n'),
   };
+}
+
+/** One alert route as a line, `URL [format=F] [kinds=K,K]` (as `axctl teams update --alert-route` takes it). */
+export function routeLine(route: Team['alertRoutes'][number]): string {
+  return [route.url, ...(route.format === 'generic' ? [] : [`format=${route.format}`]), ...(route.kinds === undefined ? [] : [`kinds=${route.kinds.join(',')}`])].join(' ');
+}
+
+/**
+ * Routes one a line, `URL [format=F] [kinds=K,K]`; none is `[]` (the platform webhook only).
+ * Any other `key=value` goes as typed, for the API to refuse naming it.
+ */
+export function routesOf(text: string): Array<Record<string, unknown>> {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [url, ...rest] = line.split(/\s+/);
+      const route: Record<string, unknown> = { url };
+      for (const part of rest) {
+        const at = part.indexOf('=');
+        const key = at < 0 ? part : part.slice(0, at);
+        const value = at < 0 ? '' : part.slice(at + 1);
+        route[key] = key === 'kinds' ? value.split(',').filter((k) => k !== '') : value;
+      }
+      return route;
+    });
 }
 
 /** Hosts one a line (or comma-separated); none is null, the global AX_HTTP_EXECUTOR_ALLOW. */
@@ -46,6 +74,7 @@ export function teamPatch(team: Team, form: TeamForm): Record<string, unknown> {
   if (form.weight.trim() !== before.weight) body.weight = numberOrText(form.weight) ?? '';
   if (form.maxRunning.trim() !== before.maxRunning) body.maxRunning = numberOrText(form.maxRunning) ?? null;
   if (JSON.stringify(hostsOf(form.httpAllow)) !== JSON.stringify(hostsOf(before.httpAllow))) body.httpAllow = hostsOf(form.httpAllow);
+  if (JSON.stringify(routesOf(form.alertRoutes)) !== JSON.stringify(routesOf(before.alertRoutes))) body.alertRoutes = routesOf(form.alertRoutes);
   return body;
 }
 

@@ -12,7 +12,8 @@ export function completionTable(commands: readonly CommandSpec[]): { groups: str
   for (const c of commands) {
     const [group, sub] = c.name.split(' ') as [string, string | undefined];
     if (sub !== undefined) subs[group] = [...(subs[group] ?? []), sub];
-    options[c.name] = [...Object.entries(c.options).flatMap(([n, o]) => [`--${n}`, ...(o.short === undefined ? [] : [`-${o.short}`])]), ...globals];
+    // a command's own `--team` (repeatable) stands for the global one: listed once
+    options[c.name] = [...new Set([...Object.entries(c.options).flatMap(([n, o]) => [`--${n}`, ...(o.short === undefined ? [] : [`-${o.short}`])]), ...globals])];
   }
   return { groups, subs, options };
 }

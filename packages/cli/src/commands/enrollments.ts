@@ -9,9 +9,9 @@ import { open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { CreatedWorkerEnrollment, WorkerEnrollment, WorkerEnrollmentPage } from '@ax/api-types';
 import { integer, listOption, positionals, requiredOption, stringOption, UsageError } from '../args.js';
-import { CommandFailed, printJson, printMore, type CommandSpec, type Ctx } from '../command.js';
+import { CommandFailed, printJson, printMore, type CommandSpec } from '../command.js';
 import { formatTable } from '../table.js';
-import { teamName } from './teams.js';
+import { teamsOf } from './teams.js';
 
 /** `enr-` + 12 of [a-z0-9]. */
 const ENROLLMENT_ID = /^enr-[a-z0-9]{12}$/;
@@ -25,13 +25,6 @@ async function writeSecretFile(file: string, text: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-/** The teams of `--team` (repeatable), else AX_TEAM; `*` = every team. */
-function teamsOf(ctx: Ctx, values: readonly string[]): string[] {
-  const given = values.length > 0 ? values : ctx.team === undefined ? [] : [ctx.team];
-  if (given.length === 0) throw new UsageError(`${ctx.command}: --team is required (a team name, repeatable, or "*" for every team; see axctl ${ctx.command} --help)`);
-  return given.map((t) => (t === '*' ? t : teamName('--team', t)));
 }
 
 const enroll: CommandSpec = {

@@ -3,8 +3,18 @@
  * (`weight`, R23), run limit, HTTP allowlist and alert routes. An admin of every team (`"*"`, the
  * only role the API lets change a team) edits the description, weight, run limit and allowlist;
  * the API judges every value and its 400 is shown at the field. Alert routes are shown (their
- * URLs whole to an admin only, as the API answers) and set through the API.
+ * URLs whole to an admin only, as the API answers); the same admin edits them, one a line. Such an admin also
+ * creates a team and deletes one that owns no task (#47: what `axctl teams create|delete` do).
+ * An admin of a team reads its executor key and rotates it (`axctl teams executor-key|rotate-key`).
  */
+
+/** `GET /api/v1/teams/{name}/executor-key` and a rotation's answer. */
+interface ExecutorKey {
+  team: string;
+  keyVersion: number;
+  key: string;
+  previousValidUntil?: string;
+}
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { errorText, type Page } from '../api';
 import { issuesOfError } from '../authoring/field-errors';
@@ -12,6 +22,11 @@ import { DetailedApiError, useSend } from '../authoring/http';
 import { ErrorLine } from '../components/ErrorLine';
 import { Loading } from '../components/Loading';
 import { Notice } from '../components/Notice';
+import { ConfirmButton } from '../admin/ConfirmButton';
+import { failureText } from '../admin/failure';
+import { useCreate } from '../admin/use-create';
+import { SecretOnce } from '../admin/SecretOnce';
+import { can } from '../roles';
 import { useSession } from '../session';
 import { mayEditTeams, teamFieldOf, teamForm, teamPatch, type TeamField, type TeamForm } from '../team-settings';
 import type { Team } from '../types';
@@ -115,10 +130,12 @@ function TeamEditor({ team, onSaved, onCancel }: { team: Team; onSaved: () => vo
           (invalid) => <textarea name="httpAllow" rows={3} value={form.httpAllow} placeholder="the global AX_HTTP_EXECUTOR_ALLOW" {...invalid} onChange={set('httpAllow')} />,
           'hosts its http tasks may call, one a line, within the global AX_HTTP_EXECUTOR_ALLOW; empty: the global list',
         )}
-        <p>
-          Alert routes: <AlertRoutes team={team} />
-          <small className="muted block">set with PATCH /api/v1/teams/{team.name} (alertRoutes)</small>
-        </p>
+        {field(
+          'Alert routes',
+          'alertRoutes',
+          (invalid) => <textarea name="alertRoutes" rows={3} value={form.alertRoutes} placeholder="https://hooks.slack.com/services/… format=slack kinds=FINAL_FAILURE" {...invalid} onChange={set('alertRoutes')} />,
+          "webhooks its alerts go to besides the platform's, one a line: URL, then format=generic|slack|dingtalk|wecom and kinds=A,B (only those kinds); empty: the platform webhook only",
+        )}
         <div className="actions">
           <button type="submit">Save</button>
           <button type="button" className="secondary" onClick={onCancel}>
@@ -130,12 +147,79 @@ function TeamEditor({ team, onSaved, onCancel }: { team: Team; onSaved: () => vo
   );
 }
 
+/** A new team: its name and description (its other settings: Edit, once it exists). */
+function CreateTeam({ onCreated }: { onCreated: (team: Team) => void }) {
+  const send = useSend();
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const form = useCreate(
+    () => send<Team>('POST', '/api/v1/teams', { body: { name: name.trim(), ...(description.trim() === '' ? {} : { description: description.trim() }) } }),
+    (team) => {
+      setName('');
+      setDescription('');
+      onCreated(team);
+    },
+  );
+  return (
+    <form className="team-editor" data-testid="team-create-form" onSubmit={form.submit}>
+      <h3>New team</h3>
+      <ErrorLine error={form.error} />
+      <fieldset disabled={form.saving}>
+        <div className="grid-2 tight">
+          <label>
+            Name
+            <input name="name" value={name} required maxLength={64} placeholder="data-platform" onChange={(e) => setName(e.target.value)} />
+            <small className="muted">a-z first, then a-z 0-9 _ -; its weight, run limit and allowlist: Edit, once created</small>
+          </label>
+          <label>
+            Description
+            <input name="description" value={description} onChange={(e) => setDescription(e.target.value)} />
+            <small className="muted">what the team is</small>
+          </label>
+        </div>
+        <button type="submit">Create team</button>
+      </fieldset>
+    </form>
+  );
+}
+
 export function TeamsPage() {
   const { principal } = useSession();
   const teams = useApi<Page<Team>>('/api/v1/teams', { limit: TEAMS_PAGE });
   const [editing, setEditing] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
   const editable = mayEditTeams(principal);
+  const send = useSend();
+
+  const [key, setKey] = useState<ExecutorKey | null>(null);
+  const admin = can(principal.role, 'admin');
+
+  const showKey = async (name: string, rotate: boolean) => {
+    try {
+      const path = `/api/v1/teams/${encodeURIComponent(name)}/${rotate ? 'executor-keys' : 'executor-key'}`;
+      setKey(await send<ExecutorKey>(rotate ? 'POST' : 'GET', path));
+      setError(null);
+      if (rotate) teams.reload();
+    } catch (err) {
+      setError(failureText(err));
+    }
+  };
+
+  const remove = async (name: string) => {
+    try {
+      await send('DELETE', `/api/v1/teams/${encodeURIComponent(name)}`);
+      setError(null);
+      setEditing(null);
+      setSaved(null);
+      setNotice(`Deleted team ${name}`);
+      teams.reload();
+    } catch (err) {
+      setNotice(null);
+      setError(failureText(err));
+    }
+  };
   const current = teams.data?.items.find((t) => t.name === editing);
 
   return (
@@ -145,7 +229,14 @@ export function TeamsPage() {
         <p>{editable ? 'The teams and their settings; changes apply to the next claim' : 'The teams your token covers (changing one needs an admin of every team)'}</p>
       </hgroup>
       {saved !== null && <Notice onClose={() => setSaved(null)}>Saved team {saved}</Notice>}
-      <ErrorLine error={teams.error} />
+      {notice !== null && <Notice onClose={() => setNotice(null)}>{notice}</Notice>}
+      {key !== null && (
+        <SecretOnce title={`Executor key of team ${key.team}, version ${key.keyVersion}`} secret={key.key} onClose={() => setKey(null)}>
+          For the team&apos;s HTTP service (its secret store, never a task definition).
+          {key.previousValidUntil !== undefined && ` Version ${key.keyVersion - 1} still verifies until ${key.previousValidUntil}.`}
+        </SecretOnce>
+      )}
+      <ErrorLine error={error ?? teams.error} />
       {teams.data === undefined ? (
         teams.error === null && <Loading what="teams" />
       ) : (
@@ -160,6 +251,7 @@ export function TeamsPage() {
                 <th>HTTP allowlist</th>
                 <th>alert routes</th>
                 <th>key version</th>
+                {admin && <th />}
                 {editable && <th />}
               </tr>
             </thead>
@@ -175,6 +267,14 @@ export function TeamsPage() {
                     <AlertRoutes team={t} />
                   </td>
                   <td data-column="keyVersion">{t.keyVersion}</td>
+                  {admin && (
+                    <td>
+                      <button type="button" className="secondary small" data-action="executor-key" onClick={() => void showKey(t.name, false)}>
+                        Executor key
+                      </button>{' '}
+                      <ConfirmButton label="Rotate key" confirmLabel={`Rotate the key of ${t.name}`} onConfirm={() => void showKey(t.name, true)} />{' '}
+                    </td>
+                  )}
                   {editable && (
                     <td>
                       <button type="button" className="secondary small" data-action="edit" onClick={() => {
@@ -182,7 +282,8 @@ export function TeamsPage() {
                           setEditing(t.name);
                         }}>
                         Edit
-                      </button>
+                      </button>{' '}
+                      {t.name !== 'default' && <ConfirmButton label="Delete" confirmLabel={`Delete ${t.name}`} onConfirm={() => void remove(t.name)} />}
                     </td>
                   )}
                 </tr>
@@ -199,6 +300,16 @@ export function TeamsPage() {
           onSaved={() => {
             setSaved(current.name);
             setEditing(null);
+            teams.reload();
+          }}
+        />
+      )}
+      {editable && (
+        <CreateTeam
+          onCreated={(team) => {
+            setSaved(null);
+            setError(null);
+            setNotice(`Created team ${team.name}`);
             teams.reload();
           }}
         />
