@@ -8,9 +8,10 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { enrollmentOfWorkerId } from '@ax/core';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
+import type { AmqpConnectFn, Bus, BusMessage, BusOptions, ConsumeOptions, ConsumeOutcome, Consumer, MessageHandler, PublishOptions, ReturnedMessage } from './bus-types.js';
 import { BusClosedError, PublishFailedError } from './errors.js';
+import * as admin from './queue-admin.js';
 import {
   DEAD_REASON_HEADER,
   DEAD_SOURCE_HEADER,
@@ -19,210 +20,25 @@ import {
   REQUEUE_COUNT_HEADER,
   SENDER_HEADER,
   busTopology,
-  controlQueueArguments,
-  deadQueueArguments,
-  eventsQueueArguments,
-  logsQueueArguments,
-  workerQueueArguments,
   type BusTopology,
 } from './topology.js';
 
-/** How amqplib connects; injectable (tests wrap it to reach the socket). */
-export type AmqpConnectFn = (url: string, socketOptions: Record<string, unknown>) => Promise<ChannelModel>;
+export type {
+  AmqpConnectFn,
+  Bus,
+  BusLogin,
+  BusMessage,
+  BusOptions,
+  ConsumeOptions,
+  ConsumeOutcome,
+  Consumer,
+  MessageHandler,
+  PublishOptions,
+  ReturnedMessage,
+} from './bus-types.js';
 
 /** amqplib's own `connect`, the default of `BusOptions.connect` (wrap it to observe connections). */
 export const defaultAmqpConnect: AmqpConnectFn = amqpConnect;
-
-/** Options of `createBus`. */
-export interface BusOptions {
-  /**
-   * `AX_AMQP_URL`: one node, e.g. `amqp://guest:guest@127.0.0.1:5672`, or the nodes of a cluster
-   * (as `AX_AMQP_URL` lists them, comma-separated, parsed by `@ax/kit`). The bus connects to the
-   * first; when a connection is lost or refused it goes on with the next (round-robin, with the
-   * reconnect backoff below), so publishers and consumers move to a surviving node by themselves.
-   */
-  readonly url: string | readonly string[];
-  /** `AX_NAMESPACE`: every exchange and queue is named under it. */
-  readonly namespace: string;
-  readonly logger: Logger;
-  /** Connection name shown by RabbitMQ (`connection_name`), e.g. `ax-broker-<host>-<pid>`. */
-  readonly name: string;
-  /** First pause before a reconnect, ms. Default 200. Doubles per failure (with ±20 % jitter). */
-  readonly reconnectInitialDelayMs?: number;
-  /** Longest pause between reconnect attempts, ms. Default 10000. */
-  readonly reconnectMaxDelayMs?: number;
-  /** How often a consumer may answer `requeue` for one message before it is dead-lettered. Default 5. */
-  readonly maxRequeues?: number;
-  /** `x-expires` of worker and control queues, ms. Default 120000. */
-  readonly workerQueueExpiresMs?: number;
-  /**
-   * Whether worker and control queues are durable. Default: true with one node, false with
-   * several. A durable classic queue whose node is down cannot be declared on another node
-   * (RabbitMQ answers NOT_FOUND until that node is back), so in a cluster they are transient:
-   * removed with their node, and declared afresh by their worker on the node it reconnects to
-   * (a dispatch lost with them is re-routed at its ACK deadline, R8).
-   */
-  readonly workerQueuesDurable?: boolean;
-  /** AMQP heartbeat, seconds. Default 10. */
-  readonly heartbeatSeconds?: number;
-  /** How often one publish may be nacked by RabbitMQ before it is rejected. Default 5. */
-  readonly maxPublishNacks?: number;
-  /** How long `close()` waits for unconfirmed publishes and running handlers, ms. Default 5000. */
-  readonly closeTimeoutMs?: number;
-  /** amqplib's `connect`; default the real one. */
-  readonly connect?: AmqpConnectFn;
-  /**
-   * The RabbitMQ user this bus logs in as (e.g. `amqpUserOf(AX_AMQP_URL)`). When set, every
-   * publish carries it as `user_id`, which RabbitMQ validates (R24: a broker knows who sent a
-   * message), and a message this bus requeues keeps its sender's validated user in the
-   * `x-ax-sender` header, believed only on messages whose own `user_id` is this user. Default:
-   * unset (no `user_id`; a requeued message then has no sender).
-   */
-  readonly userId?: string;
-  /**
-   * What the login may do. `'service'` (default): everything in the namespace (brokers,
-   * schedulers, admin-api, unenrolled workers). `'enrollment'`: a worker enrollment's own
-   * RabbitMQ user (R24, `enrollmentBusPermissions`), which may not declare the shared exchanges
-   * and queues, bind a queue to any exchange, or publish to the default exchange. Then the bus
-   * only checks (passively) that the exchanges exist, declares worker queues without a binding
-   * (brokers send dispatches and cancels to them by queue name on the default exchange), and a
-   * consumer's `requeue` gives the delivery back to its queue (basic.nack) instead of
-   * re-publishing it, counting requeues per message in memory (same `maxRequeues` limit).
-   */
-  readonly login?: BusLogin;
-}
-
-/** What a bus's login may do (`BusOptions.login`). */
-export type BusLogin = 'service' | 'enrollment';
-
-/** Options of one publish. */
-export interface PublishOptions {
-  /** Delivery mode 2 (written to disk by RabbitMQ). Default true. */
-  readonly persistent?: boolean;
-  /** Message priority 0..10 (worker queues are priority queues). */
-  readonly priority?: number;
-  /** Return the message (see `onReturned`) when no queue is bound for its routing key. Default false. */
-  readonly mandatory?: boolean;
-  readonly messageId?: string;
-  readonly headers?: Record<string, unknown>;
-}
-
-/** A mandatory publish RabbitMQ could not route (R8: re-route it without counting). */
-export interface ReturnedMessage {
-  readonly exchange: string;
-  readonly routingKey: string;
-  readonly body: Buffer;
-  readonly messageId?: string;
-  readonly headers: Record<string, unknown>;
-}
-
-/** A delivered message, as a handler sees it. */
-export interface BusMessage {
-  readonly body: Buffer;
-  /** RabbitMQ delivered it before (a consumer or connection died before acking). */
-  readonly redelivered: boolean;
-  readonly headers: Record<string, unknown>;
-  readonly messageId?: string;
-  readonly routingKey: string;
-  readonly exchange: string;
-  /** The queue it was consumed from. */
-  readonly queue: string;
-  /**
-   * The RabbitMQ user that published it (`user_id`, validated by RabbitMQ: a publisher cannot
-   * name another user), or undefined when the publisher set none. For a message this bus (or
-   * another bus with the same `BusOptions.userId`) requeued, its original sender's.
-   */
-  readonly userId?: string;
-  /**
-   * Aborted once this delivery can no longer be settled by this consumer: the consumer is
-   * cancelled, its channel closed or the bus is closing. A handler that waits (a backoff while
-   * a dependency is down) stops waiting and answers `'release'`.
-   */
-  readonly signal: AbortSignal;
-}
-
-/**
- * What a handler decides. `{action:'dead-letter', reason}` names the reason header.
- * `'release'` hands the delivery back to RabbitMQ untouched (basic.nack with requeue): only for
- * a handler told to stop by `signal`, never as a retry policy (that would requeue forever).
- */
-export type ConsumeOutcome = 'ack' | 'dead-letter' | 'requeue' | 'release' | { action: 'dead-letter'; reason: string };
-
-/** A message handler. Throwing = dead-letter with the error message as reason. */
-export type MessageHandler = (message: BusMessage) => Promise<ConsumeOutcome>;
-
-/** Options of `consume`. */
-export interface ConsumeOptions {
-  /** Unacked messages in flight for this consumer (its own channel). Default 10. */
-  readonly prefetch?: number;
-}
-
-/** A running consumer. */
-export interface Consumer {
-  /** Stops consuming and waits for the handlers already running. Idempotent. */
-  cancel(): Promise<void>;
-}
-
-/** The bus. */
-export interface Bus {
-  readonly topology: BusTopology;
-  /**
-   * Connects and asserts the base topology; resolves after the first successful connection
-   * (retrying with backoff until then), rejects with `BusClosedError` if closed first. After
-   * that, a lost connection is re-established in the background.
-   */
-  start(): Promise<void>;
-  /** Stops consumers, gives unconfirmed publishes `closeTimeoutMs`, rejects the rest, disconnects. */
-  close(): Promise<void>;
-  /** Whether a connection with an asserted topology is up now. */
-  readonly connected: boolean;
-  on(event: 'connected' | 'disconnected', listener: () => void): void;
-  off(event: 'connected' | 'disconnected', listener: () => void): void;
-  /** Declares and binds a worker's dispatch and control queues; re-asserted after each reconnect. */
-  assertWorkerQueues(workerId: string): Promise<void>;
-  /**
-   * Publishes `body` (already encoded) and resolves once RabbitMQ confirmed it. While
-   * disconnected the publish is held and sent after the reconnect; one sent but not confirmed
-   * when the connection drops is sent again (at-least-once: consumers deduplicate). A
-   * mandatory publish that is unroutable still resolves (RabbitMQ confirms it after returning
-   * it) and is reported to the `onReturned` listeners. Rejects only with `BusClosedError`
-   * (closed before the confirm) or `PublishFailedError` (nacked `maxPublishNacks` times, or
-   * it cannot be encoded).
-   */
-  publish(exchange: string, routingKey: string, body: Buffer, options?: PublishOptions): Promise<void>;
-  /** Listens for returned (unroutable) mandatory publishes. */
-  onReturned(listener: (message: ReturnedMessage) => void): void;
-  /**
-   * Consumes `queue` on a channel of its own with `prefetch`. Re-attached after a reconnect.
-   * The handler's answer is applied: `ack`; `dead-letter` (re-published to `<ns>.dlx` with
-   * headers `x-ax-dead-reason` and `x-ax-source-queue`, then acked); `requeue` (re-published
-   * to the queue with `x-ax-requeues` + 1, then acked; past `maxRequeues` it is dead-lettered).
-   * A handler that throws dead-letters the message with the error as the reason. `release`
-   * nacks it back to the queue untouched (for a handler told to stop by `BusMessage.signal`).
-   * Dead letters of `<ns>.dead.quorum` itself go to `<ns>.dead.parked.quorum`, headers kept, never to `<ns>.dlx`.
-   */
-  consume(queue: string, handler: MessageHandler, options?: ConsumeOptions): Promise<Consumer>;
-  /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
-  queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null>;
-  /**
-   * Consumers of each queue, on one channel: a number, or null when the queue does not exist
-   * or there is no connection (the caller cannot tell "no consumer" from "cannot see").
-   */
-  consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>>;
-  /**
-   * Takes up to `max` messages out of `queue` (basic.get, no ack: they are gone from it) and
-   * returns their bodies; null when the queue does not exist, the server refused, or there is
-   * no connection. For the queue of a worker that has no consumer (worker-presence).
-   */
-  takeMessages(queue: string, max: number): Promise<Buffer[] | null>;
-  /**
-   * Unbinds `queue` from the fanout `exchange` so that it receives nothing new, and tells its
-   * depth; null when it does not exist (or no connection). For a queue an older build declared.
-   */
-  unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null>;
-  /** Deletes `queue` only if it is empty and nobody consumes it; true when it is gone. */
-  deleteQueueIfIdle(queue: string): Promise<boolean>;
-}
 
 interface PendingPublish {
   readonly exchange: string;
@@ -395,8 +211,8 @@ class AmqpBus implements Bus {
         this.flushBlocked = false;
         this.flush();
       });
-      await this.assertBase(channel);
-      for (const workerId of this.workerIds) await this.assertWorker(model, workerId);
+      await admin.assertBase(channel, this.topology, this.options.login);
+      for (const workerId of this.workerIds) await admin.assertWorker(model, workerId, this.workerQueueSettings());
       if (this.closing) throw new BusClosedError();
     } catch (error) {
       await model.close().catch(() => undefined);
@@ -417,72 +233,15 @@ class AmqpBus implements Bus {
     this.flush();
   }
 
-  private async assertBase(ch: Channel): Promise<void> {
-    const t = this.topology;
-    if (this.options.login === 'enrollment') {
-      // Declared by the services; passive checks need no permission. A missing one (no broker
-      // has run yet) fails this connect, which is retried with the backoff.
-      for (const exchange of [t.eventsExchange, t.logsExchange, t.dlx]) await ch.checkExchange(exchange);
-      return;
-    }
-    await ch.assertExchange(t.dlx, 'fanout', { durable: true });
-    await ch.assertQueue(t.deadQueue, { durable: true, arguments: deadQueueArguments() });
-    await ch.bindQueue(t.deadQueue, t.dlx, '');
-    await ch.assertQueue(t.parkedQueue, { durable: true, arguments: deadQueueArguments() });
-    await ch.assertExchange(t.dispatchExchange, 'direct', { durable: true });
-    await ch.assertExchange(t.eventsExchange, 'fanout', { durable: true });
-    await ch.assertQueue(t.eventsQueue, { durable: true, arguments: eventsQueueArguments(t) });
-    await ch.bindQueue(t.eventsQueue, t.eventsExchange, '');
-    await ch.assertExchange(t.logsExchange, 'fanout', { durable: true });
-    await ch.assertQueue(t.logsQueue, { durable: true, arguments: logsQueueArguments(t) });
-    await ch.bindQueue(t.logsQueue, t.logsExchange, '');
-  }
-
-  /**
-   * Declares and binds a worker's two queues on a channel of their own. The queues of an enrolled
-   * worker (`<enrollment id>.<local id>`) are not bound: brokers publish to them by name on the
-   * default exchange, and its RabbitMQ user may not bind to `<ns>.dispatch` (R24). A queue left by this
-   * worker with the other durability (it moved from one URL to several, or back) makes RabbitMQ
-   * refuse the declaration (PRECONDITION_FAILED, which closes the channel): that queue is the
-   * worker's own, so it is deleted and declared again; dispatches still in it are re-routed at
-   * their ACK deadline (R8).
-   */
-  private async assertWorker(model: ChannelModel, workerId: string): Promise<void> {
-    const t = this.topology;
-    const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
-    const durable = this.options.workerQueuesDurable ?? this.urls.length === 1;
-    const enrolled = enrollmentOfWorkerId(workerId) !== null;
-    const queues = [
-      { queue: t.workerQueue(workerId), key: t.workerRoutingKey(workerId), arguments: workerQueueArguments(t, expires) },
-      { queue: t.controlQueue(workerId), key: t.controlRoutingKey(workerId), arguments: controlQueueArguments(t, expires) },
-    ];
-    for (const q of queues) {
-      const declare = async (): Promise<void> => {
-        const ch = await model.createChannel();
-        ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
-        try {
-          await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
-          // An enrollment's login cannot bind (R24): its queues get dispatches by queue name.
-          if (!enrolled && this.options.login !== 'enrollment') await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
-        } finally {
-          await ch.close().catch(() => undefined);
-        }
-      };
-      try {
-        await declare();
-      } catch (thrown) {
-        if ((thrown as { code?: unknown }).code !== 406) throw thrown;
-        this.logger.warn({ err: toError(thrown), queue: q.queue, durable }, 'worker queue declared otherwise by an earlier run; deleting and declaring it again');
-        const ch = await model.createChannel();
-        ch.on('error', () => undefined);
-        try {
-          await ch.deleteQueue(q.queue);
-        } finally {
-          await ch.close().catch(() => undefined);
-        }
-        await declare();
-      }
-    }
+  /** How this bus declares worker queues (queue-admin.ts). */
+  private workerQueueSettings(): admin.WorkerQueueSettings {
+    return {
+      topology: this.topology,
+      expiresMs: this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS,
+      durable: this.options.workerQueuesDurable ?? this.urls.length === 1,
+      login: this.options.login,
+      logger: this.logger,
+    };
   }
 
   private connectionLost(model: ChannelModel): void {
@@ -523,7 +282,7 @@ class AmqpBus implements Bus {
     this.workerIds.add(workerId);
     const channel = this.channel;
     const model = this.model;
-    if (channel !== undefined && model !== undefined && this.isConnected) await this.assertWorker(model, workerId);
+    if (channel !== undefined && model !== undefined && this.isConnected) await admin.assertWorker(model, workerId, this.workerQueueSettings());
   }
 
   publish(exchange: string, routingKey: string, body: Buffer, options: PublishOptions = {}): Promise<void> {
@@ -880,77 +639,27 @@ class AmqpBus implements Bus {
   }
 
   queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null> {
-    return this.onScratchChannel(async (channel) => {
-      const reply = await channel.checkQueue(queue);
-      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
-    });
+    return admin.queueDepth(this.scratch, queue);
   }
 
-  async consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>> {
-    const counts = new Map<string, number | null>();
-    let rest = [...queues];
-    // A missing queue makes the server close the channel: go on with the rest on a new one.
-    while (rest.length > 0) {
-      const first = rest.length;
-      await this.onScratchChannel(async (channel) => {
-        while (rest.length > 0) {
-          const queue = rest[0] as string;
-          counts.set(queue, null);
-          rest = rest.slice(1);
-          counts.set(queue, (await channel.checkQueue(queue)).consumerCount);
-        }
-      });
-      if (!this.isConnected || rest.length === first) break;
-    }
-    for (const queue of rest) counts.set(queue, null);
-    return counts;
+  consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>> {
+    return admin.consumerCounts(this.scratch, () => this.isConnected, queues);
   }
 
   takeMessages(queue: string, max: number): Promise<Buffer[] | null> {
-    return this.onScratchChannel(async (channel) => {
-      const bodies: Buffer[] = [];
-      while (bodies.length < max) {
-        const message = await channel.get(queue, { noAck: true });
-        if (message === false) break;
-        bodies.push(message.content);
-      }
-      return bodies;
-    });
+    return admin.takeMessages(this.scratch, queue, max);
   }
 
   unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null> {
-    return this.onScratchChannel(async (channel) => {
-      const reply = await channel.checkQueue(queue);
-      await channel.unbindQueue(queue, exchange, '');
-      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
-    });
+    return admin.unbindQueue(this.scratch, queue, exchange);
   }
 
-  async deleteQueueIfIdle(queue: string): Promise<boolean> {
-    const deleted = await this.onScratchChannel(async (channel) => {
-      await channel.deleteQueue(queue, { ifEmpty: true, ifUnused: true });
-      return true;
-    });
-    return deleted === true;
+  deleteQueueIfIdle(queue: string): Promise<boolean> {
+    return admin.deleteQueueIfIdle(this.scratch, queue);
   }
 
-  /**
-   * Runs `fn` on a channel of its own, closed after; null when there is no connection or the
-   * server refused (a missing queue, a queue in use: the server closes the channel for that).
-   */
-  private async onScratchChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T | null> {
-    const model = this.model;
-    if (model === undefined || !this.isConnected) return null;
-    const channel = await model.createChannel();
-    channel.on('error', () => undefined); // a refusal closes the channel: answered below
-    try {
-      return await fn(channel);
-    } catch (_refused) {
-      return null;
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
-  }
+  /** A channel of its own on the current connection, closed after; null without one (queue-admin.ts). */
+  private readonly scratch: admin.ScratchChannel = (fn) => admin.onScratchChannel(this.isConnected ? this.model : undefined, fn);
 
   async close(): Promise<void> {
     if (this.closing) return;
