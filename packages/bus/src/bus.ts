@@ -4,14 +4,18 @@
  * confirm-channel publisher that holds publishes while disconnected and re-sends unconfirmed
  * ones after a reconnect, and consumers with an explicit ack / dead-letter / bounded-requeue
  * policy that are re-attached after a reconnect. See README.md for the contract.
+ *
+ * This file keeps the connection (connect, reconnect, node rotation) and the consumers; the
+ * publisher is publisher.ts, queue administration queue-admin.ts, the contract types bus-types.ts.
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
 import type { AmqpConnectFn, Bus, BusMessage, BusOptions, ConsumeOptions, ConsumeOutcome, Consumer, MessageHandler, PublishOptions, ReturnedMessage } from './bus-types.js';
-import { BusClosedError, PublishFailedError } from './errors.js';
+import { BusClosedError } from './errors.js';
 import * as admin from './queue-admin.js';
+import { Publisher, headersOf } from './publisher.js';
 import {
   DEAD_REASON_HEADER,
   DEAD_SOURCE_HEADER,
@@ -39,17 +43,6 @@ export type {
 
 /** amqplib's own `connect`, the default of `BusOptions.connect` (wrap it to observe connections). */
 export const defaultAmqpConnect: AmqpConnectFn = amqpConnect;
-
-interface PendingPublish {
-  readonly exchange: string;
-  readonly routingKey: string;
-  readonly body: Buffer;
-  readonly options: PublishOptions;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-  nacks: number;
-  settled: boolean;
-}
 
 interface ConsumerEntry {
   readonly id: number;
@@ -83,10 +76,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
-function headersOf(headers: unknown): Record<string, unknown> {
-  return typeof headers === 'object' && headers !== null ? { ...(headers as Record<string, unknown>) } : {};
-}
-
 /**
  * The RabbitMQ user an `amqp://` URL logs in as (amqplib's default `guest` when it names none),
  * or undefined when `urls` name different users: the value for `BusOptions.userId`.
@@ -107,11 +96,8 @@ class AmqpBus implements Bus {
   private readonly connectFn: AmqpConnectFn;
   private readonly events = new EventEmitter();
   private readonly closeController = new AbortController();
-  private readonly pending: PendingPublish[] = [];
-  private readonly inflight = new Set<PendingPublish>();
   private readonly consumers = new Map<number, ConsumerEntry>();
   private readonly workerIds = new Set<string>();
-  private readonly returnedListeners: Array<(message: ReturnedMessage) => void> = [];
   private readonly urls: readonly string[];
   /** Index in `urls` of the node the next connect attempt goes to. */
   private nextUrl = 0;
@@ -123,18 +109,30 @@ class AmqpBus implements Bus {
   private closing = false;
   private started: Promise<void> | undefined;
   private reconnecting: Promise<void> | undefined;
-  private flushBlocked = false;
   private nextConsumerId = 1;
-  /** Nacks in a row on the current publish channel (an ack resets it). */
-  private nacksInRow = 0;
   /** Requeues per delivered message, for an enrollment login (it cannot re-publish with a header). */
   private readonly requeues = new Map<string, number>();
+  /** Publishes: held, sent on the confirm channel, re-sent after a reconnect (publisher.ts). */
+  private readonly publisher: Publisher;
 
   constructor(private readonly options: BusOptions) {
     this.topology = busTopology(options.namespace);
     this.logger = options.logger.child({ component: 'bus', bus: options.name });
     this.connectFn = options.connect ?? defaultAmqpConnect;
     this.urls = typeof options.url === 'string' ? [options.url] : [...options.url];
+    this.publisher = new Publisher(
+      {
+        channel: () => (this.isConnected ? this.channel : undefined),
+        closing: () => this.closing,
+        canLeaveNode: () => this.model !== undefined,
+        leaveNode: () => {
+          this.logger.warn({ node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string) }, 'publishes nacked in a row; reconnecting (to the next node)');
+          this.model?.close().catch(() => undefined);
+        },
+      },
+      this.logger,
+      options,
+    );
     if (this.urls.length === 0) throw new RangeError('createBus: no AMQP URL given');
     // 'error' events are logged where they happen; an emitter without listeners would throw.
     this.events.on('error', () => undefined);
@@ -153,7 +151,7 @@ class AmqpBus implements Bus {
   }
 
   onReturned(listener: (message: ReturnedMessage) => void): void {
-    this.returnedListeners.push(listener);
+    this.publisher.onReturned(listener);
   }
 
   start(): Promise<void> {
@@ -206,11 +204,8 @@ class AmqpBus implements Bus {
           model.close().catch(() => undefined);
         }
       });
-      channel.on('return', (message: ConsumeMessage) => this.returned(message));
-      channel.on('drain', () => {
-        this.flushBlocked = false;
-        this.flush();
-      });
+      channel.on('return', (message: ConsumeMessage) => this.publisher.returned(message));
+      channel.on('drain', () => this.publisher.drained());
       await admin.assertBase(channel, this.topology, this.options.login);
       for (const workerId of this.workerIds) await admin.assertWorker(model, workerId, this.workerQueueSettings());
       if (this.closing) throw new BusClosedError();
@@ -221,8 +216,7 @@ class AmqpBus implements Bus {
     this.model = model;
     this.channel = channel;
     this.isConnected = true;
-    this.flushBlocked = false;
-    this.nacksInRow = 0;
+    this.publisher.connected();
     this.connectedIndex = index;
     this.logger.info(
       { node: maskUrlPassword(this.urls[index] as string), nodes: this.urls.length, workerQueues: this.workerIds.size, consumers: this.consumers.size },
@@ -230,7 +224,7 @@ class AmqpBus implements Bus {
     );
     this.events.emit('connected');
     for (const entry of this.consumers.values()) this.scheduleAttach(entry, 0);
-    this.flush();
+    this.publisher.flush();
   }
 
   /** How this bus declares worker queues (queue-admin.ts). */
@@ -262,7 +256,7 @@ class AmqpBus implements Bus {
       // Its node may be gone: the first reconnect attempt goes to the next one.
       this.nextUrl = ((this.connectedIndex ?? 0) + 1) % this.urls.length;
       this.logger.warn(
-        { node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string), held: this.pending.length, unconfirmed: this.inflight.size },
+        { node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string), held: this.publisher.held, unconfirmed: this.publisher.unconfirmed },
         'AMQP disconnected',
       );
       this.events.emit('disconnected');
@@ -286,118 +280,9 @@ class AmqpBus implements Bus {
   }
 
   publish(exchange: string, routingKey: string, body: Buffer, options: PublishOptions = {}): Promise<void> {
-    if (this.closing) return Promise.reject(new BusClosedError());
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ exchange, routingKey, body, options, resolve, reject, nacks: 0, settled: false });
-      this.flush();
-    });
+    return this.publisher.publish(exchange, routingKey, body, options);
   }
 
-  private flush(): void {
-    while (this.isConnected && this.channel !== undefined && !this.flushBlocked && this.pending.length > 0) {
-      const entry = this.pending.shift() as PendingPublish;
-      if (!this.send(this.channel, entry)) this.flushBlocked = true;
-    }
-  }
-
-  /** Sends one publish; false when the channel asks us to wait for 'drain'. */
-  private send(channel: ConfirmChannel, entry: PendingPublish): boolean {
-    const o = entry.options;
-    this.inflight.add(entry);
-    try {
-      return channel.publish(
-        entry.exchange,
-        entry.routingKey,
-        entry.body,
-        {
-          persistent: o.persistent ?? true,
-          mandatory: o.mandatory ?? false,
-          contentType: 'application/json',
-          ...(o.priority !== undefined ? { priority: o.priority } : {}),
-          ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
-          ...(o.headers !== undefined ? { headers: o.headers } : {}),
-          ...(this.options.userId !== undefined ? { userId: this.options.userId } : {}),
-        },
-        (error: unknown) => this.confirmed(entry, error),
-      );
-    } catch (thrown) {
-      this.inflight.delete(entry);
-      const error = toError(thrown);
-      if (error instanceof RangeError || error instanceof TypeError) {
-        this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} cannot be sent: ${error.message}`, { cause: error }));
-      } else {
-        // The channel broke under us: keep it for the next connection.
-        this.pending.unshift(entry);
-      }
-      return false;
-    }
-  }
-
-  private confirmed(entry: PendingPublish, error: unknown): void {
-    this.inflight.delete(entry);
-    if (entry.settled) return;
-    if (error == null) {
-      this.nacksInRow = 0;
-      this.settle(entry);
-      return;
-    }
-    if (this.closing) {
-      this.settle(entry, new BusClosedError('the bus was closed before the publish was confirmed'));
-      return;
-    }
-    const message = toError(error).message;
-    if (message === 'message nacked') {
-      entry.nacks += 1;
-      this.nackedInRow();
-      if (entry.nacks >= (this.options.maxPublishNacks ?? 5)) {
-        this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} was nacked ${entry.nacks} times`));
-        return;
-      }
-    }
-    // Unconfirmed because the channel closed (or a nack): send it again on the next channel.
-    this.pending.push(entry);
-    queueMicrotask(() => this.flush());
-  }
-
-  /**
-   * A node that nacks every publish (seen on RabbitMQ 3.10 after a quorum queue's leader died
-   * with its node, under load: the channel's publishes to that queue were nacked for minutes) is
-   * left: after `maxPublishNacks` nacks in a row, the connection is closed and the bus
-   * reconnects to the next node, on a fresh channel. The nacked publishes are sent again there.
-   */
-  private nackedInRow(): void {
-    this.nacksInRow += 1;
-    const model = this.model;
-    if (this.nacksInRow < (this.options.maxPublishNacks ?? 5) || model === undefined) return;
-    this.nacksInRow = 0;
-    this.logger.warn({ node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string) }, 'publishes nacked in a row; reconnecting (to the next node)');
-    model.close().catch(() => undefined);
-  }
-
-  private settle(entry: PendingPublish, error?: Error): void {
-    if (entry.settled) return;
-    entry.settled = true;
-    if (error === undefined) entry.resolve();
-    else entry.reject(error);
-  }
-
-  private returned(message: ConsumeMessage): void {
-    const returned: ReturnedMessage = {
-      exchange: message.fields.exchange,
-      routingKey: message.fields.routingKey,
-      body: message.content,
-      headers: headersOf(message.properties.headers),
-      ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
-    };
-    this.logger.warn({ exchange: returned.exchange, routingKey: returned.routingKey, messageId: returned.messageId }, 'publish returned unroutable');
-    for (const listener of this.returnedListeners) {
-      try {
-        listener(returned);
-      } catch (error) {
-        this.logger.error({ err: toError(error) }, 'onReturned listener threw');
-      }
-    }
-  }
 
   async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumer> {
     if (this.closing) throw new BusClosedError();
@@ -665,12 +550,8 @@ class AmqpBus implements Bus {
     if (this.closing) return;
     this.closing = true;
     for (const entry of [...this.consumers.values()]) await this.cancelConsumer(entry);
-    for (const entry of this.pending.splice(0)) this.settle(entry, new BusClosedError('the bus was closed before the publish was sent'));
-    if (this.inflight.size > 0 && this.channel !== undefined) {
-      const channel = this.channel;
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.closeTimeoutMs ?? 5_000).unref());
-      await Promise.race([channel.waitForConfirms().catch(() => undefined), timeout]);
-    }
+    this.publisher.rejectHeld();
+    await this.publisher.waitForConfirms(this.channel, this.options.closeTimeoutMs ?? 5_000);
     this.closeController.abort();
     const model = this.model;
     this.model = undefined;
@@ -678,8 +559,7 @@ class AmqpBus implements Bus {
     const wasConnected = this.isConnected;
     this.isConnected = false;
     if (model !== undefined) await model.close().catch(() => undefined);
-    for (const entry of [...this.inflight]) this.settle(entry, new BusClosedError('the bus was closed before the publish was confirmed'));
-    this.inflight.clear();
+    this.publisher.rejectUnconfirmed();
     await this.reconnecting;
     if (wasConnected) this.events.emit('disconnected');
     this.events.removeAllListeners();
