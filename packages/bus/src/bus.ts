@@ -4,254 +4,37 @@
  * confirm-channel publisher that holds publishes while disconnected and re-sends unconfirmed
  * ones after a reconnect, and consumers with an explicit ack / dead-letter / bounded-requeue
  * policy that are re-attached after a reconnect. See README.md for the contract.
+ *
+ * This file keeps the connection (connect, reconnect, node rotation, close); the publisher is
+ * publisher.ts, the consumers consumers.ts, queue administration queue-admin.ts, the contract
+ * types bus-types.ts.
  */
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { connect as amqpConnect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { enrollmentOfWorkerId } from '@ax/core';
+import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { maskUrlPassword, toError, type Logger } from '@ax/kit';
-import { BusClosedError, PublishFailedError } from './errors.js';
-import {
-  DEAD_REASON_HEADER,
-  DEAD_SOURCE_HEADER,
-  DEFAULT_WORKER_QUEUE_EXPIRES_MS,
-  PARKED_REASON_HEADER,
-  REQUEUE_COUNT_HEADER,
-  SENDER_HEADER,
-  busTopology,
-  controlQueueArguments,
-  deadQueueArguments,
-  eventsQueueArguments,
-  logsQueueArguments,
-  workerQueueArguments,
-  type BusTopology,
-} from './topology.js';
+import type { AmqpConnectFn, Bus, BusOptions, ConsumeOptions, Consumer, MessageHandler, PublishOptions, ReturnedMessage } from './bus-types.js';
+import { Consumers } from './consumers.js';
+import { BusClosedError } from './errors.js';
+import { Publisher } from './publisher.js';
+import * as admin from './queue-admin.js';
+import { DEFAULT_WORKER_QUEUE_EXPIRES_MS, busTopology, type BusTopology } from './topology.js';
 
-/** How amqplib connects; injectable (tests wrap it to reach the socket). */
-export type AmqpConnectFn = (url: string, socketOptions: Record<string, unknown>) => Promise<ChannelModel>;
+export type {
+  AmqpConnectFn,
+  Bus,
+  BusLogin,
+  BusMessage,
+  BusOptions,
+  ConsumeOptions,
+  ConsumeOutcome,
+  Consumer,
+  MessageHandler,
+  PublishOptions,
+  ReturnedMessage,
+} from './bus-types.js';
 
 /** amqplib's own `connect`, the default of `BusOptions.connect` (wrap it to observe connections). */
 export const defaultAmqpConnect: AmqpConnectFn = amqpConnect;
-
-/** Options of `createBus`. */
-export interface BusOptions {
-  /**
-   * `AX_AMQP_URL`: one node, e.g. `amqp://guest:guest@127.0.0.1:5672`, or the nodes of a cluster
-   * (as `AX_AMQP_URL` lists them, comma-separated, parsed by `@ax/kit`). The bus connects to the
-   * first; when a connection is lost or refused it goes on with the next (round-robin, with the
-   * reconnect backoff below), so publishers and consumers move to a surviving node by themselves.
-   */
-  readonly url: string | readonly string[];
-  /** `AX_NAMESPACE`: every exchange and queue is named under it. */
-  readonly namespace: string;
-  readonly logger: Logger;
-  /** Connection name shown by RabbitMQ (`connection_name`), e.g. `ax-broker-<host>-<pid>`. */
-  readonly name: string;
-  /** First pause before a reconnect, ms. Default 200. Doubles per failure (with ±20 % jitter). */
-  readonly reconnectInitialDelayMs?: number;
-  /** Longest pause between reconnect attempts, ms. Default 10000. */
-  readonly reconnectMaxDelayMs?: number;
-  /** How often a consumer may answer `requeue` for one message before it is dead-lettered. Default 5. */
-  readonly maxRequeues?: number;
-  /** `x-expires` of worker and control queues, ms. Default 120000. */
-  readonly workerQueueExpiresMs?: number;
-  /**
-   * Whether worker and control queues are durable. Default: true with one node, false with
-   * several. A durable classic queue whose node is down cannot be declared on another node
-   * (RabbitMQ answers NOT_FOUND until that node is back), so in a cluster they are transient:
-   * removed with their node, and declared afresh by their worker on the node it reconnects to
-   * (a dispatch lost with them is re-routed at its ACK deadline, R8).
-   */
-  readonly workerQueuesDurable?: boolean;
-  /** AMQP heartbeat, seconds. Default 10. */
-  readonly heartbeatSeconds?: number;
-  /** How often one publish may be nacked by RabbitMQ before it is rejected. Default 5. */
-  readonly maxPublishNacks?: number;
-  /** How long `close()` waits for unconfirmed publishes and running handlers, ms. Default 5000. */
-  readonly closeTimeoutMs?: number;
-  /** amqplib's `connect`; default the real one. */
-  readonly connect?: AmqpConnectFn;
-  /**
-   * The RabbitMQ user this bus logs in as (e.g. `amqpUserOf(AX_AMQP_URL)`). When set, every
-   * publish carries it as `user_id`, which RabbitMQ validates (R24: a broker knows who sent a
-   * message), and a message this bus requeues keeps its sender's validated user in the
-   * `x-ax-sender` header, believed only on messages whose own `user_id` is this user. Default:
-   * unset (no `user_id`; a requeued message then has no sender).
-   */
-  readonly userId?: string;
-  /**
-   * What the login may do. `'service'` (default): everything in the namespace (brokers,
-   * schedulers, admin-api, unenrolled workers). `'enrollment'`: a worker enrollment's own
-   * RabbitMQ user (R24, `enrollmentBusPermissions`), which may not declare the shared exchanges
-   * and queues, bind a queue to any exchange, or publish to the default exchange. Then the bus
-   * only checks (passively) that the exchanges exist, declares worker queues without a binding
-   * (brokers send dispatches and cancels to them by queue name on the default exchange), and a
-   * consumer's `requeue` gives the delivery back to its queue (basic.nack) instead of
-   * re-publishing it, counting requeues per message in memory (same `maxRequeues` limit).
-   */
-  readonly login?: BusLogin;
-}
-
-/** What a bus's login may do (`BusOptions.login`). */
-export type BusLogin = 'service' | 'enrollment';
-
-/** Options of one publish. */
-export interface PublishOptions {
-  /** Delivery mode 2 (written to disk by RabbitMQ). Default true. */
-  readonly persistent?: boolean;
-  /** Message priority 0..10 (worker queues are priority queues). */
-  readonly priority?: number;
-  /** Return the message (see `onReturned`) when no queue is bound for its routing key. Default false. */
-  readonly mandatory?: boolean;
-  readonly messageId?: string;
-  readonly headers?: Record<string, unknown>;
-}
-
-/** A mandatory publish RabbitMQ could not route (R8: re-route it without counting). */
-export interface ReturnedMessage {
-  readonly exchange: string;
-  readonly routingKey: string;
-  readonly body: Buffer;
-  readonly messageId?: string;
-  readonly headers: Record<string, unknown>;
-}
-
-/** A delivered message, as a handler sees it. */
-export interface BusMessage {
-  readonly body: Buffer;
-  /** RabbitMQ delivered it before (a consumer or connection died before acking). */
-  readonly redelivered: boolean;
-  readonly headers: Record<string, unknown>;
-  readonly messageId?: string;
-  readonly routingKey: string;
-  readonly exchange: string;
-  /** The queue it was consumed from. */
-  readonly queue: string;
-  /**
-   * The RabbitMQ user that published it (`user_id`, validated by RabbitMQ: a publisher cannot
-   * name another user), or undefined when the publisher set none. For a message this bus (or
-   * another bus with the same `BusOptions.userId`) requeued, its original sender's.
-   */
-  readonly userId?: string;
-  /**
-   * Aborted once this delivery can no longer be settled by this consumer: the consumer is
-   * cancelled, its channel closed or the bus is closing. A handler that waits (a backoff while
-   * a dependency is down) stops waiting and answers `'release'`.
-   */
-  readonly signal: AbortSignal;
-}
-
-/**
- * What a handler decides. `{action:'dead-letter', reason}` names the reason header.
- * `'release'` hands the delivery back to RabbitMQ untouched (basic.nack with requeue): only for
- * a handler told to stop by `signal`, never as a retry policy (that would requeue forever).
- */
-export type ConsumeOutcome = 'ack' | 'dead-letter' | 'requeue' | 'release' | { action: 'dead-letter'; reason: string };
-
-/** A message handler. Throwing = dead-letter with the error message as reason. */
-export type MessageHandler = (message: BusMessage) => Promise<ConsumeOutcome>;
-
-/** Options of `consume`. */
-export interface ConsumeOptions {
-  /** Unacked messages in flight for this consumer (its own channel). Default 10. */
-  readonly prefetch?: number;
-}
-
-/** A running consumer. */
-export interface Consumer {
-  /** Stops consuming and waits for the handlers already running. Idempotent. */
-  cancel(): Promise<void>;
-}
-
-/** The bus. */
-export interface Bus {
-  readonly topology: BusTopology;
-  /**
-   * Connects and asserts the base topology; resolves after the first successful connection
-   * (retrying with backoff until then), rejects with `BusClosedError` if closed first. After
-   * that, a lost connection is re-established in the background.
-   */
-  start(): Promise<void>;
-  /** Stops consumers, gives unconfirmed publishes `closeTimeoutMs`, rejects the rest, disconnects. */
-  close(): Promise<void>;
-  /** Whether a connection with an asserted topology is up now. */
-  readonly connected: boolean;
-  on(event: 'connected' | 'disconnected', listener: () => void): void;
-  off(event: 'connected' | 'disconnected', listener: () => void): void;
-  /** Declares and binds a worker's dispatch and control queues; re-asserted after each reconnect. */
-  assertWorkerQueues(workerId: string): Promise<void>;
-  /**
-   * Publishes `body` (already encoded) and resolves once RabbitMQ confirmed it. While
-   * disconnected the publish is held and sent after the reconnect; one sent but not confirmed
-   * when the connection drops is sent again (at-least-once: consumers deduplicate). A
-   * mandatory publish that is unroutable still resolves (RabbitMQ confirms it after returning
-   * it) and is reported to the `onReturned` listeners. Rejects only with `BusClosedError`
-   * (closed before the confirm) or `PublishFailedError` (nacked `maxPublishNacks` times, or
-   * it cannot be encoded).
-   */
-  publish(exchange: string, routingKey: string, body: Buffer, options?: PublishOptions): Promise<void>;
-  /** Listens for returned (unroutable) mandatory publishes. */
-  onReturned(listener: (message: ReturnedMessage) => void): void;
-  /**
-   * Consumes `queue` on a channel of its own with `prefetch`. Re-attached after a reconnect.
-   * The handler's answer is applied: `ack`; `dead-letter` (re-published to `<ns>.dlx` with
-   * headers `x-ax-dead-reason` and `x-ax-source-queue`, then acked); `requeue` (re-published
-   * to the queue with `x-ax-requeues` + 1, then acked; past `maxRequeues` it is dead-lettered).
-   * A handler that throws dead-letters the message with the error as the reason. `release`
-   * nacks it back to the queue untouched (for a handler told to stop by `BusMessage.signal`).
-   * Dead letters of `<ns>.dead.quorum` itself go to `<ns>.dead.parked.quorum`, headers kept, never to `<ns>.dlx`.
-   */
-  consume(queue: string, handler: MessageHandler, options?: ConsumeOptions): Promise<Consumer>;
-  /** Messages ready and consumers of a queue, or null when it does not exist (or no connection). */
-  queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null>;
-  /**
-   * Consumers of each queue, on one channel: a number, or null when the queue does not exist
-   * or there is no connection (the caller cannot tell "no consumer" from "cannot see").
-   */
-  consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>>;
-  /**
-   * Takes up to `max` messages out of `queue` (basic.get, no ack: they are gone from it) and
-   * returns their bodies; null when the queue does not exist, the server refused, or there is
-   * no connection. For the queue of a worker that has no consumer (worker-presence).
-   */
-  takeMessages(queue: string, max: number): Promise<Buffer[] | null>;
-  /**
-   * Unbinds `queue` from the fanout `exchange` so that it receives nothing new, and tells its
-   * depth; null when it does not exist (or no connection). For a queue an older build declared.
-   */
-  unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null>;
-  /** Deletes `queue` only if it is empty and nobody consumes it; true when it is gone. */
-  deleteQueueIfIdle(queue: string): Promise<boolean>;
-}
-
-interface PendingPublish {
-  readonly exchange: string;
-  readonly routingKey: string;
-  readonly body: Buffer;
-  readonly options: PublishOptions;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-  nacks: number;
-  settled: boolean;
-}
-
-interface ConsumerEntry {
-  readonly id: number;
-  readonly queue: string;
-  readonly handler: MessageHandler;
-  readonly prefetch: number;
-  channel: Channel | undefined;
-  consumerTag: string | undefined;
-  /** Aborts the `signal` of the deliveries of the current channel. */
-  deliveries: AbortController | undefined;
-  cancelled: boolean;
-  readonly running: Set<Promise<void>>;
-  reattachTimer: NodeJS.Timeout | undefined;
-  reattachFailures: number;
-}
-
-/** Messages whose in-memory requeue count is kept at most (an enrollment login); cleared when full. */
-const MAX_REQUEUES_REMEMBERED = 10_000;
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -266,10 +49,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
-
-function headersOf(headers: unknown): Record<string, unknown> {
-  return typeof headers === 'object' && headers !== null ? { ...(headers as Record<string, unknown>) } : {};
-}
 
 /**
  * The RabbitMQ user an `amqp://` URL logs in as (amqplib's default `guest` when it names none),
@@ -291,11 +70,7 @@ class AmqpBus implements Bus {
   private readonly connectFn: AmqpConnectFn;
   private readonly events = new EventEmitter();
   private readonly closeController = new AbortController();
-  private readonly pending: PendingPublish[] = [];
-  private readonly inflight = new Set<PendingPublish>();
-  private readonly consumers = new Map<number, ConsumerEntry>();
   private readonly workerIds = new Set<string>();
-  private readonly returnedListeners: Array<(message: ReturnedMessage) => void> = [];
   private readonly urls: readonly string[];
   /** Index in `urls` of the node the next connect attempt goes to. */
   private nextUrl = 0;
@@ -307,18 +82,39 @@ class AmqpBus implements Bus {
   private closing = false;
   private started: Promise<void> | undefined;
   private reconnecting: Promise<void> | undefined;
-  private flushBlocked = false;
-  private nextConsumerId = 1;
-  /** Nacks in a row on the current publish channel (an ack resets it). */
-  private nacksInRow = 0;
-  /** Requeues per delivered message, for an enrollment login (it cannot re-publish with a header). */
-  private readonly requeues = new Map<string, number>();
+  /** Consumers: attached per connection, answers applied (consumers.ts). */
+  private readonly consumers: Consumers;
+  /** Publishes: held, sent on the confirm channel, re-sent after a reconnect (publisher.ts). */
+  private readonly publisher: Publisher;
 
   constructor(private readonly options: BusOptions) {
     this.topology = busTopology(options.namespace);
     this.logger = options.logger.child({ component: 'bus', bus: options.name });
     this.connectFn = options.connect ?? defaultAmqpConnect;
     this.urls = typeof options.url === 'string' ? [options.url] : [...options.url];
+    this.publisher = new Publisher(
+      {
+        channel: () => (this.isConnected ? this.channel : undefined),
+        closing: () => this.closing,
+        canLeaveNode: () => this.model !== undefined,
+        leaveNode: () => {
+          this.logger.warn({ node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string) }, 'publishes nacked in a row; reconnecting (to the next node)');
+          this.model?.close().catch(() => undefined);
+        },
+      },
+      this.logger,
+      options,
+    );
+    this.consumers = new Consumers(
+      {
+        model: () => (this.isConnected ? this.model : undefined),
+        closing: () => this.closing,
+        publish: (exchange, routingKey, body, publishOptions) => this.publisher.publish(exchange, routingKey, body, publishOptions),
+      },
+      this.topology,
+      this.logger,
+      options,
+    );
     if (this.urls.length === 0) throw new RangeError('createBus: no AMQP URL given');
     // 'error' events are logged where they happen; an emitter without listeners would throw.
     this.events.on('error', () => undefined);
@@ -337,7 +133,7 @@ class AmqpBus implements Bus {
   }
 
   onReturned(listener: (message: ReturnedMessage) => void): void {
-    this.returnedListeners.push(listener);
+    this.publisher.onReturned(listener);
   }
 
   start(): Promise<void> {
@@ -390,13 +186,10 @@ class AmqpBus implements Bus {
           model.close().catch(() => undefined);
         }
       });
-      channel.on('return', (message: ConsumeMessage) => this.returned(message));
-      channel.on('drain', () => {
-        this.flushBlocked = false;
-        this.flush();
-      });
-      await this.assertBase(channel);
-      for (const workerId of this.workerIds) await this.assertWorker(model, workerId);
+      channel.on('return', (message: ConsumeMessage) => this.publisher.returned(message));
+      channel.on('drain', () => this.publisher.drained());
+      await admin.assertBase(channel, this.topology, this.options.login);
+      for (const workerId of this.workerIds) await admin.assertWorker(model, workerId, this.workerQueueSettings());
       if (this.closing) throw new BusClosedError();
     } catch (error) {
       await model.close().catch(() => undefined);
@@ -405,84 +198,26 @@ class AmqpBus implements Bus {
     this.model = model;
     this.channel = channel;
     this.isConnected = true;
-    this.flushBlocked = false;
-    this.nacksInRow = 0;
+    this.publisher.connected();
     this.connectedIndex = index;
     this.logger.info(
       { node: maskUrlPassword(this.urls[index] as string), nodes: this.urls.length, workerQueues: this.workerIds.size, consumers: this.consumers.size },
       'AMQP connected',
     );
     this.events.emit('connected');
-    for (const entry of this.consumers.values()) this.scheduleAttach(entry, 0);
-    this.flush();
+    this.consumers.attachAll();
+    this.publisher.flush();
   }
 
-  private async assertBase(ch: Channel): Promise<void> {
-    const t = this.topology;
-    if (this.options.login === 'enrollment') {
-      // Declared by the services; passive checks need no permission. A missing one (no broker
-      // has run yet) fails this connect, which is retried with the backoff.
-      for (const exchange of [t.eventsExchange, t.logsExchange, t.dlx]) await ch.checkExchange(exchange);
-      return;
-    }
-    await ch.assertExchange(t.dlx, 'fanout', { durable: true });
-    await ch.assertQueue(t.deadQueue, { durable: true, arguments: deadQueueArguments() });
-    await ch.bindQueue(t.deadQueue, t.dlx, '');
-    await ch.assertQueue(t.parkedQueue, { durable: true, arguments: deadQueueArguments() });
-    await ch.assertExchange(t.dispatchExchange, 'direct', { durable: true });
-    await ch.assertExchange(t.eventsExchange, 'fanout', { durable: true });
-    await ch.assertQueue(t.eventsQueue, { durable: true, arguments: eventsQueueArguments(t) });
-    await ch.bindQueue(t.eventsQueue, t.eventsExchange, '');
-    await ch.assertExchange(t.logsExchange, 'fanout', { durable: true });
-    await ch.assertQueue(t.logsQueue, { durable: true, arguments: logsQueueArguments(t) });
-    await ch.bindQueue(t.logsQueue, t.logsExchange, '');
-  }
-
-  /**
-   * Declares and binds a worker's two queues on a channel of their own. The queues of an enrolled
-   * worker (`<enrollment id>.<local id>`) are not bound: brokers publish to them by name on the
-   * default exchange, and its RabbitMQ user may not bind to `<ns>.dispatch` (R24). A queue left by this
-   * worker with the other durability (it moved from one URL to several, or back) makes RabbitMQ
-   * refuse the declaration (PRECONDITION_FAILED, which closes the channel): that queue is the
-   * worker's own, so it is deleted and declared again; dispatches still in it are re-routed at
-   * their ACK deadline (R8).
-   */
-  private async assertWorker(model: ChannelModel, workerId: string): Promise<void> {
-    const t = this.topology;
-    const expires = this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS;
-    const durable = this.options.workerQueuesDurable ?? this.urls.length === 1;
-    const enrolled = enrollmentOfWorkerId(workerId) !== null;
-    const queues = [
-      { queue: t.workerQueue(workerId), key: t.workerRoutingKey(workerId), arguments: workerQueueArguments(t, expires) },
-      { queue: t.controlQueue(workerId), key: t.controlRoutingKey(workerId), arguments: controlQueueArguments(t, expires) },
-    ];
-    for (const q of queues) {
-      const declare = async (): Promise<void> => {
-        const ch = await model.createChannel();
-        ch.on('error', () => undefined); // a refusal closes the channel: answered by the rejection below
-        try {
-          await ch.assertQueue(q.queue, { durable, arguments: q.arguments });
-          // An enrollment's login cannot bind (R24): its queues get dispatches by queue name.
-          if (!enrolled && this.options.login !== 'enrollment') await ch.bindQueue(q.queue, t.dispatchExchange, q.key);
-        } finally {
-          await ch.close().catch(() => undefined);
-        }
-      };
-      try {
-        await declare();
-      } catch (thrown) {
-        if ((thrown as { code?: unknown }).code !== 406) throw thrown;
-        this.logger.warn({ err: toError(thrown), queue: q.queue, durable }, 'worker queue declared otherwise by an earlier run; deleting and declaring it again');
-        const ch = await model.createChannel();
-        ch.on('error', () => undefined);
-        try {
-          await ch.deleteQueue(q.queue);
-        } finally {
-          await ch.close().catch(() => undefined);
-        }
-        await declare();
-      }
-    }
+  /** How this bus declares worker queues (queue-admin.ts). */
+  private workerQueueSettings(): admin.WorkerQueueSettings {
+    return {
+      topology: this.topology,
+      expiresMs: this.options.workerQueueExpiresMs ?? DEFAULT_WORKER_QUEUE_EXPIRES_MS,
+      durable: this.options.workerQueuesDurable ?? this.urls.length === 1,
+      login: this.options.login,
+      logger: this.logger,
+    };
   }
 
   private connectionLost(model: ChannelModel): void {
@@ -491,19 +226,12 @@ class AmqpBus implements Bus {
     this.channel = undefined;
     const wasConnected = this.isConnected;
     this.isConnected = false;
-    for (const entry of this.consumers.values()) {
-      entry.channel = undefined;
-      entry.consumerTag = undefined;
-      entry.deliveries?.abort();
-      entry.deliveries = undefined;
-      if (entry.reattachTimer !== undefined) clearTimeout(entry.reattachTimer);
-      entry.reattachTimer = undefined;
-    }
+    this.consumers.detachAll();
     if (wasConnected) {
       // Its node may be gone: the first reconnect attempt goes to the next one.
       this.nextUrl = ((this.connectedIndex ?? 0) + 1) % this.urls.length;
       this.logger.warn(
-        { node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string), held: this.pending.length, unconfirmed: this.inflight.size },
+        { node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string), held: this.publisher.held, unconfirmed: this.publisher.unconfirmed },
         'AMQP disconnected',
       );
       this.events.emit('disconnected');
@@ -523,445 +251,47 @@ class AmqpBus implements Bus {
     this.workerIds.add(workerId);
     const channel = this.channel;
     const model = this.model;
-    if (channel !== undefined && model !== undefined && this.isConnected) await this.assertWorker(model, workerId);
+    if (channel !== undefined && model !== undefined && this.isConnected) await admin.assertWorker(model, workerId, this.workerQueueSettings());
   }
 
   publish(exchange: string, routingKey: string, body: Buffer, options: PublishOptions = {}): Promise<void> {
-    if (this.closing) return Promise.reject(new BusClosedError());
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ exchange, routingKey, body, options, resolve, reject, nacks: 0, settled: false });
-      this.flush();
-    });
+    return this.publisher.publish(exchange, routingKey, body, options);
   }
 
-  private flush(): void {
-    while (this.isConnected && this.channel !== undefined && !this.flushBlocked && this.pending.length > 0) {
-      const entry = this.pending.shift() as PendingPublish;
-      if (!this.send(this.channel, entry)) this.flushBlocked = true;
-    }
-  }
 
-  /** Sends one publish; false when the channel asks us to wait for 'drain'. */
-  private send(channel: ConfirmChannel, entry: PendingPublish): boolean {
-    const o = entry.options;
-    this.inflight.add(entry);
-    try {
-      return channel.publish(
-        entry.exchange,
-        entry.routingKey,
-        entry.body,
-        {
-          persistent: o.persistent ?? true,
-          mandatory: o.mandatory ?? false,
-          contentType: 'application/json',
-          ...(o.priority !== undefined ? { priority: o.priority } : {}),
-          ...(o.messageId !== undefined ? { messageId: o.messageId } : {}),
-          ...(o.headers !== undefined ? { headers: o.headers } : {}),
-          ...(this.options.userId !== undefined ? { userId: this.options.userId } : {}),
-        },
-        (error: unknown) => this.confirmed(entry, error),
-      );
-    } catch (thrown) {
-      this.inflight.delete(entry);
-      const error = toError(thrown);
-      if (error instanceof RangeError || error instanceof TypeError) {
-        this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} cannot be sent: ${error.message}`, { cause: error }));
-      } else {
-        // The channel broke under us: keep it for the next connection.
-        this.pending.unshift(entry);
-      }
-      return false;
-    }
-  }
-
-  private confirmed(entry: PendingPublish, error: unknown): void {
-    this.inflight.delete(entry);
-    if (entry.settled) return;
-    if (error == null) {
-      this.nacksInRow = 0;
-      this.settle(entry);
-      return;
-    }
-    if (this.closing) {
-      this.settle(entry, new BusClosedError('the bus was closed before the publish was confirmed'));
-      return;
-    }
-    const message = toError(error).message;
-    if (message === 'message nacked') {
-      entry.nacks += 1;
-      this.nackedInRow();
-      if (entry.nacks >= (this.options.maxPublishNacks ?? 5)) {
-        this.settle(entry, new PublishFailedError(`publish to ${entry.exchange}/${entry.routingKey} was nacked ${entry.nacks} times`));
-        return;
-      }
-    }
-    // Unconfirmed because the channel closed (or a nack): send it again on the next channel.
-    this.pending.push(entry);
-    queueMicrotask(() => this.flush());
-  }
-
-  /**
-   * A node that nacks every publish (seen on RabbitMQ 3.10 after a quorum queue's leader died
-   * with its node, under load: the channel's publishes to that queue were nacked for minutes) is
-   * left: after `maxPublishNacks` nacks in a row, the connection is closed and the bus
-   * reconnects to the next node, on a fresh channel. The nacked publishes are sent again there.
-   */
-  private nackedInRow(): void {
-    this.nacksInRow += 1;
-    const model = this.model;
-    if (this.nacksInRow < (this.options.maxPublishNacks ?? 5) || model === undefined) return;
-    this.nacksInRow = 0;
-    this.logger.warn({ node: maskUrlPassword(this.urls[this.connectedIndex ?? 0] as string) }, 'publishes nacked in a row; reconnecting (to the next node)');
-    model.close().catch(() => undefined);
-  }
-
-  private settle(entry: PendingPublish, error?: Error): void {
-    if (entry.settled) return;
-    entry.settled = true;
-    if (error === undefined) entry.resolve();
-    else entry.reject(error);
-  }
-
-  private returned(message: ConsumeMessage): void {
-    const returned: ReturnedMessage = {
-      exchange: message.fields.exchange,
-      routingKey: message.fields.routingKey,
-      body: message.content,
-      headers: headersOf(message.properties.headers),
-      ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
-    };
-    this.logger.warn({ exchange: returned.exchange, routingKey: returned.routingKey, messageId: returned.messageId }, 'publish returned unroutable');
-    for (const listener of this.returnedListeners) {
-      try {
-        listener(returned);
-      } catch (error) {
-        this.logger.error({ err: toError(error) }, 'onReturned listener threw');
-      }
-    }
-  }
-
-  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumer> {
-    if (this.closing) throw new BusClosedError();
-    const entry: ConsumerEntry = {
-      id: this.nextConsumerId++,
-      queue,
-      handler,
-      prefetch: options.prefetch ?? 10,
-      channel: undefined,
-      consumerTag: undefined,
-      deliveries: undefined,
-      cancelled: false,
-      running: new Set(),
-      reattachTimer: undefined,
-      reattachFailures: 0,
-    };
-    this.consumers.set(entry.id, entry);
-    if (this.isConnected && this.model !== undefined) {
-      try {
-        await this.attach(entry, this.model);
-      } catch (error) {
-        this.consumers.delete(entry.id);
-        throw error;
-      }
-    }
-    return { cancel: () => this.cancelConsumer(entry) };
-  }
-
-  private scheduleAttach(entry: ConsumerEntry, delayMs: number): void {
-    if (entry.cancelled || this.closing || entry.reattachTimer !== undefined) return;
-    entry.reattachTimer = setTimeout(() => {
-      entry.reattachTimer = undefined;
-      const model = this.model;
-      if (entry.cancelled || this.closing || entry.channel !== undefined || model === undefined || !this.isConnected) return;
-      this.attach(entry, model).then(
-        () => {
-          entry.reattachFailures = 0;
-        },
-        (error: unknown) => {
-          entry.reattachFailures += 1;
-          const retry = Math.min(10_000, 250 * 2 ** Math.min(entry.reattachFailures, 6));
-          this.logger.warn({ err: toError(error), queue: entry.queue, retryInMs: retry }, 'consumer attach failed');
-          this.scheduleAttach(entry, retry);
-        },
-      );
-    }, delayMs);
-  }
-
-  private async attach(entry: ConsumerEntry, model: ChannelModel): Promise<void> {
-    const channel = await model.createChannel();
-    const deliveries = new AbortController();
-    channel.on('error', (error: Error) => this.logger.warn({ err: error, queue: entry.queue }, 'AMQP consumer channel error'));
-    channel.on('close', () => {
-      // Its unacked deliveries are back in the queue: their handlers stop waiting.
-      deliveries.abort();
-      if (entry.channel !== channel) return;
-      entry.channel = undefined;
-      entry.consumerTag = undefined;
-      // Connection still up (a channel error or a server-side cancel): attach again.
-      if (this.model === model && this.isConnected) this.scheduleAttach(entry, 500);
-    });
-    try {
-      await channel.prefetch(entry.prefetch);
-      const { consumerTag } = await channel.consume(entry.queue, (message) => {
-        if (message === null) {
-          // Cancelled by the server (queue deleted): the close handler attaches again.
-          this.logger.warn({ queue: entry.queue }, 'consumer cancelled by the server');
-          channel.close().catch(() => undefined);
-          return;
-        }
-        const job = this.deliver(entry, channel, message, deliveries.signal).finally(() => entry.running.delete(job));
-        entry.running.add(job);
-      });
-      if (entry.cancelled) {
-        await channel.close().catch(() => undefined);
-        return;
-      }
-      entry.channel = channel;
-      entry.consumerTag = consumerTag;
-      entry.deliveries = deliveries;
-    } catch (error) {
-      await channel.close().catch(() => undefined);
-      throw error;
-    }
-  }
-
-  private async deliver(entry: ConsumerEntry, channel: Channel, message: ConsumeMessage, signal: AbortSignal): Promise<void> {
-    const headers = headersOf(message.properties.headers);
-    const userId = this.senderOf(message, headers);
-    const busMessage: BusMessage = {
-      body: message.content,
-      redelivered: message.fields.redelivered,
-      headers,
-      routingKey: message.fields.routingKey,
-      exchange: message.fields.exchange,
-      queue: entry.queue,
-      signal,
-      ...(typeof message.properties.messageId === 'string' ? { messageId: message.properties.messageId } : {}),
-      ...(userId !== undefined ? { userId } : {}),
-    };
-    let outcome: ConsumeOutcome;
-    try {
-      outcome = await entry.handler(busMessage);
-    } catch (thrown) {
-      const error = toError(thrown);
-      const parks = this.isDeadQueue(entry.queue);
-      this.logger.error({ err: error, queue: entry.queue }, parks ? 'message handler threw; parking the dead letter' : 'message handler threw; dead-lettering the message');
-      outcome = { action: 'dead-letter', reason: `handler threw: ${error.message}` };
-    }
-    try {
-      if (outcome === 'ack') {
-        channel.ack(message);
-        return;
-      }
-      if (outcome === 'release') {
-        // A closed channel already gave the delivery back to RabbitMQ.
-        if (entry.channel === channel) channel.nack(message, false, true);
-        return;
-      }
-      if (outcome === 'requeue') {
-        const inMemory = this.options.login === 'enrollment' ? this.requeueKey(entry.queue, message) : undefined;
-        const count = inMemory === undefined ? Number(headers[REQUEUE_COUNT_HEADER] ?? 0) || 0 : (this.requeues.get(inMemory) ?? 0);
-        const max = this.options.maxRequeues ?? 5;
-        if (count >= max) {
-          if (inMemory !== undefined) this.requeues.delete(inMemory);
-          await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, `requeued ${count} times (limit ${max})`);
-          return;
-        }
-        if (inMemory !== undefined) {
-          // No write on the default exchange: the delivery goes back to the head of its queue.
-          if (this.requeues.size >= MAX_REQUEUES_REMEMBERED) this.requeues.clear();
-          this.requeues.set(inMemory, count + 1);
-          if (entry.channel === channel) channel.nack(message, false, true);
-          return;
-        }
-        // Re-published under this bus's user: the sender's validated user travels in a header
-        // that only this user's messages are believed for (never one the sender wrote itself).
-        await this.publish('', entry.queue, message.content, {
-          ...this.copyProperties(message),
-          headers: { ...this.withSender(headers, userId), [REQUEUE_COUNT_HEADER]: count + 1 },
-        });
-        channel.ack(message);
-        return;
-      }
-      const reason = outcome === 'dead-letter' ? 'rejected by the consumer' : outcome.reason;
-      await this.deadLetter(channel, message, this.withSender(headers, userId), entry.queue, reason);
-    } catch (thrown) {
-      // The channel (or the bus) went away: RabbitMQ redelivers the message.
-      if (!this.closing) this.logger.warn({ err: toError(thrown), queue: entry.queue }, 'could not settle a delivery');
-    }
-  }
-
-  /** Identifies a delivered message across its redeliveries: queue and message id, or its body's digest. */
-  private requeueKey(queue: string, message: ConsumeMessage): string {
-    const id = typeof message.properties.messageId === 'string' ? message.properties.messageId : createHash('sha256').update(message.content).digest('base64');
-    return `${queue}\n${id}`;
-  }
-
-  /**
-   * Who sent `message`: its validated `user_id`; for one this bus's user re-published (a
-   * requeue), the sender named in `x-ax-sender`. A header on anyone else's message is ignored.
-   */
-  private senderOf(message: ConsumeMessage, headers: Record<string, unknown>): string | undefined {
-    const stamped = typeof message.properties.userId === 'string' && message.properties.userId !== '' ? message.properties.userId : undefined;
-    const relayed = headers[SENDER_HEADER];
-    if (stamped !== undefined && stamped === this.options.userId && typeof relayed === 'string' && relayed !== '') return relayed;
-    return stamped;
-  }
-
-  /**
-   * The headers of a message this bus re-publishes (requeue, dead letter) under its own user:
-   * `x-ax-sender` names the validated sender (`senderOf`), never what the sender wrote there,
-   * and is left out when the bus has no `userId` (it would not be believed).
-   */
-  private withSender(headers: Record<string, unknown>, sender: string | undefined): Record<string, unknown> {
-    const { [SENDER_HEADER]: _claimed, ...kept } = headers;
-    return sender !== undefined && this.options.userId !== undefined ? { ...kept, [SENDER_HEADER]: sender } : kept;
-  }
-
-  /** `<ns>.dead.quorum`, or a dead-letter queue of an earlier build being drained. */
-  private isDeadQueue(queue: string): boolean {
-    return queue === this.topology.deadQueue || this.topology.legacyQueues.some((q) => q.role === 'dead' && q.queue === queue);
-  }
-
-  private copyProperties(message: ConsumeMessage): PublishOptions {
-    const p = message.properties;
-    return {
-      persistent: p.deliveryMode === 2,
-      ...(typeof p.priority === 'number' ? { priority: p.priority } : {}),
-      ...(typeof p.messageId === 'string' ? { messageId: p.messageId } : {}),
-    };
-  }
-
-  private async deadLetter(
-    channel: Channel,
-    message: ConsumeMessage,
-    headers: Record<string, unknown>,
-    queue: string,
-    reason: string,
-  ): Promise<void> {
-    if (this.isDeadQueue(queue)) {
-      // `<ns>.dlx` routes to `<ns>.dead.quorum`: dead-lettering a dead letter would loop and overwrite the
-      // headers of its first death. It is parked instead, headers as they came.
-      await this.publish('', this.topology.parkedQueue, message.content, {
-        ...this.copyProperties(message),
-        headers: { ...headers, [PARKED_REASON_HEADER]: reason.slice(0, 1_000) },
-      });
-      channel.ack(message);
-      this.logger.error({ queue, parkedQueue: this.topology.parkedQueue, reason, ...this.copyProperties(message) }, 'dead letter parked');
-      return;
-    }
-    await this.publish(this.topology.dlx, message.fields.routingKey, message.content, {
-      ...this.copyProperties(message),
-      headers: { ...headers, [DEAD_REASON_HEADER]: reason.slice(0, 1_000), [DEAD_SOURCE_HEADER]: queue },
-    });
-    channel.ack(message);
-  }
-
-  private async cancelConsumer(entry: ConsumerEntry): Promise<void> {
-    if (entry.cancelled) return;
-    entry.cancelled = true;
-    this.consumers.delete(entry.id);
-    if (entry.reattachTimer !== undefined) clearTimeout(entry.reattachTimer);
-    const channel = entry.channel;
-    if (channel !== undefined && entry.consumerTag !== undefined) {
-      await channel.cancel(entry.consumerTag).catch(() => undefined);
-    }
-    // Handlers that wait give their deliveries back ('release') while the channel is still open.
-    entry.deliveries?.abort();
-    await this.waitAll(entry.running);
-    entry.channel = undefined;
-    if (channel !== undefined) await channel.close().catch(() => undefined);
-  }
-
-  private async waitAll(promises: Set<Promise<void>>): Promise<void> {
-    if (promises.size === 0) return;
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.closeTimeoutMs ?? 5_000).unref());
-    await Promise.race([Promise.allSettled([...promises]).then(() => undefined), timeout]);
+  consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumer> {
+    return this.consumers.consume(queue, handler, options);
   }
 
   queueDepth(queue: string): Promise<{ messageCount: number; consumerCount: number } | null> {
-    return this.onScratchChannel(async (channel) => {
-      const reply = await channel.checkQueue(queue);
-      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
-    });
+    return admin.queueDepth(this.scratch, queue);
   }
 
-  async consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>> {
-    const counts = new Map<string, number | null>();
-    let rest = [...queues];
-    // A missing queue makes the server close the channel: go on with the rest on a new one.
-    while (rest.length > 0) {
-      const first = rest.length;
-      await this.onScratchChannel(async (channel) => {
-        while (rest.length > 0) {
-          const queue = rest[0] as string;
-          counts.set(queue, null);
-          rest = rest.slice(1);
-          counts.set(queue, (await channel.checkQueue(queue)).consumerCount);
-        }
-      });
-      if (!this.isConnected || rest.length === first) break;
-    }
-    for (const queue of rest) counts.set(queue, null);
-    return counts;
+  consumerCounts(queues: readonly string[]): Promise<Map<string, number | null>> {
+    return admin.consumerCounts(this.scratch, () => this.isConnected, queues);
   }
 
   takeMessages(queue: string, max: number): Promise<Buffer[] | null> {
-    return this.onScratchChannel(async (channel) => {
-      const bodies: Buffer[] = [];
-      while (bodies.length < max) {
-        const message = await channel.get(queue, { noAck: true });
-        if (message === false) break;
-        bodies.push(message.content);
-      }
-      return bodies;
-    });
+    return admin.takeMessages(this.scratch, queue, max);
   }
 
   unbindQueue(queue: string, exchange: string): Promise<{ messageCount: number; consumerCount: number } | null> {
-    return this.onScratchChannel(async (channel) => {
-      const reply = await channel.checkQueue(queue);
-      await channel.unbindQueue(queue, exchange, '');
-      return { messageCount: reply.messageCount, consumerCount: reply.consumerCount };
-    });
+    return admin.unbindQueue(this.scratch, queue, exchange);
   }
 
-  async deleteQueueIfIdle(queue: string): Promise<boolean> {
-    const deleted = await this.onScratchChannel(async (channel) => {
-      await channel.deleteQueue(queue, { ifEmpty: true, ifUnused: true });
-      return true;
-    });
-    return deleted === true;
+  deleteQueueIfIdle(queue: string): Promise<boolean> {
+    return admin.deleteQueueIfIdle(this.scratch, queue);
   }
 
-  /**
-   * Runs `fn` on a channel of its own, closed after; null when there is no connection or the
-   * server refused (a missing queue, a queue in use: the server closes the channel for that).
-   */
-  private async onScratchChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T | null> {
-    const model = this.model;
-    if (model === undefined || !this.isConnected) return null;
-    const channel = await model.createChannel();
-    channel.on('error', () => undefined); // a refusal closes the channel: answered below
-    try {
-      return await fn(channel);
-    } catch (_refused) {
-      return null;
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
-  }
+  /** A channel of its own on the current connection, closed after; null without one (queue-admin.ts). */
+  private readonly scratch: admin.ScratchChannel = (fn) => admin.onScratchChannel(this.isConnected ? this.model : undefined, fn);
 
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    for (const entry of [...this.consumers.values()]) await this.cancelConsumer(entry);
-    for (const entry of this.pending.splice(0)) this.settle(entry, new BusClosedError('the bus was closed before the publish was sent'));
-    if (this.inflight.size > 0 && this.channel !== undefined) {
-      const channel = this.channel;
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.closeTimeoutMs ?? 5_000).unref());
-      await Promise.race([channel.waitForConfirms().catch(() => undefined), timeout]);
-    }
+    await this.consumers.cancelAll();
+    this.publisher.rejectHeld();
+    await this.publisher.waitForConfirms(this.channel, this.options.closeTimeoutMs ?? 5_000);
     this.closeController.abort();
     const model = this.model;
     this.model = undefined;
@@ -969,8 +299,7 @@ class AmqpBus implements Bus {
     const wasConnected = this.isConnected;
     this.isConnected = false;
     if (model !== undefined) await model.close().catch(() => undefined);
-    for (const entry of [...this.inflight]) this.settle(entry, new BusClosedError('the bus was closed before the publish was confirmed'));
-    this.inflight.clear();
+    this.publisher.rejectUnconfirmed();
     await this.reconnecting;
     if (wasConnected) this.events.emit('disconnected');
     this.events.removeAllListeners();

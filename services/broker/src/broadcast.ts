@@ -34,7 +34,8 @@ import {
   type TimedShard,
 } from '@ax/store';
 import type { BrokerContext } from './context.js';
-import { publishPlanned, type Planned } from './dispatch.js';
+import type { Planned } from './claim-plan.js';
+import { publishPlanned } from './dispatch-publish.js';
 import { decideExpiredDispatchOf, type WorkerReadings } from './gone-dispatches.js';
 import { inTransaction } from './transaction.js';
 import { bestEffort } from './best-effort.js';
