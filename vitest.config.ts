@@ -14,8 +14,10 @@ export default defineConfig({
     include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/lib/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/chaos/**'],
     benchmark: { include: ['bench/**/*.bench.ts'] },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Ceilings, not goals (no test asserts a wall-clock time): with two files at once on two
+    // cores a test that starts service processes can take twice as long as it does alone.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     // Two files at once on CI's two cores (vitest's default is cores - 1 = one): most of a test's
     // time is spent waiting on MariaDB, Redis, RabbitMQ and the service processes it starts, and

@@ -7,6 +7,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Each test starts a worker process (ready within 20 s) and then waits on Redis, RabbitMQ's
+ * management API (up to 15 s) and the worker's replies: more than vitest's 30 s default when CI
+ * runs two files at once on two cores (stop 55's pre-check timed out at 29 s).
+ */
+const PROCESS_TEST_TIMEOUT_MS = 90_000;
 import { amqpUserOf, defaultManagementUrl, deleteEnrollmentBusUser, putEnrollmentBusUser, vhostOfAmqpUrl, type BusAdminOptions } from '@ax/bus';
 import { busUserOf, deriveExecutorKey, encodeMessage, enrollmentLoginPassword, newWorkerCredential, redisUserOf, signatureMatches, type DispatchItem } from '@ax/core';
 import { redisKeys } from '@ax/kit';
@@ -110,7 +117,7 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-describe('an enrolled worker that must not start: one line naming the thing, exit 2, nothing connected', () => {
+describe('an enrolled worker that must not start: one line naming the thing, exit 2, nothing connected', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('credential file missing, unreadable or not a credential', async () => {
     const missing = await refusedStart('enr-missing', { AX_WORKER_CREDENTIAL_FILE: path.join(tmp, 'nope'), AX_ADMIN_URL: adminUrl });
     expect(missing).toHaveLength(1);
@@ -188,7 +195,7 @@ describe('an enrolled worker that must not start: one line naming the thing, exi
   });
 });
 
-describe('without a credential file (ENROLLMENT-CONTRACT point 6)', () => {
+describe('without a credential file (ENROLLMENT-CONTRACT point 6)', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('the worker runs unenrolled as before: service login, bound queues, AX_EXECUTOR_SECRET; its publishes carry its login as user_id', async () => {
     const proc = await startProcess({
       name: 'worker-unenrolled',
@@ -218,7 +225,7 @@ describe('without a credential file (ENROLLMENT-CONTRACT point 6)', () => {
   });
 });
 
-describe('an enrolled worker (R24, R25)', () => {
+describe('an enrolled worker (R24, R25)', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   let proc: ManagedProcess;
   const workerId = `${E}.host-a`;
   let calls: Array<{ headers: IncomingMessage['headers']; body: string; path: string }> = [];
