@@ -5,7 +5,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { missingRequirement, repoRoot } from '@ax/testing';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -34,4 +34,21 @@ export async function docsShots(page: Page, name: string, widths: readonly numbe
 export async function expectNoSidewaysScroll(page: Page): Promise<void> {
   const widths = await page.evaluate<{ page: number; viewport: number }>('({ page: document.documentElement.scrollWidth, viewport: window.innerWidth })');
   expect(widths.page).toBeLessThanOrEqual(widths.viewport);
+}
+
+/** A new page of `context` that collects page errors and console errors (not the signed-out console's 401 on GET /session). */
+export async function openPage(context: BrowserContext): Promise<{ page: Page; problems: string[] }> {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    // The signed-out console's GET /session before the sign-in answers 401: the browser logs it.
+    if (msg.type() === 'error' && !/status of 401/.test(msg.text())) problems.push(`console: ${msg.text()}`);
+  });
+  return { page, problems };
+}
+
+/** The attribute `name` of every element `locator` matches, in order. */
+export async function attributes(locator: Locator, name: string): Promise<Array<string | null>> {
+  return Promise.all((await locator.all()).map((element) => element.getAttribute(name)));
 }

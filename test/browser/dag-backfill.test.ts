@@ -10,7 +10,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import {
   assertNoLeftoverProcesses,
   createTestAmqp,
@@ -24,7 +24,7 @@ import {
 } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { signIn as signInAt } from './admin-alone.js';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, docsShots, noChromium } from './chromium.js';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, attributes, docsShots, noChromium, openPage } from './chromium.js';
 
 const ADMIN_TOKEN = `axt_dagbf_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 60_000;
@@ -71,20 +71,7 @@ async function dagInstances(prefix: string): Promise<InstanceRow[]> {
   return lists.flatMap((l) => l.items);
 }
 
-async function openPage(context: BrowserContext): Promise<{ page: Page; problems: string[] }> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (msg) => {
-    // The signed-out console's GET /session before the sign-in answers 401: the browser logs it.
-    if (msg.type() === 'error' && !/status of 401/.test(msg.text())) problems.push(`console: ${msg.text()}`);
-  });
-  return { page, problems };
-}
 
-async function attributes(locator: Locator, name: string): Promise<Array<string | null>> {
-  return Promise.all((await locator.all()).map((element) => element.getAttribute(name)));
-}
 
 function isoDay(offsetDays: number): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);

@@ -3,11 +3,11 @@
 // `default`, a team that token does not cover and the API would refuse), and saving the template
 // as it is makes a task of payments. An operator of every team (`*`) gets `team: default`.
 // Real admin-api process on MariaDB, Redis and RabbitMQ; Debian's chromium via playwright-core.
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { dumpAllProcessOutput } from '@ax/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startAdminAlone, signIn as signInAt, type AdminAlone } from './admin-alone.js';
-import { docsShots, noChromium } from './chromium.js';
+import { docsShots, noChromium, openPage } from './chromium.js';
 
 const ADMIN_TOKEN = `axt_teamdef_admin_${Math.random().toString(36).slice(2)}`;
 const UI_TIMEOUT_MS = 30_000;
@@ -33,16 +33,6 @@ async function created<T>(path: string, body: unknown): Promise<T> {
   return res.body;
 }
 
-async function openPage(context: BrowserContext): Promise<{ page: Page; problems: string[] }> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (msg) => {
-    // The signed-out console's GET /session before the sign-in answers 401: the browser logs it.
-    if (msg.type() === 'error' && !/status of 401/.test(msg.text())) problems.push(`console: ${msg.text()}`);
-  });
-  return { page, problems };
-}
 
 /** Signs in with `token` and opens New task from the task list; returns the template's text. */
 async function newTaskTemplate(page: Page, token: string): Promise<string> {
